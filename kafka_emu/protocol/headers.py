@@ -1,0 +1,79 @@
+"""Request and response headers, and which header version goes with which API version.
+
+Rules (reference 1.3): a request uses header v2 when its API version is flexible, else v1; a
+response uses header v1 when flexible, else v0 -- except ApiVersions responses, which always use
+v0 so that a client that does not yet know the broker's versions can read them (KIP-511). The
+request ClientId is always a classic int16-length string, even in header v2.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import primitives as p
+from .codec import encode_into, read_from
+from .errors import DecodeError
+from .schema import INT16, INT32, STRING, field, message
+
+API_VERSIONS_KEY = 18
+
+
+@message(api_key=-1, kind="header", valid="1-2", flexible="2+")
+class RequestHeader:
+    request_api_key: int = field(INT16, "0+")
+    request_api_version: int = field(INT16, "0+")
+    correlation_id: int = field(INT32, "0+")
+    client_id: str | None = field(STRING, "1+", nullable="1+", default="", flexible="none")
+
+
+@message(api_key=-1, kind="header", valid="0-1", flexible="1+")
+class ResponseHeader:
+    correlation_id: int = field(INT32, "0+")
+
+
+def request_header_version(api: Any, version: int) -> int:
+    return 2 if version in api.flexible else 1
+
+
+def response_header_version(api: Any, version: int) -> int:
+    if api.key == API_VERSIONS_KEY:
+        return 0
+    return 1 if version in api.flexible else 0
+
+
+def peek_api(frame: bytes) -> tuple[int, int, int]:
+    """(api key, api version, correlation id) from the fixed start of any request header."""
+    if len(frame) < 8:
+        raise DecodeError(f"request of {len(frame)} bytes is too short for a header", offset=0,
+                          api="RequestHeader", version=-1)
+    r = p.Reader(frame)
+    return p.read_int16(r), p.read_int16(r), p.read_int32(r)
+
+
+def decode_request_header(frame: bytes, header_version: int) -> tuple[RequestHeader, p.Reader]:
+    """Parse the header; the returned reader is positioned at the body."""
+    r = p.Reader(frame)
+    return read_from(RequestHeader, header_version, r), r
+
+
+def encode_request(api: Any, version: int, correlation_id: int, client_id: str | None,
+                   body: Any) -> bytes:
+    """A whole size-prefixed request frame (used by the admin CLI and by tests)."""
+    out = bytearray(4)
+    header = RequestHeader(request_api_key=api.key, request_api_version=version,
+                           correlation_id=correlation_id, client_id=client_id)
+    encode_into(out, header, request_header_version(api, version))
+    encode_into(out, body, version)
+    out[0:4] = (len(out) - 4).to_bytes(4, "big", signed=True)
+    return bytes(out)
+
+
+def encode_response(api: Any, version: int, correlation_id: int, body: Any) -> bytes:
+    """A whole size-prefixed response frame."""
+    out = bytearray(4)
+    p.write_int32(out, correlation_id)
+    if response_header_version(api, version) >= 1:
+        out.append(0)  # empty tagged-field section
+    encode_into(out, body, version)
+    out[0:4] = (len(out) - 4).to_bytes(4, "big", signed=True)
+    return bytes(out)

@@ -1,0 +1,1 @@
+"""One module per Kafka API, declarations only. Each API module exposes ``API``."""

@@ -1,0 +1,1 @@
+"""pytest plugin (filled in by the broker work)."""
