@@ -29,7 +29,8 @@ class JoinGroupRequest:
 @struct
 class JoinGroupResponseMember:
     member_id: str = field(STRING, "0+")
-    group_instance_id: str | None = field(STRING, "5+", nullable="5+", default=None)
+    group_instance_id: str | None = field(STRING, "5+", nullable="5+", default=None,
+                                          ignorable=True)
     metadata: bytes = field(BYTES, "0+")
 
 
@@ -41,7 +42,7 @@ class JoinGroupResponse:
     protocol_type: str | None = field(STRING, "7+", nullable="7+", default=None, ignorable=True)
     protocol_name: str | None = field(STRING, "0+", nullable="7+")
     leader: str = field(STRING, "0+")
-    skip_assignment: bool = field(BOOL, "9+", ignorable=True)
+    skip_assignment: bool = field(BOOL, "9+")
     member_id: str = field(STRING, "0+")
     members: list = field(Array(JoinGroupResponseMember), "0+")
 
