@@ -1,0 +1,15 @@
+"""Reusable by users: run the emulator in-process, pytest fixtures, hypothesis strategies.
+
+Names are imported lazily so that the pytest plugin and the hypothesis strategies can be loaded
+without starting to import the broker (and trio).
+"""
+
+_EMULATOR_NAMES = ("Emulator", "EmulatorError", "make_config", "open_emulator", "run_in_thread")
+__all__ = list(_EMULATOR_NAMES)
+
+
+def __getattr__(name):
+    if name in _EMULATOR_NAMES:
+        from . import emulator
+        return getattr(emulator, name)
+    raise AttributeError(name)

@@ -1,0 +1,119 @@
+"""Broker configuration, with Kafka's broker config names and defaults.
+
+``BrokerConfig.from_kafka({"num.partitions": "3", ...})`` is what the CLI's ``-c key=value`` and
+the fixtures use. Group-coordinator settings are forwarded to ``CoordinatorConfig.from_kafka``;
+a name neither knows, or a value that does not parse, raises ValueError with a one-line message.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+
+import attrs
+
+from ..coordinator import CoordinatorConfig
+
+DEFAULT_PORT = 9092
+
+
+def _bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    raise ValueError(f"expected true or false, got {text!r}")
+
+
+def _int(lo: int, hi: int = 2**63 - 1):
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise ValueError(f"expected an integer, got {text!r}") from None
+        if not lo <= value <= hi:
+            raise ValueError(f"{value} is outside [{lo}, {hi}]")
+        return value
+    return parse
+
+
+def _caps(text: str) -> dict[str, int]:
+    """"JoinGroup:4,Metadata:9" -> {"JoinGroup": 4, "Metadata": 9}."""
+    caps: dict[str, int] = {}
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        name, sep, version = item.partition(":")
+        if not sep:
+            raise ValueError(f"expected ApiName:maxVersion, got {item!r}")
+        caps[name.strip()] = _int(-1, 32767)(version)
+    return caps
+
+
+def _listener(text: str) -> tuple[str, int]:
+    """advertised.listeners: take the first PLAINTEXT://host:port entry."""
+    first = text.split(",")[0].strip()
+    _, _, hostport = first.rpartition("://")
+    host, sep, port = hostport.rpartition(":")
+    if not sep:
+        raise ValueError(f"expected NAME://host:port, got {text!r}")
+    return host, _int(0, 65535)(port)
+
+
+@attrs.frozen(kw_only=True)
+class BrokerConfig:
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    node_id: int = 1
+    cluster_id: str = attrs.field(factory=lambda: "kafka-emu-" + uuid.uuid4().hex[:12])
+    advertised_host: str | None = None  # None: the host clients connected to
+    advertised_port: int | None = None  # None: the bound port
+    socket_request_max_bytes: int = 104857600
+    num_partitions: int = 1
+    auto_create_topics_enable: bool = True
+    log_retention_bytes: int = -1
+    api_max_versions: Mapping[str, int] = attrs.field(factory=dict)  # emulate older brokers
+    topics: tuple[tuple[str, int], ...] = ()  # created at start: (name, partitions)
+    coordinator: CoordinatorConfig = attrs.field(factory=CoordinatorConfig)
+
+    # Kafka config name -> (BrokerConfig attribute, parser)
+    KAFKA_NAMES = {
+        "node.id": ("node_id", _int(0, 2**31 - 1)),
+        "broker.id": ("node_id", _int(0, 2**31 - 1)),
+        "cluster.id": ("cluster_id", str),
+        "advertised.host.name": ("advertised_host", str),
+        "advertised.port": ("advertised_port", _int(1, 65535)),
+        "socket.request.max.bytes": ("socket_request_max_bytes", _int(1, 2**31 - 1)),
+        "num.partitions": ("num_partitions", _int(1, 100000)),
+        "auto.create.topics.enable": ("auto_create_topics_enable", _bool),
+        "log.retention.bytes": ("log_retention_bytes", _int(-1)),
+        "emu.api.max.versions": ("api_max_versions", _caps),
+    }
+
+    @classmethod
+    def from_kafka(cls, settings: Mapping[str, str], **overrides) -> "BrokerConfig":
+        values: dict = {}
+        group: dict[str, str] = {}
+        for name, raw in settings.items():
+            if name == "advertised.listeners":
+                try:
+                    values["advertised_host"], values["advertised_port"] = _listener(str(raw))
+                except ValueError as exc:
+                    raise ValueError(f"{name}: {exc}") from None
+                continue
+            known = cls.KAFKA_NAMES.get(name)
+            if known is None:
+                if name in CoordinatorConfig.KAFKA_NAMES:
+                    group[name] = str(raw)
+                    continue
+                raise ValueError(f"unknown config {name!r}")
+            attr, parse = known
+            try:
+                values[attr] = parse(str(raw))
+            except ValueError as exc:
+                raise ValueError(f"{name}: {exc}") from None
+        if group:
+            values["coordinator"] = CoordinatorConfig.from_kafka(group)
+        values.update(overrides)
+        return cls(**values)
+
+    @classmethod
+    def known_names(cls) -> list[str]:
+        return sorted({*cls.KAFKA_NAMES, "advertised.listeners", *CoordinatorConfig.KAFKA_NAMES})

@@ -1,0 +1,49 @@
+"""What a handler knows about the request it serves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ..protocol.schema import Api
+from .state import Broker
+
+
+@attrs.define
+class ConnectionInfo:
+    peer_host: str
+    peer_port: int
+    local_host: str
+    local_port: int
+    client_software_name: str | None = None
+    client_software_version: str | None = None
+
+    @property
+    def peer(self) -> str:
+        return f"{self.peer_host}:{self.peer_port}"
+
+
+@attrs.define
+class RequestContext:
+    broker: Broker
+    api: Api
+    version: int
+    correlation_id: int
+    client_id: str
+    connection: ConnectionInfo
+    request_id: int
+
+    async def submit(self, command: Any, render) -> Any:
+        """Hand a command to the coordinator; wait if it parks; return the rendered reply."""
+        pending = self.broker.submit(command, render)
+        if not pending.done.is_set():
+            try:
+                await pending.done.wait()
+            finally:
+                if not pending.done.is_set():
+                    self.broker.forget(command.request_id)
+        return pending.response
+
+    def now_ms(self) -> int:
+        return self.broker.now_ms()

@@ -1,0 +1,91 @@
+"""Metadata v0-13: v0 an empty topic list means all topics, v1+ null does; v1 controller and
+is_internal; v2 cluster id; v4 AllowAutoTopicCreation; v7 leader epoch; v8 authorized
+operations; v10 topic ids (request topics may name a topic by id only); v13 top-level ErrorCode.
+This broker leads every partition. A topic created by this very request (auto-creation) is
+reported with LEADER_NOT_AVAILABLE and no partitions, as Kafka does while creation is in
+flight; the client's next Metadata sees it.
+"""
+
+from __future__ import annotations
+
+from ...errors import ErrorCode, KafkaError
+from ...protocol.messages.metadata import (API, AUTHORIZED_OPERATIONS_OMITTED, MetadataResponse,
+                                           MetadataResponseBroker, MetadataResponsePartition,
+                                           MetadataResponseTopic)
+from . import Handler
+from ._common import advertised_endpoint
+
+# No ACLs: a topic allows READ(3) WRITE(4) CREATE(5) DELETE(6) ALTER(7) DESCRIBE(8)
+# DESCRIBE_CONFIGS(10) ALTER_CONFIGS(11).
+ALL_TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+
+
+def empty_list_means_all(version: int) -> bool:
+    return version == 0
+
+
+def may_refuse_auto_creation(version: int) -> bool:
+    return version >= 4
+
+
+def names_topics_by_id(version: int) -> bool:
+    return version >= 10
+
+
+def has_cluster_operations(version: int) -> bool:
+    return 8 <= version <= 10
+
+
+def _partitions(node_id: int, count: int) -> list:
+    return [MetadataResponsePartition(error_code=ErrorCode.NONE, partition_index=i,
+                                      leader_id=node_id, leader_epoch=0, replica_nodes=[node_id],
+                                      isr_nodes=[node_id]) for i in range(count)]
+
+
+async def metadata(ctx, request) -> MetadataResponse:
+    v = ctx.version
+    broker = ctx.broker
+    node_id = broker.config.node_id
+    host, port = advertised_endpoint(ctx)
+    topic_ops = (ALL_TOPIC_OPERATIONS if v >= 8 and request.include_topic_authorized_operations
+                 else AUTHORIZED_OPERATIONS_OMITTED)
+
+    def found(info) -> MetadataResponseTopic:
+        return MetadataResponseTopic(error_code=ErrorCode.NONE, name=info.name,
+                                     topic_id=info.topic_id, is_internal=False,
+                                     partitions=_partitions(node_id, info.partitions),
+                                     topic_authorized_operations=topic_ops)
+
+    topics = []
+    if request.topics is None or (not request.topics and empty_list_means_all(v)):
+        topics = [found(info) for info in broker.topics.all()]
+    else:
+        auto_create = broker.config.auto_create_topics_enable and (
+            not may_refuse_auto_creation(v) or request.allow_auto_topic_creation)
+        for wanted in request.topics:
+            if wanted.name is None and names_topics_by_id(v):
+                info = broker.topics.lookup_id(wanted.topic_id)
+                topics.append(found(info) if info else MetadataResponseTopic(
+                    error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=wanted.topic_id,
+                    topic_authorized_operations=topic_ops))
+                continue
+            info = broker.topics.lookup(wanted.name)
+            if info is not None:
+                topics.append(found(info))
+                continue
+            error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            if auto_create:
+                try:
+                    broker.topics.auto_create(wanted.name)
+                    error = ErrorCode.LEADER_NOT_AVAILABLE
+                except KafkaError as exc:
+                    error = exc.code
+            topics.append(MetadataResponseTopic(error_code=error, name=wanted.name,
+                                                topic_authorized_operations=topic_ops))
+    return MetadataResponse(
+        brokers=[MetadataResponseBroker(node_id=node_id, host=host, port=port)],
+        cluster_id=broker.config.cluster_id, controller_id=node_id, topics=topics,
+        error_code=ErrorCode.NONE)
+
+
+HANDLER = Handler(API, "0-13", metadata)

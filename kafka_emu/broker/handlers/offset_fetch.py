@@ -1,0 +1,63 @@
+"""OffsetFetch v0-9: v2 null Topics = all, and a top-level ErrorCode; v5 leader epoch; v7
+RequireStable; v8 batches groups (KIP-709); v9 MemberId/MemberEpoch (ignored for classic groups).
+Unknown groups and partitions are not errors: offset -1, metadata "" (reference 4.2). A v0-1
+group error is copied onto each partition of the group result.
+"""
+
+from __future__ import annotations
+
+from ... import coordinator as c
+from ...errors import ErrorCode
+from ...protocol.messages import offset_fetch as m
+from . import Handler
+
+
+def batches_groups(version: int) -> bool:
+    return version >= 8
+
+
+def has_top_level_error(version: int) -> bool:
+    return 2 <= version <= 7
+
+
+def _by_topic(result: c.OffsetFetchResult, make_partition, make_topic, group_error=None):
+    topics: dict[str, list] = {}
+    for f in result.partitions:
+        topics.setdefault(f.topic, []).append(make_partition(
+            partition_index=f.partition, committed_offset=f.offset,
+            committed_leader_epoch=f.leader_epoch, metadata=f.metadata,
+            error_code=group_error if group_error else f.error))
+    return [make_topic(name=name, partitions=parts) for name, parts in topics.items()]
+
+
+async def _fetch(ctx, group_id: str, topics, require_stable: bool) -> c.OffsetFetchResult:
+    command = c.OffsetFetch(
+        request_id=ctx.broker.new_request_id(), group_id=group_id,
+        topics=None if topics is None else tuple((t.name, tuple(t.partition_indexes))
+                                                 for t in topics),
+        require_stable=require_stable)
+    return await ctx.submit(command, lambda result: result)
+
+
+async def offset_fetch(ctx, request):
+    v = ctx.version
+    if batches_groups(v):
+        groups = []
+        for g in request.groups:
+            result = await _fetch(ctx, g.group_id, g.topics, request.require_stable)
+            groups.append(m.OffsetFetchResponseGroup(
+                group_id=g.group_id, error_code=result.error,
+                topics=_by_topic(result, m.OffsetFetchResponsePartitions,
+                                 m.OffsetFetchResponseTopics)))
+        return m.OffsetFetchResponse(groups=groups)
+    result = await _fetch(ctx, request.group_id, request.topics, request.require_stable)
+    if has_top_level_error(v):
+        return m.OffsetFetchResponse(
+            error_code=result.error,
+            topics=_by_topic(result, m.OffsetFetchResponsePartition, m.OffsetFetchResponseTopic))
+    group_error = result.error if result.error != ErrorCode.NONE else None
+    return m.OffsetFetchResponse(topics=_by_topic(
+        result, m.OffsetFetchResponsePartition, m.OffsetFetchResponseTopic, group_error))
+
+
+HANDLER = Handler(m.API, "0-9", offset_fetch)

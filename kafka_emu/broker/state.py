@@ -1,0 +1,107 @@
+"""The broker's shared state: the coordinator, the topics, and requests waiting for replies.
+
+Theory of operation. Handlers turn a wire request into a coordinator command and call
+``submit(command, render)``. The coordinator answers with replies -- possibly for other,
+earlier requests that were parked (a JoinGroup that completes a rebalance answers every parked
+JoinGroup). Each parked request is a ``Pending`` holding the function that renders its reply at
+the request's own version, and an event its connection waits on. Replies for requests whose
+connection has gone are dropped. After every coordinator call the timer task is woken, because
+the earliest deadline may have moved.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import trio
+
+from ..coordinator import Coordinator
+from .clock import Clock
+from .config import BrokerConfig
+
+log = logging.getLogger("kafka_emu")
+
+
+class Pending:
+    """One request waiting for the coordinator's reply."""
+
+    __slots__ = ("render", "done", "response")
+
+    def __init__(self, render: Callable[[Any], Any]) -> None:
+        self.render = render
+        self.done = trio.Event()
+        self.response: Any = None
+
+    def resolve(self, result: Any) -> None:
+        self.response = self.render(result)
+        self.done.set()
+
+
+class Broker:
+    def __init__(self, config: BrokerConfig, *, observer: Callable[[Any], None] | None = None,
+                 clock: Clock | None = None) -> None:
+        self.config = config
+        self.observer = observer
+        self.clock = clock or Clock()
+        self.coordinator = Coordinator(config.coordinator, observer=observer)
+        from .topics import Topics  # the data path, kept apart from the group path
+        self.topics = Topics(config)
+        self.pending: dict[int, Pending] = {}
+        self._request_ids = itertools.count(1)
+        self.timers_changed = trio.Event()
+        self.unexpected: list[BaseException] = []  # bugs; the test fixture re-raises them
+        from .handlers import advertised_versions
+        self.advertised = advertised_versions(dict(config.api_max_versions))
+        self.bound_host: str = config.host
+        self.bound_port: int = config.port
+
+    def now_ms(self) -> int:
+        return self.clock.now_ms()
+
+    def new_request_id(self) -> int:
+        return next(self._request_ids)
+
+    # -- the group path --------------------------------------------------------------------
+    def submit(self, command: Any, render: Callable[[Any], Any]) -> Pending:
+        """Run a coordinator command; the returned Pending is done unless it was parked."""
+        pending = Pending(render)
+        self.pending[command.request_id] = pending
+        self.route(self.coordinator.handle(command, self.now_ms()))
+        self.timers_changed.set()
+        return pending
+
+    def route(self, replies) -> None:
+        for reply in replies:
+            pending = self.pending.pop(reply.request_id, None)
+            if pending is not None:  # None: its connection closed; drop the reply
+                pending.resolve(reply.result)
+
+    def forget(self, request_id: int) -> None:
+        """A connection closed while its request was parked."""
+        self.pending.pop(request_id, None)
+
+    def query(self, command: Any) -> Any:
+        """Run a read-only coordinator command and return its result (fixtures, admin views)."""
+        for reply in self.coordinator.handle(command, self.now_ms()):
+            if reply.request_id == command.request_id:
+                return reply.result
+        raise RuntimeError(f"the coordinator did not answer {type(command).__name__}")
+
+    async def run_timers(self) -> None:
+        """Sleep until the coordinator's next deadline (or until it may have moved); expire."""
+        while True:
+            self.timers_changed = trio.Event()
+            deadline = self.coordinator.next_deadline()
+            if deadline is None:
+                await self.timers_changed.wait()
+                continue
+            with trio.move_on_at(self.clock.trio_time(deadline)):
+                await self.timers_changed.wait()
+                continue
+            self.route(self.coordinator.expire(max(deadline, self.now_ms())))
+
+    def record_unexpected(self, exc: BaseException) -> None:
+        self.unexpected.append(exc)

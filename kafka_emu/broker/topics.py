@@ -1,0 +1,72 @@
+"""The broker's view of topics: names, ids and partition counts over the pure log catalogue.
+
+Handlers ask this module whether a partition exists (offsets), list topics (Metadata) and
+create or delete them (CreateTopics, DeleteTopics, auto-creation). Logs themselves live in
+``kafka_emu.log``; this façade adds the broker policy (num.partitions, auto-creation,
+log.retention.bytes) and the wake-up that long-polling Fetch requests wait on.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import attrs
+import trio
+
+from ..log.catalogue import TopicCatalogue
+from ..log.config import LogConfig
+from .config import BrokerConfig
+
+
+@attrs.frozen
+class TopicInfo:
+    name: str
+    topic_id: uuid.UUID
+    partitions: int
+
+
+class Topics:
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.catalogue = TopicCatalogue(
+            default_config=LogConfig(retention_bytes=config.log_retention_bytes),
+            default_num_partitions=config.num_partitions)
+        self.data_arrived = trio.Event()  # replaced after each append; Fetch waits on it
+        for name, partitions in config.topics:
+            self.create(name, partitions)
+
+    # -- lookups ---------------------------------------------------------------------------
+    def _info(self, topic) -> TopicInfo:
+        return TopicInfo(topic.name, topic.topic_id, topic.num_partitions)
+
+    def lookup(self, name: str) -> TopicInfo | None:
+        topic = self.catalogue.get(name)
+        return None if topic is None else self._info(topic)
+
+    def lookup_id(self, topic_id: uuid.UUID) -> TopicInfo | None:
+        topic = self.catalogue.get_by_id(topic_id)
+        return None if topic is None else self._info(topic)
+
+    def all(self) -> list[TopicInfo]:
+        return [self._info(t) for t in self.catalogue]
+
+    def exists(self, name: str, partition: int) -> bool:
+        topic = self.catalogue.get(name)
+        return topic is not None and 0 <= partition < len(topic.partitions)
+
+    # -- changes ---------------------------------------------------------------------------
+    def create(self, name: str, partitions: int | None = None, *,
+               validate_only: bool = False) -> TopicInfo:
+        count = -1 if partitions is None else partitions
+        return self._info(self.catalogue.create_topic(name, count, validate_only=validate_only))
+
+    def auto_create(self, name: str) -> TopicInfo:
+        return self.create(name, self.config.num_partitions)
+
+    def delete(self, name: str) -> None:
+        self.catalogue.delete_topic(name)
+
+    def notify_append(self) -> None:
+        """Wake every Fetch waiting for data; they re-check their own partitions."""
+        self.data_arrived.set()
+        self.data_arrived = trio.Event()

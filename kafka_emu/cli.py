@@ -1,0 +1,118 @@
+"""The ``kafka-emu`` command (also ``python -m kafka_emu``).
+
+    kafka-emu serve [--host 127.0.0.1] [--port 9092] [-c key=value ...] [--topic NAME:PARTITIONS ...]
+    kafka-emu groups --bootstrap-server HOST:PORT (--list [--state [STATE ...]] | --describe --group G)
+    kafka-emu versions --bootstrap-server HOST:PORT
+
+``serve`` prints the bootstrap address as the first line on stdout once it accepts connections,
+logs to stderr and exits cleanly on SIGINT/SIGTERM. A bad flag or config value gets a one-line
+error and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from functools import partial
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2 (argparse prints the whole usage)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _topic(text: str) -> tuple[str, int]:
+    name, sep, count = text.rpartition(":")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME:PARTITIONS, got {text!r}")
+    try:
+        partitions = int(count)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"partitions must be an integer in {text!r}") from None
+    if partitions < 1:
+        raise argparse.ArgumentTypeError(f"partitions must be at least 1 in {text!r}")
+    return name, partitions
+
+
+def _setting(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
+    return key.strip(), value.strip()
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port {port} is outside 0-65535")
+    return port
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="kafka-emu", description="An in-memory Apache Kafka broker emulator.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    serve = sub.add_parser("serve", help="run the emulator")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=_port, default=9092, help="port (default 9092; 0 = any)")
+    serve.add_argument("-c", "--config", dest="settings", type=_setting, action="append",
+                       default=[], metavar="KEY=VALUE", help="a Kafka broker config")
+    serve.add_argument("--topic", dest="topics", type=_topic, action="append", default=[],
+                       metavar="NAME:PARTITIONS", help="create a topic at start")
+    serve.add_argument("--log-level", default="INFO",
+                       choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+
+    from .admin import cli as admin_cli
+    admin_cli.add_commands(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        return _serve(parser, args)
+    return args.run(args)
+
+
+def _serve(parser: argparse.ArgumentParser, args) -> int:
+    from .broker.config import BrokerConfig
+
+    try:
+        config = BrokerConfig.from_kafka(dict(args.settings), host=args.host, port=args.port,
+                                         topics=tuple(args.topics))
+    except ValueError as exc:
+        parser.error(str(exc))
+    logging.basicConfig(level=args.log_level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    import trio
+
+    from .broker.server import serve
+
+    async def run() -> None:
+        async with trio.open_nursery() as nursery:
+            try:
+                bound = await nursery.start(partial(serve, config))
+            except OSError as exc:
+                print(f"kafka-emu: error: cannot listen on {config.host}:{config.port}: "
+                      f"{exc.strerror or exc}", file=sys.stderr)
+                raise SystemExit(1) from None
+            print(bound.bootstrap, flush=True)
+            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for signum in signals:
+                    logging.getLogger("kafka_emu").info("received %s, stopping",
+                                                        signal.Signals(signum).name)
+                    nursery.cancel_scope.cancel()
+                    break
+
+    trio.run(run)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,148 @@
+"""Run kafka-emu inside a program: a background thread for any code, or a trio task.
+
+``with run_in_thread() as emu:`` suits synchronous code and every event loop (kafka-python,
+confluent-kafka, aiokafka): the emulator runs its own trio loop in a daemon thread.
+``async with open_emulator() as emu:`` suits trio code and runs in the caller's nursery.
+Both hand back an :class:`Emulator` and both re-raise, on exit, any unexpected exception the
+server hit (a bug in kafka-emu), so it fails the test that caused it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from functools import partial
+from typing import Any
+
+import trio
+
+from .. import coordinator as c
+from ..broker.config import BrokerConfig
+from ..broker.server import BoundAddress, serve
+
+
+class EmulatorError(RuntimeError):
+    """kafka-emu hit unexpected exceptions while serving (see __cause__ / .errors)."""
+
+    def __init__(self, errors: list[BaseException]) -> None:
+        super().__init__(f"kafka-emu hit {len(errors)} unexpected error(s): {errors[0]!r}")
+        self.errors = errors
+
+
+def make_config(settings: Mapping[str, Any] | None = None, *, topics: Mapping[str, int] | None = None,
+                host: str = "127.0.0.1", port: int = 0) -> BrokerConfig:
+    """A BrokerConfig from Kafka config names, e.g. {"group.initial.rebalance.delay.ms": 3000}."""
+    return BrokerConfig.from_kafka({k: str(v) for k, v in (settings or {}).items()}, host=host,
+                                   port=port, topics=tuple((topics or {}).items()))
+
+
+class Emulator:
+    """A running emulator: where it listens, how it is configured, and what its groups are."""
+
+    def __init__(self, bound: BoundAddress, config: BrokerConfig,
+                 call: Callable[[Callable[[], Any]], Any]) -> None:
+        self._bound = bound
+        self._call = call  # runs a function on the emulator's trio thread
+        self.config = config
+        self.host = bound.host
+        self.port = bound.port
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def broker(self):
+        """The live broker state (only safe to touch from the emulator's own trio thread)."""
+        return self._bound.broker
+
+    def list_groups(self, states: tuple[str, ...] = (), types: tuple[str, ...] = ()):
+        """ListGroups as values: a tuple of ListedGroup(group_id, protocol_type, state, ...)."""
+        def run():
+            b = self._bound.broker
+            cmd = c.ListGroups(request_id=b.new_request_id(), states_filter=tuple(states),
+                               types_filter=tuple(types))
+            return b.query(cmd).groups
+        return self._call(run)
+
+    def describe_group(self, group_id: str):
+        """DescribeGroups for one group as a value (state "Dead" if it does not exist)."""
+        def run():
+            b = self._bound.broker
+            cmd = c.DescribeGroups(request_id=b.new_request_id(), group_ids=(group_id,),
+                                   not_found_is_error=False)
+            return b.query(cmd).groups[0]
+        return self._call(run)
+
+    def create_topic(self, name: str, partitions: int = 1) -> None:
+        self._call(lambda: self._bound.broker.topics.create(name, partitions))
+
+    def unexpected_errors(self) -> list[BaseException]:
+        return self._call(lambda: list(self._bound.broker.unexpected))
+
+
+def _raise_unexpected(errors: list[BaseException]) -> None:
+    if errors:
+        raise EmulatorError(errors) from errors[0]
+
+
+@contextlib.contextmanager
+def run_in_thread(config: BrokerConfig | None = None, *,
+                  observer: Callable[[Any], None] | None = None) -> Iterator[Emulator]:
+    """Start kafka-emu in a daemon thread; stop it on exit."""
+    config = config or make_config()
+    ready = threading.Event()
+    box: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            box["bound"] = await nursery.start(partial(serve, config, observer=observer))
+            box["token"] = trio.lowlevel.current_trio_token()
+            box["scope"] = nursery.cancel_scope
+            ready.set()
+
+    def thread_main() -> None:
+        try:
+            trio.run(main)
+        except BaseException as exc:  # noqa: BLE001 -- handed to the caller's thread
+            box["error"] = exc
+        finally:
+            ready.set()
+
+    thread = threading.Thread(target=thread_main, name="kafka-emu", daemon=True)
+    thread.start()
+    ready.wait()
+    if "bound" not in box:
+        raise RuntimeError("kafka-emu failed to start") from box.get("error")
+    token = box["token"]
+
+    def call(fn):
+        return trio.from_thread.run_sync(fn, trio_token=token)
+
+    emulator = Emulator(box["bound"], config, call)
+    try:
+        yield emulator
+    finally:
+        errors = emulator.unexpected_errors() if thread.is_alive() else []
+        with contextlib.suppress(trio.RunFinishedError):
+            trio.from_thread.run_sync(box["scope"].cancel, trio_token=token)
+        thread.join(timeout=10)
+    _raise_unexpected(errors)
+    if "error" in box:
+        raise box["error"]
+
+
+@contextlib.asynccontextmanager
+async def open_emulator(config: BrokerConfig | None = None, *,
+                        observer: Callable[[Any], None] | None = None):
+    """Start kafka-emu as a task of the calling trio program; stop it on exit."""
+    config = config or make_config()
+    async with trio.open_nursery() as nursery:
+        bound = await nursery.start(partial(serve, config, observer=observer))
+        emulator = Emulator(bound, config, lambda fn: fn())
+        try:
+            yield emulator
+        finally:
+            nursery.cancel_scope.cancel()
+    _raise_unexpected(list(bound.broker.unexpected))
