@@ -15,6 +15,7 @@ import trio
 
 from ..log.catalogue import TopicCatalogue
 from ..log.config import LogConfig
+from ..log.producers import ProducerIdAllocator
 from .config import BrokerConfig
 
 
@@ -32,6 +33,7 @@ class Topics:
             default_config=LogConfig(retention_bytes=config.log_retention_bytes),
             default_num_partitions=config.num_partitions)
         self.data_arrived = trio.Event()  # replaced after each append; Fetch waits on it
+        self.producer_ids = ProducerIdAllocator()
         for name, partitions in config.topics:
             self.create(name, partitions)
 
@@ -55,10 +57,18 @@ class Topics:
         return topic is not None and 0 <= partition < len(topic.partitions)
 
     # -- changes ---------------------------------------------------------------------------
-    def create(self, name: str, partitions: int | None = None, *,
+    def create(self, name: str, partitions: int | None = None, *, configs=None,
                validate_only: bool = False) -> TopicInfo:
         count = -1 if partitions is None else partitions
-        return self._info(self.catalogue.create_topic(name, count, validate_only=validate_only))
+        return self._info(self.catalogue.create_topic(name, count, configs=configs,
+                                                      validate_only=validate_only))
+
+    def partition(self, name: str, index: int):
+        """The PartitionLog, or KafkaError(UNKNOWN_TOPIC_OR_PARTITION)."""
+        return self.catalogue.partition(name, index)
+
+    def partition_by_id(self, topic_id: uuid.UUID, index: int):
+        return self.catalogue.partition_by_id(topic_id, index)
 
     def auto_create(self, name: str) -> TopicInfo:
         return self.create(name, self.config.num_partitions)

@@ -1,0 +1,75 @@
+"""CreateTopics v0-7: v1 validate_only and error messages; v4 num_partitions /
+replication_factor -1 mean the broker default; v5 flexible, returns partitions, replication
+factor and configs; v7 topic ids. One broker: a replication factor above 1 is
+INVALID_REPLICATION_FACTOR, as a single-broker Kafka answers. A name given twice in one request
+is INVALID_REQUEST for that name.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ...errors import ErrorCode, KafkaError
+from ...protocol.messages.create_topics import API, CreatableTopicResult, CreateTopicsResponse
+from . import Handler
+
+
+def has_error_message(version: int) -> bool:
+    return version >= 1
+
+
+def returns_topic_details(version: int) -> bool:
+    return version >= 5
+
+
+def _partitions(ctx, topic) -> int:
+    """Partition count from num_partitions or a manual assignment (which names only us)."""
+    node_id = ctx.broker.config.node_id
+    if topic.assignments:
+        if topic.num_partitions != -1 or topic.replication_factor != -1:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Both numPartitions or replicationFactor "
+                             "and replicasAssignments were set. Both cannot be used at the same "
+                             "time.")
+        if any(a.broker_ids != [node_id] for a in topic.assignments):
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             f"Replica assignments must name only broker {node_id}.")
+        return len(topic.assignments)
+    if topic.replication_factor not in (-1, 1):
+        if topic.replication_factor <= 0:
+            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                             "Replication factor must be larger than 0, or -1 to use the "
+                             "default value.")
+        raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                         f"Unable to replicate the partition {topic.replication_factor} time(s): "
+                         f"The target replication factor of {topic.replication_factor} cannot be "
+                         f"reached because only 1 broker(s) are registered.")
+    return topic.num_partitions
+
+
+async def create_topics(ctx, request) -> CreateTopicsResponse:
+    v = ctx.version
+    counts = Counter(t.name for t in request.topics)
+    results = []
+    for t in request.topics:
+        try:
+            if counts[t.name] > 1:
+                raise KafkaError(ErrorCode.INVALID_REQUEST,
+                                 f"Found multiple entries for topic {t.name}.")
+            info = ctx.broker.topics.create(
+                t.name, _partitions(ctx, t), configs={c.name: c.value for c in t.configs},
+                validate_only=request.validate_only)
+        except KafkaError as exc:
+            results.append(CreatableTopicResult(
+                name=t.name, error_code=exc.code,
+                error_message=exc.message if has_error_message(v) else ""))
+            continue
+        details = returns_topic_details(v)
+        results.append(CreatableTopicResult(
+            name=t.name, topic_id=info.topic_id, error_code=ErrorCode.NONE,
+            error_message=None if has_error_message(v) else "",
+            num_partitions=info.partitions if details else -1,
+            replication_factor=1 if details else -1, configs=[] if details else None))
+    return CreateTopicsResponse(topics=results)
+
+
+HANDLER = Handler(API, "0-7", create_topics)

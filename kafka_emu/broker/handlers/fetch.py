@@ -1,0 +1,88 @@
+"""Fetch v4-17: v5 log start offset; v7 sessions (answered sessionless: session id 0, which
+KIP-227 clients treat as "no session", so every fetch is a full one); v11 rack / preferred
+replica; v12 flexible; v13 topic ids instead of names; v15 replica state.
+
+Whole batches from each partition's fetch offset, bounded by partition_max_bytes and the
+response's max_bytes, but the first partition with data returns at least one batch even if it
+is larger (Kafka's minOneMessage). Until min_bytes are available the request waits up to
+max_wait_ms, woken by Produce (Topics.data_arrived), never by polling.
+"""
+
+from __future__ import annotations
+
+import trio
+
+from ...errors import ErrorCode, KafkaError
+from ...protocol.messages.fetch import (API, FetchableTopicResponse, FetchResponse,
+                                        PartitionData)
+from . import Handler
+
+READ_COMMITTED = 1
+
+
+def uses_topic_ids(version: int) -> bool:
+    return version >= 13
+
+
+def _error(index: int, code: ErrorCode) -> PartitionData:
+    return PartitionData(partition_index=index, error_code=code, high_watermark=-1,
+                         last_stable_offset=-1, log_start_offset=-1, records=b"")
+
+
+def _read_all(ctx, request) -> tuple[list[FetchableTopicResponse], int]:
+    topics = ctx.broker.topics
+    by_id = uses_topic_ids(ctx.version)
+    budget = request.max_bytes
+    min_one = True
+    total = 0
+    responses = []
+    aborted = [] if request.isolation_level == READ_COMMITTED else None
+    for t in request.topics:
+        parts = []
+        for p in t.partitions:
+            try:
+                log = (topics.partition_by_id(t.topic_id, p.partition) if by_id
+                       else topics.partition(t.topic, p.partition))
+            except KafkaError as exc:
+                parts.append(_error(p.partition, exc.code))
+                continue
+            try:
+                batches, hwm = log.read(p.fetch_offset, min(p.partition_max_bytes, budget),
+                                        min_one=min_one)
+            except KafkaError as exc:
+                parts.append(_error(p.partition, exc.code))
+                continue
+            records = b"".join(batches)
+            if records:
+                min_one = False
+                budget = max(budget - len(records), 0)
+                total += len(records)
+            parts.append(PartitionData(
+                partition_index=p.partition, error_code=ErrorCode.NONE, high_watermark=hwm,
+                last_stable_offset=log.last_stable_offset,
+                log_start_offset=log.log_start_offset, aborted_transactions=aborted,
+                records=records))
+        responses.append(FetchableTopicResponse(topic=t.topic if not by_id else "",
+                                                topic_id=t.topic_id, partitions=parts))
+    return responses, total
+
+
+def _has_error(responses) -> bool:
+    return any(p.error_code for t in responses for p in t.partitions)
+
+
+async def fetch(ctx, request) -> FetchResponse:
+    topics = ctx.broker.topics
+    deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000
+    while True:
+        arrived = topics.data_arrived  # take it before reading so no append is missed
+        responses, total = _read_all(ctx, request)
+        if total >= max(request.min_bytes, 1) or _has_error(responses) \
+                or trio.current_time() >= deadline:
+            break
+        with trio.move_on_at(deadline):
+            await arrived.wait()
+    return FetchResponse(error_code=ErrorCode.NONE, session_id=0, responses=responses)
+
+
+HANDLER = Handler(API, "4-17", fetch)

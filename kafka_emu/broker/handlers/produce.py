@@ -1,0 +1,62 @@
+"""Produce v3-12: magic-2 batches only (v3+); acks 0 gets no response, 1 and -1 are the same
+on a single in-memory replica; anything else is INVALID_REQUIRED_ACKS. Each partition's blob is
+validated and appended by the pure log (offsets assigned, CRC checked, idempotent sequence
+numbers enforced). Topics missing here are auto-created when auto.create.topics.enable is on.
+Transactional produce is out of scope: its batches get INVALID_TXN_STATE from the log.
+"""
+
+from __future__ import annotations
+
+from ...errors import ErrorCode, KafkaError
+from ...protocol.messages.produce import (API, PartitionProduceResponse, ProduceResponse,
+                                          TopicProduceResponse)
+from . import Handler
+
+VALID_ACKS = (0, 1, -1)
+
+
+def has_error_messages(version: int) -> bool:
+    return version >= 8
+
+
+def _failed(index: int, exc: KafkaError, version: int) -> PartitionProduceResponse:
+    return PartitionProduceResponse(
+        index=index, error_code=exc.code, base_offset=-1, log_start_offset=-1,
+        error_message=exc.message if has_error_messages(version) else None)
+
+
+async def produce(ctx, request) -> ProduceResponse | None:
+    topics = ctx.broker.topics
+    now = ctx.now_ms()
+    responses = []
+    appended = False
+    for t in request.topic_data:
+        parts = []
+        if request.acks in VALID_ACKS and topics.lookup(t.name) is None \
+                and ctx.broker.config.auto_create_topics_enable:
+            try:
+                topics.auto_create(t.name)
+            except KafkaError:
+                pass  # an invalid name: each partition reports UNKNOWN_TOPIC_OR_PARTITION
+        for p in t.partition_data:
+            try:
+                if request.acks not in VALID_ACKS:
+                    raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS)
+                result = topics.partition(t.name, p.index).append(p.records, now)
+            except KafkaError as exc:
+                parts.append(_failed(p.index, exc, ctx.version))
+                continue
+            appended = appended or not result.duplicate
+            parts.append(PartitionProduceResponse(
+                index=p.index, error_code=ErrorCode.NONE, base_offset=result.base_offset,
+                log_append_time_ms=result.log_append_time_ms,
+                log_start_offset=result.log_start_offset))
+        responses.append(TopicProduceResponse(name=t.name, partition_responses=parts))
+    if appended:
+        topics.notify_append()
+    if request.acks == 0:
+        return None  # Kafka sends nothing back for acks=0
+    return ProduceResponse(responses=responses)
+
+
+HANDLER = Handler(API, "3-12", produce)
