@@ -1,0 +1,405 @@
+"""One partition's log: stored batches, offsets, timestamps, retention and producer state.
+
+Theory of operation
+-------------------
+The log is an append-only list of batches, each one ``bytes`` object exactly as a consumer will
+receive it (base offset and leader epoch already written in). Beside it run three ``array('q')``
+columns, one 8-byte slot per batch and no Python int objects:
+
+* ``_bases``  base offset of each batch: Fetch and ListOffsets bisect it.
+* ``_ends``   running byte position just past each batch (as if the log were one file): Fetch
+              bisects it to find how many whole batches fit in ``max_bytes``.
+* ``_pmax``   running maximum of maxTimestamp: non-decreasing, so the first batch holding a
+              timestamp >= T is found by bisection, like Kafka's time index.
+
+So an append is a header check, a CRC pass, one copy and four list/array appends; a read is two
+bisections and a list slice. Offsets are dense (no compaction), so batch i covers
+``[_bases[i], _bases[i+1])`` and the last one ends at the high watermark.
+
+Dropping old batches (retention.bytes, DeleteRecords) moves ``_head`` forward instead of shifting
+the lists; the dead prefix is cut off once it is at least half of the storage, which keeps both
+operations amortised O(1). Dropped batches may have raised ``_pmax``; the column is then marked
+stale and rebuilt from the live batches by the next timestamp lookup (those are rare).
+
+Offsets: ``log_start_offset`` <= every live offset < ``high_watermark``. DeleteRecords may move
+the log start into the middle of a batch; the batch stays (Kafka deletes whole segments only) and
+Fetch returns it whole: clients skip records below their fetch offset. With one replica and no
+transactions the high watermark is the log end offset and the last stable offset equals it.
+
+Where this differs from Kafka, on purpose:
+
+* Fetch returns whole batches only; Kafka may end a response with a partial batch, which clients
+  discard anyway.
+* Timestamp lookups are exact for uncompressed batches (a walk of one batch's record headers) and
+  batch-granular for compressed ones (we never decompress): the batch base offset for "first
+  offset with timestamp >= T", base + lastOffsetDelta for the max-timestamp query.
+* Retention keeps at least the newest batch, as Kafka never deletes the active segment.
+"""
+
+from __future__ import annotations
+
+import struct
+from array import array
+from bisect import bisect_left, bisect_right
+from typing import NamedTuple
+
+import attrs
+
+from kafka_emu.errors import ErrorCode, KafkaError
+from kafka_emu.log.batch import (
+    COMPRESSION_MASK,
+    MAX_TIMESTAMP_OFFSET,
+    NO_TIMESTAMP,
+    TIMESTAMP_TYPE_MASK,
+    BatchHeader,
+    TimestampType,
+    parse_header,
+    validate_produce_records,
+    with_base_offset,
+    with_log_append_time,
+)
+from kafka_emu.log.config import LogConfig
+from kafka_emu.log.producers import ProducerStateTable
+from kafka_emu.log.records import record_timestamps
+
+# ListOffsets special timestamps (ListOffsetsRequest).
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL_TIMESTAMP = -4
+LATEST_TIERED_TIMESTAMP = -5
+
+HIGH_WATERMARK = -1  # DeleteRecords: "delete everything below the high watermark"
+
+UNKNOWN_OFFSET = -1
+UNDEFINED_EPOCH = -1
+
+_INT64 = struct.Struct(">q")
+_COMPACT_MIN = 64  # do not bother cutting a dead prefix shorter than this
+
+
+class TimestampAndOffset(NamedTuple):
+    """A ListOffsets answer; (-1, -1, -1) means "no such offset"."""
+
+    timestamp: int
+    offset: int
+    leader_epoch: int
+
+
+NOT_FOUND = TimestampAndOffset(NO_TIMESTAMP, UNKNOWN_OFFSET, UNDEFINED_EPOCH)
+
+
+@attrs.frozen(kw_only=True)
+class AppendResult:
+    """What Produce answers for one partition."""
+
+    base_offset: int
+    last_offset: int
+    log_append_time_ms: int  # -1 unless LogAppendTime, or a retried batch (see producers.py)
+    log_start_offset: int
+    duplicate: bool = False
+
+
+@attrs.define(eq=False)
+class PartitionLog:
+    config: LogConfig = attrs.field(factory=LogConfig)
+    leader_epoch: int = 0
+    producers: ProducerStateTable = attrs.field(factory=ProducerStateTable)
+
+    _batches: list[bytes] = attrs.field(init=False, factory=list)
+    _bases: array = attrs.field(init=False, factory=lambda: array("q"))
+    _ends: array = attrs.field(init=False, factory=lambda: array("q"))
+    _pmax: array = attrs.field(init=False, factory=lambda: array("q"))
+    _head: int = attrs.field(init=False, default=0)  # first live batch
+    _pmax_stale: bool = attrs.field(init=False, default=False)
+    _log_start: int = attrs.field(init=False, default=0)
+    _hwm: int = attrs.field(init=False, default=0)
+    _position: int = attrs.field(init=False, default=0)  # bytes ever appended
+    _size: int = attrs.field(init=False, default=0)  # bytes held by live batches
+
+    # --- offsets -----------------------------------------------------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start
+
+    @property
+    def high_watermark(self) -> int:
+        return self._hwm
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._hwm
+
+    @property
+    def last_stable_offset(self) -> int:
+        return self._hwm  # no transactions, so nothing is ever unstable
+
+    @property
+    def size_bytes(self) -> int:
+        return self._size
+
+    @property
+    def batch_count(self) -> int:
+        return len(self._batches) - self._head
+
+    # --- Produce -----------------------------------------------------------------------------
+
+    def append(self, records: bytes | bytearray | memoryview | None, now_ms: int) -> AppendResult:
+        """Validate and append one Produce ``records`` blob; raises KafkaError, appends nothing then.
+
+        ``now_ms`` is the log append time (stamped only under LogAppendTime).
+        """
+        config = self.config
+        header, view = validate_produce_records(records, max_message_bytes=config.max_message_bytes)
+        log_append = config.timestamp_type == TimestampType.LOG_APPEND_TIME
+        if log_append and header.attributes & TIMESTAMP_TYPE_MASK:
+            # LogValidator.validateTimestamp: only the broker may set LogAppendTime.
+            raise KafkaError(
+                ErrorCode.INVALID_TIMESTAMP,
+                "Invalid timestamp type in message. Producer should not set timestamp type to "
+                "LogAppendTime.",
+            )
+        if header.is_transactional:
+            # Transactions are not emulated, so no partition is ever part of an ongoing
+            # transaction; Kafka's answer to that (transaction verification, KIP-890).
+            raise KafkaError(
+                ErrorCode.INVALID_TXN_STATE, "Record was not part of an ongoing transaction"
+            )
+        has_pid = header.producer_id >= 0
+        if has_pid:
+            duplicate = self.producers.find_duplicate(header)
+            if duplicate is not None:
+                return AppendResult(
+                    base_offset=duplicate.first_offset,
+                    last_offset=duplicate.last_offset,
+                    log_append_time_ms=duplicate.timestamp,
+                    log_start_offset=self._log_start,
+                    duplicate=True,
+                )
+            self.producers.check(header)
+
+        base = self._hwm
+        if log_append:
+            stored = with_log_append_time(view, base, self.leader_epoch, now_ms)
+            max_ts = append_time = now_ms
+        else:
+            stored = with_base_offset(view, base, self.leader_epoch)
+            max_ts, append_time = header.max_timestamp, NO_TIMESTAMP
+        self._store(stored, base, max_ts)
+        self._hwm = base + header.last_offset_delta + 1
+        if has_pid:
+            self.producers.record(header, base, max_ts)
+        if config.retention_bytes >= 0 and self._size > config.retention_bytes and config.deletes:
+            self._enforce_retention_bytes(config.retention_bytes)
+        return AppendResult(
+            base_offset=base,
+            last_offset=self._hwm - 1,
+            log_append_time_ms=append_time,
+            log_start_offset=self._log_start,
+        )
+
+    def _store(self, stored: bytes, base: int, max_ts: int) -> None:
+        size = len(stored)
+        self._position += size
+        self._size += size
+        self._batches.append(stored)
+        self._bases.append(base)
+        self._ends.append(self._position)
+        pmax = self._pmax
+        pmax.append(max_ts if not pmax or max_ts > pmax[-1] else pmax[-1])
+
+    # --- Fetch -------------------------------------------------------------------------------
+
+    def read(
+        self, fetch_offset: int, max_bytes: int, *, min_one: bool = True
+    ) -> tuple[list[bytes], int]:
+        """Whole batches from the one holding ``fetch_offset``, up to ``max_bytes``; and the HWM.
+
+        With ``min_one`` (Kafka's minOneMessage: the first partition of a response) the first
+        batch comes back even when it alone exceeds ``max_bytes``. Fetching at the high
+        watermark returns nothing; below the log start or above the HWM is OFFSET_OUT_OF_RANGE.
+        """
+        hwm = self._hwm
+        if fetch_offset < self._log_start or fetch_offset > hwm:
+            raise KafkaError(
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                f"Received request for offset {fetch_offset}, but we only have log segments in "
+                f"the range {self._log_start} to {hwm}.",
+            )
+        if fetch_offset == hwm:
+            return [], hwm
+        first = bisect_right(self._bases, fetch_offset, self._head) - 1
+        ends = self._ends
+        start_pos = ends[first] - len(self._batches[first])
+        stop = bisect_right(ends, start_pos + max_bytes, first)
+        if stop == first and min_one:
+            stop = first + 1
+        return self._batches[first:stop], hwm
+
+    # --- ListOffsets -------------------------------------------------------------------------
+
+    def offset_for_timestamp(self, timestamp: int) -> TimestampAndOffset:
+        """ListOffsets for one partition (UnifiedLog.fetchOffsetByTimestamp).
+
+        -2 earliest and -4 earliest-local: the log start. -1 latest: the high watermark.
+        -3 max timestamp: the first record carrying the largest timestamp. -5 latest-tiered:
+        (-1, -1), no tiered storage. Otherwise the first record with timestamp >= ``timestamp``
+        at or above the log start, or ``NOT_FOUND``.
+        """
+        if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            return TimestampAndOffset(NO_TIMESTAMP, self._log_start, self.leader_epoch)
+        if timestamp == LATEST_TIMESTAMP:
+            return TimestampAndOffset(NO_TIMESTAMP, self._hwm, self.leader_epoch)
+        if timestamp == LATEST_TIERED_TIMESTAMP:
+            return TimestampAndOffset(NO_TIMESTAMP, UNKNOWN_OFFSET, UNDEFINED_EPOCH)
+        if self.batch_count == 0:
+            return NOT_FOUND
+        if self._pmax_stale:
+            self._rebuild_pmax()
+        if timestamp == MAX_TIMESTAMP:
+            return self._max_timestamp()
+        return self._search_timestamp(timestamp)
+
+    def _search_timestamp(self, target: int) -> TimestampAndOffset:
+        # Every batch before the bisection point has maxTimestamp < target; scan on from there
+        # only while records below the log start hide the match.
+        batches, log_start = self._batches, self._log_start
+        for i in range(bisect_left(self._pmax, target, self._head), len(batches)):
+            batch = batches[i]
+            if _max_timestamp(batch) < target:
+                continue
+            header = parse_header(batch)
+            stamps = _record_timestamps(batch, header)
+            if stamps is None:  # compressed: batch granularity
+                if header.last_offset >= log_start:
+                    return TimestampAndOffset(
+                        header.max_timestamp,
+                        max(header.base_offset, log_start),
+                        header.partition_leader_epoch,
+                    )
+                continue
+            for offset, ts in stamps:
+                if ts >= target and offset >= log_start:
+                    return TimestampAndOffset(ts, offset, header.partition_leader_epoch)
+        return NOT_FOUND
+
+    def _max_timestamp(self) -> TimestampAndOffset:
+        # The first batch whose own maxTimestamp is the largest is where the running max first
+        # reaches it (Kafka picks the first such batch too).
+        pmax = self._pmax
+        largest = pmax[-1]
+        batch = self._batches[bisect_left(pmax, largest, self._head)]
+        header = parse_header(batch)
+        stamps = _record_timestamps(batch, header) or ()
+        offset = next((o for o, ts in stamps if ts == largest), header.last_offset)
+        return TimestampAndOffset(largest, offset, header.partition_leader_epoch)
+
+    def _rebuild_pmax(self) -> None:
+        pmax = self._pmax
+        running = -(2**63)
+        for i in range(self._head, len(self._batches)):
+            ts = _max_timestamp(self._batches[i])
+            if ts > running:
+                running = ts
+            pmax[i] = running
+        self._pmax_stale = False
+
+    # --- OffsetForLeaderEpoch ----------------------------------------------------------------
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(epoch, end offset) as LeaderEpochFileCache.endOffsetFor, with one epoch in the cache.
+
+        Every batch carries ``leader_epoch``, which started at the log start offset.
+        """
+        if epoch == self.leader_epoch:
+            return epoch, self._hwm
+        if 0 <= epoch < self.leader_epoch:
+            return epoch, self._log_start
+        return UNDEFINED_EPOCH, UNKNOWN_OFFSET
+
+    # --- DeleteRecords and retention ---------------------------------------------------------
+
+    def delete_records(self, before_offset: int) -> int:
+        """Move the log start up to ``before_offset`` (-1: the HWM); return the new low watermark.
+
+        Whole batches wholly below it are dropped. Offsets above the HWM or negative are
+        OFFSET_OUT_OF_RANGE; a compact-only topic is POLICY_VIOLATION (Partition.deleteRecordsOnLeader).
+        """
+        offset = self._hwm if before_offset == HIGH_WATERMARK else before_offset
+        if offset < 0:
+            raise KafkaError(
+                ErrorCode.OFFSET_OUT_OF_RANGE, f"The offset {offset} should not be negative"
+            )
+        if not self.config.deletes:
+            raise KafkaError(
+                ErrorCode.POLICY_VIOLATION,
+                "Records of this partition can not be deleted due to the configured policy",
+            )
+        if offset > self._hwm:
+            raise KafkaError(
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                f"Cannot increment the log start offset to {offset} since it is larger than the "
+                f"high watermark {self._hwm}",
+            )
+        if offset > self._log_start:
+            self._log_start = offset
+            if offset == self._hwm:
+                keep_from = len(self._batches)
+            else:
+                keep_from = bisect_right(self._bases, offset, self._head) - 1
+            self._drop_to(keep_from)
+        return self._log_start
+
+    def _enforce_retention_bytes(self, limit: int) -> None:
+        keep_from = self._first_fitting(limit)
+        if keep_from > self._head:
+            self._log_start = max(self._log_start, self._bases[keep_from])
+            self._drop_to(keep_from)
+
+    def _first_fitting(self, limit: int) -> int:
+        """Smallest live index i such that batches i.. hold <= ``limit`` bytes (never past last)."""
+        ends = self._ends
+        head, last = self._head, len(self._batches) - 1
+        # bytes held from i on = position - (ends[i-1]); need ends[i-1] >= position - limit.
+        need = self._position - limit
+        j = bisect_left(ends, need, head, last)  # first j with ends[j] >= need, j in [head, last]
+        return min(j + 1, last)
+
+    def _drop_to(self, keep_from: int) -> None:
+        """Forget live batches before index ``keep_from``."""
+        head = self._head
+        if keep_from <= head:
+            return
+        dropped_end = self._ends[keep_from - 1]
+        first_end = self._ends[head] - len(self._batches[head])
+        self._size -= dropped_end - first_end
+        for i in range(head, keep_from):
+            self._batches[i] = b""  # release the memory now, not at the next compaction
+        self._head = keep_from
+        self._pmax_stale = True
+        if keep_from >= _COMPACT_MIN and keep_from * 2 >= len(self._batches):
+            del self._batches[:keep_from]
+            del self._bases[:keep_from]
+            del self._ends[:keep_from]
+            del self._pmax[:keep_from]
+            self._head = 0
+
+
+def _max_timestamp(batch: bytes) -> int:
+    return _INT64.unpack_from(batch, MAX_TIMESTAMP_OFFSET)[0]
+
+
+def _record_timestamps(batch: bytes, header: BatchHeader) -> list[tuple[int, int]] | None:
+    """(offset, timestamp) per record, or None when only batch granularity is possible.
+
+    That is for compressed batches, and for an uncompressed one whose records section does not
+    parse: Kafka walks every record on produce and would have refused it; we do not, so a lookup
+    must not fail on it later.
+    """
+    if header.attributes & COMPRESSION_MASK:
+        return None
+    try:
+        return list(record_timestamps(batch))
+    except (IndexError, ValueError):
+        return None
