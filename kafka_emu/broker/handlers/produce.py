@@ -8,6 +8,7 @@ Transactional produce is out of scope: its batches get INVALID_TXN_STATE from th
 from __future__ import annotations
 
 from ...errors import ErrorCode, KafkaError
+from ...log.batch import Compression, parse_header
 from ...protocol.messages.produce import (API, PartitionProduceResponse, ProduceResponse,
                                           TopicProduceResponse)
 from . import Handler
@@ -17,6 +18,16 @@ VALID_ACKS = (0, 1, -1)
 
 def has_error_messages(version: int) -> bool:
     return version >= 8
+
+
+def allows_zstd(version: int) -> bool:
+    return version >= 7  # KIP-110: older requests cannot carry zstd batches
+
+
+def _check_codec(records: bytes | None, version: int) -> None:
+    if not allows_zstd(version) and records and len(records) >= 61 \
+            and parse_header(records).compression == Compression.ZSTD:
+        raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE)
 
 
 def _failed(index: int, exc: KafkaError, version: int) -> PartitionProduceResponse:
@@ -42,6 +53,7 @@ async def produce(ctx, request) -> ProduceResponse | None:
             try:
                 if request.acks not in VALID_ACKS:
                     raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS)
+                _check_codec(p.records, ctx.version)
                 result = topics.partition(t.name, p.index).append(p.records, now)
             except KafkaError as exc:
                 parts.append(_failed(p.index, exc, ctx.version))
