@@ -1,0 +1,218 @@
+"""The public coordinator: one door for commands, one for time.
+
+``handle(command, now_ms)`` first fires every timer whose deadline is *strictly before* now_ms
+(they would have fired at an earlier instant), then runs the command. Timers due exactly at
+now_ms fire in ``expire(now_ms)``, after requests that arrive at the same instant; a broker loop
+calls ``expire(now)`` whenever ``next_deadline() <= now``. Timer work runs with the coordinator's
+time set to the timer's own deadline, so ``expire`` after a long jump gives the same result as
+expiring at every deadline along the way.
+
+Both return the replies produced, in the order they were produced: the command's own answer
+(unless it was parked) and answers to requests parked earlier. The coordinator's time never runs
+backwards: a ``now_ms`` earlier than the latest one seen is treated as that latest one.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from kafka_emu.errors import ErrorCode, KafkaError
+
+from . import admin, join, membership, offsets
+from .commands import (
+    Command,
+    DeleteGroups,
+    DescribeGroups,
+    Heartbeat,
+    JoinGroup,
+    LeaveGroup,
+    ListGroups,
+    OffsetCommit,
+    OffsetDelete,
+    OffsetFetch,
+    SyncGroup,
+)
+from .config import CoordinatorConfig
+from .core import Core, heartbeat_key, join_key, sync_key
+from .events import Observer
+from .group import Group
+from .rebalance import JOIN, SYNC, on_heartbeat_expired, on_join_timer, on_sync_expired
+from .results import (
+    DeleteGroupsResult,
+    DescribedGroup,
+    DescribeGroupsResult,
+    HeartbeatResult,
+    JoinGroupResult,
+    LeaveGroupResult,
+    ListGroupsResult,
+    OffsetCommitResult,
+    OffsetDeleteResult,
+    OffsetFetchResult,
+    PartitionError,
+    Reply,
+    Result,
+    SyncGroupResult,
+)
+from .state import GroupState
+
+_HANDLERS: dict[type, tuple[str, Callable]] = {
+    JoinGroup: ("JoinGroup", join.handle_join),
+    SyncGroup: ("SyncGroup", membership.handle_sync),
+    Heartbeat: ("Heartbeat", membership.handle_heartbeat),
+    LeaveGroup: ("LeaveGroup", membership.handle_leave),
+    OffsetCommit: ("OffsetCommit", offsets.handle_commit),
+    OffsetFetch: ("OffsetFetch", offsets.handle_fetch),
+    OffsetDelete: ("OffsetDelete", offsets.handle_offset_delete),
+    ListGroups: ("ListGroups", admin.handle_list),
+    DescribeGroups: ("DescribeGroups", admin.handle_describe),
+    DeleteGroups: ("DeleteGroups", admin.handle_delete_groups),
+}
+
+
+class Coordinator:
+    def __init__(
+        self,
+        config: CoordinatorConfig | None = None,
+        *,
+        observer: Observer | None = None,
+        new_member_uuid: Callable[[], str] | None = None,
+    ) -> None:
+        self._core = Core(config or CoordinatorConfig(), observer, new_member_uuid)
+
+    @property
+    def config(self) -> CoordinatorConfig:
+        return self._core.config
+
+    # ------------------------------------------------------------------ doors
+    def handle(self, command: Command, now_ms: int) -> list[Reply]:
+        entry = _HANDLERS.get(type(command))
+        if entry is None:
+            raise TypeError(f"not a coordinator command: {command!r}")
+        api, handler = entry
+        core = self._core
+        now_ms = self._start(now_ms)
+        self._fire_due(now_ms - 1)
+        core.now = now_ms
+        try:
+            handler(core, command)
+        except KafkaError as exc:
+            core.reply(command.request_id, api, getattr(command, "group_id", None), error_result(command, exc.code))
+        return self._finish()
+
+    def next_deadline(self) -> int | None:
+        return self._core.timers.next_deadline()
+
+    def expire(self, now_ms: int) -> list[Reply]:
+        core = self._core
+        now_ms = self._start(now_ms)
+        self._fire_due(now_ms)
+        core.now = now_ms
+        return self._finish()
+
+    def mark_dead(self, group_id: str, now_ms: int) -> list[Reply]:
+        """Simulate the unload of the group's partition: parked JoinGroups (PreparingRebalance)
+        or SyncGroups (CompletingRebalance/Stable) get NOT_COORDINATOR, timers stop, and the group
+        stays in Dead (3.11, 3.12), where member requests get COORDINATOR_NOT_AVAILABLE."""
+        core = self._core
+        now_ms = self._start(now_ms)
+        self._fire_due(now_ms - 1)
+        core.now = now_ms
+        group = core.groups.get(group_id)
+        if group is not None and group.state is not GroupState.DEAD:
+            group.transition_to(GroupState.DEAD)
+            previous = group.previous_state
+            for member in group.members.values():
+                if previous is GroupState.PREPARING_REBALANCE:
+                    request = group.take_join(member)
+                    if request is not None:
+                        core.reply(
+                            request,
+                            JOIN,
+                            group_id,
+                            JoinGroupResult(error=ErrorCode.NOT_COORDINATOR, member_id=member.member_id),
+                        )
+                elif member.sync_request is not None:
+                    request, member.sync_request = member.sync_request, None
+                    core.reply(request, SYNC, group_id, SyncGroupResult(error=ErrorCode.NOT_COORDINATOR))
+                core.timers.cancel(heartbeat_key(group_id, member.member_id))
+            for member_id in group.pending_members:
+                core.timers.cancel(heartbeat_key(group_id, member_id))
+            core.timers.cancel(join_key(group_id))
+            core.timers.cancel(sync_key(group_id))
+        return self._finish()
+
+    # ---------------------------------------------------------------- queries
+    def describe(self, group_id: str) -> DescribedGroup:
+        return admin.describe_group(self._core, group_id)
+
+    def group_ids(self) -> list[str]:
+        return list(self._core.groups)
+
+    def group(self, group_id: str) -> Group | None:
+        """The live entity, for tests and read-only inspection. Do not mutate it."""
+        return self._core.groups.get(group_id)
+
+    def timer_deadlines(self) -> dict[object, int]:
+        return dict(self._core.timers.items())
+
+    # --------------------------------------------------------------- plumbing
+    def _start(self, now_ms: int) -> int:
+        """Clamp now_ms to the coordinator's time: it never runs backwards (a caller that
+        expired at a deadline may read its clock a millisecond short of it afterwards)."""
+        core = self._core
+        core.out = []
+        return now_ms if now_ms > core.now else core.now
+
+    def _finish(self) -> list[Reply]:
+        core = self._core
+        out, core.out = core.out, []
+        return out
+
+    def _fire_due(self, limit: int) -> None:
+        core = self._core
+        timers = core.timers
+        while True:
+            item = timers.pop_due(limit)
+            if item is None:
+                return
+            key, deadline, payload = item
+            if deadline > core.now:
+                core.now = deadline
+            kind = key[0]
+            if kind == "heartbeat":
+                on_heartbeat_expired(core, key[1], key[2])
+            elif kind == "join":
+                on_join_timer(core, key[1], payload)
+            elif kind == "sync":
+                on_sync_expired(core, key[1], payload)
+            else:
+                offsets.on_retention_timer(core, admin.delete_group)
+
+
+def error_result(command: Command, code: ErrorCode) -> Result:
+    """The error-shaped result of a command failed as a whole (also usable by the broker)."""
+    if isinstance(command, JoinGroup):
+        return JoinGroupResult(error=code, member_id=command.member_id)
+    if isinstance(command, SyncGroup):
+        return SyncGroupResult(error=code)
+    if isinstance(command, Heartbeat):
+        return HeartbeatResult(error=code)
+    if isinstance(command, LeaveGroup):
+        return LeaveGroupResult(error=code)
+    if isinstance(command, OffsetCommit):
+        return OffsetCommitResult(
+            partitions=tuple(PartitionError(topic=o.topic, partition=o.partition, error=code) for o in command.offsets)
+        )
+    if isinstance(command, OffsetFetch):
+        return OffsetFetchResult(error=code)
+    if isinstance(command, OffsetDelete):
+        return OffsetDeleteResult(error=code)
+    if isinstance(command, ListGroups):
+        return ListGroupsResult(error=code)
+    if isinstance(command, DescribeGroups):
+        return DescribeGroupsResult(
+            groups=tuple(DescribedGroup(error=code, group_id=gid, state="") for gid in command.group_ids)
+        )
+    if isinstance(command, DeleteGroups):
+        return DeleteGroupsResult(results=tuple((gid, code) for gid in dict.fromkeys(command.group_ids)))
+    raise TypeError(f"not a coordinator command: {command!r}")

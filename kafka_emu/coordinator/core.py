@@ -1,0 +1,102 @@
+"""Shared mutable state of one coordinator and the small utilities every handler uses.
+
+``Core`` is internal: the public face is ``Coordinator``. Handlers (join, membership, admin,
+offsets) and the rebalance engine are plain functions taking the core, so each API stays a small
+module. ``core.now`` is the coordinator's current time: the command's ``now_ms`` while a command
+runs, a timer's deadline while that timer's work runs.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Callable, Hashable
+
+from .config import CoordinatorConfig
+from .events import Event, GroupCreated, Observer, RequestDropped, RequestParked, ReplyEmitted
+from .group import Group
+from .offsets_store import OffsetStore
+from .results import Reply, Result, summary_error
+from .timers import Timers
+
+RETENTION_KEY = ("retention",)
+
+
+def heartbeat_key(group_id: str, member_id: str) -> tuple[str, str, str]:
+    return ("heartbeat", group_id, member_id)
+
+
+def join_key(group_id: str) -> tuple[str, str]:
+    return ("join", group_id)
+
+
+def sync_key(group_id: str) -> tuple[str, str]:
+    return ("sync", group_id)
+
+
+def _uuid4() -> str:
+    return str(uuid.uuid4())
+
+
+class Core:
+    def __init__(
+        self,
+        config: CoordinatorConfig,
+        observer: Observer | None,
+        new_member_uuid: Callable[[], str] | None,
+    ) -> None:
+        self.config = config
+        self.observer = observer
+        self.observing = observer is not None
+        self.new_member_uuid = new_member_uuid or _uuid4
+        self.groups: dict[str, Group] = {}
+        self.timers = Timers()
+        self.offsets = OffsetStore()
+        self.now = 0
+        self.out: list[Reply] = []
+
+    # ---------------------------------------------------------------- output
+    def emit(self, event: Event) -> None:
+        """Call only under ``if core.observing`` so no event is built without an observer."""
+        self.observer(event)  # type: ignore[misc]
+
+    def reply(self, request_id: Hashable, api: str, group_id: str | None, result: Result) -> None:
+        self.out.append(Reply(request_id, result))
+        if self.observing:
+            self.emit(
+                ReplyEmitted(
+                    at_ms=self.now,
+                    group_id=group_id,
+                    request_id=request_id,
+                    api=api,
+                    error=summary_error(result),
+                )
+            )
+
+    def parked(self, group_id: str, request_id: Hashable, api: str) -> None:
+        if self.observing:
+            self.emit(RequestParked(at_ms=self.now, group_id=group_id, request_id=request_id, api=api))
+
+    def dropped(self, group_id: str, request_id: Hashable | None, api: str, reason: str) -> None:
+        if request_id is not None and self.observing:
+            self.emit(
+                RequestDropped(at_ms=self.now, group_id=group_id, request_id=request_id, api=api, reason=reason)
+            )
+
+    # ---------------------------------------------------------------- groups
+    def create_group(self, group_id: str) -> Group:
+        group = Group(group_id, self)
+        self.groups[group_id] = group
+        if self.observing:
+            self.emit(GroupCreated(at_ms=self.now, group_id=group_id))
+        if RETENTION_KEY not in self.timers:
+            # The retention sweep runs every offsets.retention.check.interval.ms while any group
+            # exists (4.3); with no groups there is nothing to sweep and no timer to wake for.
+            self.timers.schedule(RETENTION_KEY, self.now + self.config.offsets_retention_check_interval_ms)
+        return group
+
+    # ---------------------------------------------------------------- timers
+    def schedule_heartbeat(self, group: Group, member_id: str, timeout_ms: int) -> None:
+        self.timers.schedule(heartbeat_key(group.group_id, member_id), self.now + timeout_ms)
+
+    def cancel_heartbeat(self, group: Group, member_id: str) -> None:
+        self.timers.cancel(heartbeat_key(group.group_id, member_id))

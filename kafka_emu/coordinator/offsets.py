@@ -1,0 +1,234 @@
+"""OffsetCommit, OffsetFetch, OffsetDelete and offset retention (reference section 4, 3.16).
+
+OffsetCommit v0-9: v1 generation/member id, v2-4 RetentionTimeMs (``retention_time_ms``), v6
+leader epoch, v7 GroupInstanceId, v9 GROUP_ID_NOT_FOUND for a missing group
+(``missing_group_is_not_found``; earlier versions get ILLEGAL_GENERATION). Topic and partition
+existence is checked by the broker before we are called.
+
+OffsetFetch: unknown groups and partitions are not errors (offset -1, epoch -1, metadata "").
+RequireStable only matters with pending transactional commits, which the emulator has none of.
+
+Retention (4.3) runs as a timer every ``offsets.retention.check.interval.ms`` while any group
+exists. Offsets expire by an explicit expire timestamp (v2-4 commits) or after
+``offsets.retention.minutes`` measured from a base that depends on the group state; a group that
+is Empty and has no offsets left is deleted.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from kafka_emu.errors import ErrorCode
+
+from .commands import OffsetCommit, OffsetDelete, OffsetFetch
+from .core import RETENTION_KEY, Core
+from .events import OffsetsCommitted, OffsetsRemoved
+from .group import Group
+from .offsets_store import StoredOffset
+from .results import (
+    FetchedOffset,
+    OffsetCommitResult,
+    OffsetDeleteResult,
+    OffsetFetchResult,
+    PartitionError,
+)
+from .state import GroupState
+
+COMMIT = "OffsetCommit"
+FETCH = "OffsetFetch"
+DELETE = "OffsetDelete"
+
+
+# --------------------------------------------------------------------------- OffsetCommit
+def handle_commit(core: Core, cmd: OffsetCommit) -> None:
+    error = _validate_commit(core, cmd)
+    if error is not None:
+        partitions = tuple(PartitionError(topic=o.topic, partition=o.partition, error=error) for o in cmd.offsets)
+        return core.reply(cmd.request_id, COMMIT, cmd.group_id, OffsetCommitResult(partitions=partitions))
+
+    group = core.groups[cmd.group_id]
+    if group.state in (GroupState.STABLE, GroupState.PREPARING_REBALANCE):
+        # A commit doubles as a heartbeat in these states (4.1).
+        member = group.members[cmd.member_id]
+        core.schedule_heartbeat(group, member.member_id, member.session_timeout_ms)
+
+    now = core.now
+    expire_at = None if cmd.retention_time_ms == -1 else now + cmd.retention_time_ms
+    max_metadata = core.config.offset_metadata_max_bytes
+    results = []
+    committed = []
+    for o in cmd.offsets:
+        if o.metadata is not None and _java_length(o.metadata) > max_metadata:
+            results.append(PartitionError(topic=o.topic, partition=o.partition, error=ErrorCode.OFFSET_METADATA_TOO_LARGE))
+            continue
+        core.offsets.put(
+            cmd.group_id,
+            o.topic,
+            o.partition,
+            StoredOffset(
+                offset=o.offset,
+                leader_epoch=o.leader_epoch,
+                metadata=o.metadata if o.metadata is not None else "",
+                commit_timestamp_ms=now,
+                expire_timestamp_ms=expire_at,
+            ),
+        )
+        results.append(PartitionError(topic=o.topic, partition=o.partition, error=ErrorCode.NONE))
+        committed.append((o.topic, o.partition, o.offset))
+    if committed and core.observing:
+        core.emit(
+            OffsetsCommitted(
+                at_ms=now,
+                group_id=cmd.group_id,
+                member_id=cmd.member_id,
+                generation_id=cmd.generation_id,
+                offsets=tuple(committed),
+            )
+        )
+    core.reply(cmd.request_id, COMMIT, cmd.group_id, OffsetCommitResult(partitions=tuple(results)))
+
+
+def _java_length(text: str) -> int:
+    # offset.metadata.max.bytes is compared with Java's String.length(): UTF-16 code units.
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _validate_commit(core: Core, cmd: OffsetCommit) -> ErrorCode | None:
+    """3.10 OffsetCommit table (OffsetMetadataManager / ClassicGroup.validateOffsetCommit)."""
+    group = core.groups.get(cmd.group_id)
+    if group is None:
+        if cmd.generation_id < 0:
+            # A "simple" group for assign()+commit or admin offset changes: Empty, no type.
+            core.create_group(cmd.group_id)
+            return None
+        return ErrorCode.GROUP_ID_NOT_FOUND if cmd.missing_group_is_not_found else ErrorCode.ILLEGAL_GENERATION
+    if group.state is GroupState.DEAD:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if cmd.generation_id < 0 and group.state is GroupState.EMPTY:
+        return None
+    if cmd.generation_id >= 0 or cmd.member_id != "" or cmd.group_instance_id is not None:
+        error = group.validate_member(cmd.member_id, cmd.group_instance_id)
+        if error is not None:
+            return error
+        if cmd.generation_id != group.generation:
+            return ErrorCode.ILLEGAL_GENERATION
+    elif group.state is not GroupState.EMPTY:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    if group.state is GroupState.COMPLETING_REBALANCE:
+        return ErrorCode.REBALANCE_IN_PROGRESS
+    return None
+
+
+# ---------------------------------------------------------------------------- OffsetFetch
+def handle_fetch(core: Core, cmd: OffsetFetch) -> None:
+    group = core.groups.get(cmd.group_id)
+    found = group is not None and group.state is not GroupState.DEAD
+    store = core.offsets
+    partitions: list[FetchedOffset] = []
+    if cmd.topics is None:
+        if found:
+            for topic, partition, value in store.group_items(cmd.group_id):
+                partitions.append(_fetched(topic, partition, value))
+    else:
+        for topic, indexes in cmd.topics:
+            for partition in indexes:
+                value = store.get(cmd.group_id, topic, partition) if found else None
+                partitions.append(_fetched(topic, partition, value))
+    core.reply(
+        cmd.request_id, FETCH, cmd.group_id, OffsetFetchResult(error=ErrorCode.NONE, partitions=tuple(partitions))
+    )
+
+
+def _fetched(topic: str, partition: int, value: StoredOffset | None) -> FetchedOffset:
+    if value is None:
+        return FetchedOffset(topic=topic, partition=partition, offset=-1, leader_epoch=-1, metadata="")
+    return FetchedOffset(
+        topic=topic,
+        partition=partition,
+        offset=value.offset,
+        leader_epoch=value.leader_epoch,
+        metadata=value.metadata,
+    )
+
+
+# --------------------------------------------------------------------------- OffsetDelete
+def handle_offset_delete(core: Core, cmd: OffsetDelete) -> None:
+    def top_level(error: ErrorCode) -> None:
+        core.reply(cmd.request_id, DELETE, cmd.group_id, OffsetDeleteResult(error=error))
+
+    if cmd.group_id == "":
+        return top_level(ErrorCode.INVALID_GROUP_ID)
+    group = core.groups.get(cmd.group_id)
+    if group is None or group.state is GroupState.DEAD:
+        return top_level(ErrorCode.GROUP_ID_NOT_FOUND)
+    if group.state is not GroupState.EMPTY and not group.uses_consumer_protocol():
+        return top_level(ErrorCode.NON_EMPTY_GROUP)
+    results = []
+    deleted = []
+    for topic, partition in cmd.partitions:
+        if group.is_subscribed_to_topic(topic):
+            results.append(PartitionError(topic=topic, partition=partition, error=ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC))
+            continue
+        if core.offsets.delete(cmd.group_id, topic, partition):
+            deleted.append((topic, partition))
+        # Reported as success whether or not an offset existed (3.16).
+        results.append(PartitionError(topic=topic, partition=partition, error=ErrorCode.NONE))
+    if deleted and core.observing:
+        core.emit(
+            OffsetsRemoved(at_ms=core.now, group_id=cmd.group_id, partitions=tuple(deleted), reason="offset_delete")
+        )
+    core.reply(cmd.request_id, DELETE, cmd.group_id, OffsetDeleteResult(error=ErrorCode.NONE, partitions=tuple(results)))
+
+
+# ------------------------------------------------------------------------------ retention
+def _expiration_base(group: Group) -> Callable[[StoredOffset], int] | None:
+    """Which timestamp retention counts from, or None when nothing may expire (4.3)."""
+    if group.protocol_type is not None:
+        if group.state is GroupState.EMPTY:
+            state_since = group.state_timestamp_ms
+            return lambda value: state_since
+        if group.uses_consumer_protocol() and group.subscribed_topics is not None and group.state is GroupState.STABLE:
+            return lambda value: value.commit_timestamp_ms
+        return None
+    return lambda value: value.commit_timestamp_ms  # simple group
+
+
+def expire_offsets(core: Core, group: Group) -> bool:
+    """Drop expired offsets of one group; True if it has none left (cleanupExpiredOffsets)."""
+    gid = group.group_id
+    store = core.offsets
+    if not store.has_group(gid):
+        return True
+    base = _expiration_base(group)
+    if base is None:
+        return False
+    now = core.now
+    retention_ms = core.config.offsets_retention_ms
+    expired = []
+    all_expired = True
+    for topic, partition, value in list(store.group_items(gid)):
+        if group.is_subscribed_to_topic(topic):
+            all_expired = False
+            continue
+        if value.expire_timestamp_ms is not None:
+            is_expired = now >= value.expire_timestamp_ms
+        else:
+            is_expired = now - base(value) >= retention_ms
+        if is_expired:
+            store.delete(gid, topic, partition)
+            expired.append((topic, partition))
+        else:
+            all_expired = False
+    if expired and core.observing:
+        core.emit(OffsetsRemoved(at_ms=now, group_id=gid, partitions=tuple(expired), reason="expired"))
+    return all_expired
+
+
+def on_retention_timer(core: Core, delete_group: Callable[[Core, Group, str], None]) -> None:
+    for group in list(core.groups.values()):
+        if expire_offsets(core, group) and group.state is GroupState.EMPTY:
+            delete_group(core, group, "retention")
+    if core.groups:
+        core.timers.schedule(RETENTION_KEY, core.now + core.config.offsets_retention_check_interval_ms)
