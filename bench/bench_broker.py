@@ -1,0 +1,256 @@
+"""Broker benchmark (issue 4): how fast kafka-emu starts, and how fast a consumer group settles.
+
+Run with ``make bench`` (or ``.venv/bin/python bench/bench_broker.py``). Not a test: it prints a
+table and ratios, and always exits 0; a missed target is printed as "target missed".
+
+1. In-process start: ``run_in_thread(make_config())`` entered, then a raw TCP socket sends an
+   ApiVersions v0 request and reads the answer. Median over 30 starts; target < 10 ms.
+2. CLI start: ``python -m kafka_emu serve --port 0`` as a subprocess, read the address it prints,
+   then the same ApiVersions round trip. Median over 5 starts; target < 300 ms. A bare
+   ``python -c pass`` start is printed beside it for scale. The CLI is timed with a warm bytecode
+   cache (in a temporary PYTHONPYCACHEPREFIX, as an installed package has), and once more without
+   one for information: this environment sets PYTHONDONTWRITEBYTECODE.
+3. Consumer group, against kafka-emu and against librdkafka's own mock cluster started here (the
+   peer; see _mock_cluster.py), same settings on both (heartbeat.interval.ms=500,
+   session.timeout.ms=6000, initial rebalance delay 0 as kafka-emu's default):
+   * join:  three confluent-kafka consumers subscribe -> each owns >= 1 partition, together all
+   * leave: one consumer closes -> the two survivors own all partitions
+   Target: each phase under 1 s on kafka-emu and >= 10x faster than the mock. Every wait is
+   bounded (30 s per phase).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+
+from confluent_kafka import Consumer
+
+from kafka_emu.protocol.headers import encode_request
+from kafka_emu.protocol.messages.api_versions import API as API_VERSIONS
+from kafka_emu.testing import make_config, run_in_thread
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from _mock_cluster import MockCluster  # noqa: E402
+
+TARGET_INPROCESS_MS = 10.0
+TARGET_CLI_MS = 300.0
+TARGET_PHASE_S = 1.0
+TARGET_GROUP_RATIO = 10.0
+PHASE_LIMIT_S = 30.0
+PARTITIONS = 6
+
+_API_VERSIONS_V0 = encode_request(API_VERSIONS, 0, 1, "bench", API_VERSIONS.request())
+
+
+def _verdict(ok: bool) -> str:
+    return "ok" if ok else "target missed"
+
+
+def api_versions_roundtrip(host: str, port: int) -> None:
+    """One ApiVersions v0 over a fresh socket; raises unless the answer is a success."""
+    with socket.create_connection((host, port), timeout=5) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.sendall(_API_VERSIONS_V0)
+        buf = b""
+        while len(buf) < 4 or len(buf) < 4 + int.from_bytes(buf[:4], "big"):
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("connection closed before the ApiVersions answer")
+            buf += chunk
+    correlation_id = int.from_bytes(buf[4:8], "big")
+    error_code = int.from_bytes(buf[8:10], "big", signed=True)
+    if correlation_id != 1 or error_code != 0:
+        raise RuntimeError(f"ApiVersions answered correlation {correlation_id}, error {error_code}")
+
+
+# -- 1 and 2: start-up --------------------------------------------------------------------------
+
+def in_process_start_ms(starts: int) -> list[float]:
+    times = []
+    for _ in range(starts):
+        t0 = time.perf_counter()
+        with run_in_thread(make_config()) as emu:
+            api_versions_roundtrip(emu.host, emu.port)
+            times.append((time.perf_counter() - t0) * 1000)
+    return times
+
+
+def _env(pycache: str | None) -> dict[str, str]:
+    """The environment for a child Python: with a bytecode cache in ``pycache``, or none at all."""
+    env = dict(os.environ)
+    if pycache is None:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:  # a private cache dir, so nothing is written into the checkout
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = pycache
+    return env
+
+
+def cli_start_ms(starts: int, pycache: str | None) -> list[float]:
+    env = _env(pycache)
+    if pycache is not None:  # fill the cache once, as installing the package would
+        subprocess.run([sys.executable, "-c", "import kafka_emu.cli, kafka_emu.broker.server; "
+                        "kafka_emu.cli.build_parser()"], env=env, check=True)
+    times = []
+    for _ in range(starts):
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "kafka_emu", "serve", "--port", "0",
+                                 "--log-level", "WARNING"], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            line = proc.stdout.readline().strip()
+            host, _, port = line.rpartition(":")
+            api_versions_roundtrip(host, int(port))
+            times.append((time.perf_counter() - t0) * 1000)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+    return times
+
+
+def bare_python_ms(starts: int, pycache: str) -> list[float]:
+    env = _env(pycache)
+    times = []
+    for _ in range(starts):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+        times.append((time.perf_counter() - t0) * 1000)
+    return times
+
+
+# -- 3: consumer group ------------------------------------------------------------------------
+
+class Tracked:
+    """A consumer that records its current assignment through the rebalance callbacks."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str, index: int) -> None:
+        self.owned: set[int] = set()
+        self.consumer = Consumer({
+            "bootstrap.servers": bootstrap, "group.id": group, "client.id": f"bench-{index}",
+            "heartbeat.interval.ms": 500, "session.timeout.ms": 6000,
+            "auto.offset.reset": "earliest", "enable.auto.commit": False, "log_level": 3,
+        })
+        self.consumer.subscribe([topic], on_assign=self._assign, on_revoke=self._revoke)
+
+    def _assign(self, consumer, partitions) -> None:
+        self.owned = {p.partition for p in partitions}
+
+    def _revoke(self, consumer, partitions) -> None:
+        self.owned = set()
+
+
+def _settled(members: list[Tracked]) -> bool:
+    owned = [m.owned for m in members]
+    union = set().union(*owned)
+    return (all(owned) and union == set(range(PARTITIONS))
+            and sum(len(o) for o in owned) == PARTITIONS)
+
+
+def _wait_until(cond: Callable[[], bool], members: list[Tracked]) -> float | None:
+    """Poll every member round-robin until cond() holds; seconds taken, None past the limit."""
+    t0 = time.perf_counter()
+    while not cond():
+        if time.perf_counter() - t0 > PHASE_LIMIT_S:
+            return None
+        for m in members:
+            m.consumer.poll(0.005)
+    return time.perf_counter() - t0
+
+
+def group_phases(bootstrap: str, topic: str) -> tuple[float | None, float | None]:
+    group = f"bench-{uuid.uuid4().hex[:8]}"
+    t0 = time.perf_counter()
+    members = [Tracked(bootstrap, group, topic, i) for i in range(3)]
+    try:
+        waited = _wait_until(lambda: _settled(members), members)
+        join = None if waited is None else time.perf_counter() - t0
+        leave = None
+        if join is not None:
+            t1 = time.perf_counter()
+            members[0].consumer.close()
+            survivors = members[1:]
+            members = survivors
+            waited = _wait_until(lambda: _settled(survivors), survivors)
+            leave = None if waited is None else time.perf_counter() - t1
+        return join, leave
+    finally:
+        for m in members:
+            m.consumer.close()
+
+
+def _fmt_s(value: float | None) -> str:
+    return f"{value * 1000:.0f} ms" if value is not None else f"> {PHASE_LIMIT_S:.0f} s"
+
+
+def _median(values: list[float | None]) -> float | None:
+    """Median of the rounds; None (a timeout) if any round timed out."""
+    return None if any(v is None for v in values) else statistics.median(values)
+
+
+def _row(name: str, times: list[float], target: float | None = None) -> None:
+    med = statistics.median(times)
+    verdict = "" if target is None else f"{'< %g ms' % target:>10}  {_verdict(med < target)}"
+    print(f"{name:<40} {med:10.2f} {min(times):8.2f}-{max(times):<8.2f} {verdict}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--starts", type=int, default=30, help="in-process starts")
+    parser.add_argument("--cli-starts", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=2, help="group rounds per broker")
+    args = parser.parse_args()
+
+    in_process_start_ms(2)  # warm: imports, first trio.run
+    inproc = in_process_start_ms(args.starts)
+    with tempfile.TemporaryDirectory(prefix="kafka-emu-pycache-") as pycache:
+        cli = cli_start_ms(args.cli_starts, pycache)
+        bare = bare_python_ms(args.cli_starts, pycache)
+    cli_cold = cli_start_ms(args.cli_starts, None)
+    print("== start to first ApiVersions v0 answer")
+    print(f"{'case':<40} {'median ms':>10} {'min-max ms':>17} {'target':>10}")
+    _row(f"in-process run_in_thread (n={len(inproc)})", inproc, TARGET_INPROCESS_MS)
+    _row(f"CLI serve, bytecode cached (n={len(cli)})", cli, TARGET_CLI_MS)
+    _row("CLI serve, no bytecode cache (info)", cli_cold)
+    _row("(scale: python -c pass)", bare)
+
+    topic = "bench-group"
+    emu_rounds, mock_rounds = [], []
+    with run_in_thread(make_config(topics={topic: PARTITIONS})) as emu:
+        for _ in range(args.rounds):
+            emu_rounds.append(group_phases(emu.bootstrap_servers, topic))
+    # initial rebalance delay 0 on the mock too (its default is 3000 ms), as kafka-emu's default.
+    with MockCluster(brokers=1, topics={topic: PARTITIONS}, initial_rebalance_delay_ms=0) as mock:
+        for _ in range(args.rounds):
+            mock_rounds.append(group_phases(mock.bootstrap_servers, topic))
+        version = mock.version
+    print()
+    print(f"== consumer group: 3 confluent-kafka consumers, {PARTITIONS} partitions, heartbeat "
+          f"500 ms, session 6000 ms; peer: librdkafka {version} mock cluster; "
+          f"median of {args.rounds} rounds")
+    print(f"{'phase':<40} {'kafka-emu':>10} {'mock':>10} {'mock/emu':>9}  targets: emu < 1 s, "
+          f">= {TARGET_GROUP_RATIO:g}x")
+    for i, name in enumerate(("join: 3 subscribe -> all assigned",
+                              "leave: 1 closes -> survivors own all")):
+        e = _median([r[i] for r in emu_rounds])
+        m = _median([r[i] for r in mock_rounds])
+        ratio = (m / e) if (e and m) else None
+        ratio_text = f"{ratio:8.1f}x" if ratio else "      n/a"
+        under = e is not None and e < TARGET_PHASE_S
+        fast = ratio is not None and ratio >= TARGET_GROUP_RATIO
+        rounds = " ".join(f"{_fmt_s(r[i])}" for r in emu_rounds)
+        print(f"{name:<40} {_fmt_s(e):>10} {_fmt_s(m):>10} {ratio_text}  "
+              f"< 1 s: {_verdict(under)}; >= 10x: {_verdict(fast)}  (emu rounds: {rounds})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
