@@ -94,8 +94,10 @@ async def _process(broker: Broker, conn: ConnectionInfo, frame: bytes) -> bytes 
     header, reader = decode_request_header(frame, request_header_version(api, version))
     request = read_from(api.request, version, reader)
     if reader.pos != reader.end:
-        raise DecodeError(f"{reader.end - reader.pos} trailing bytes", offset=reader.pos,
-                          api=api.request.__name__, version=version)
+        # Kafka's request parser ignores bytes after the body, and real clients rely on it:
+        # librdkafka 2.16 sends Metadata v13 with three extra bytes (list_topics()).
+        log.debug("%s: ignoring %d bytes after %s v%d", conn.peer, reader.end - reader.pos,
+                  api.name, version)
     ctx = RequestContext(broker=broker, api=api, version=version, correlation_id=correlation_id,
                          client_id=header.client_id or "", connection=conn,
                          request_id=broker.new_request_id())

@@ -1,0 +1,86 @@
+"""kafka-python 3.x consumer groups against kafka-emu: assignment, rebalance on close, static
+membership across a restart (issue 4)."""
+
+from __future__ import annotations
+
+from kafka import KafkaConsumer
+
+from kafka_emu.coordinator import GenerationChanged
+
+from .helpers import (HEARTBEAT_MS, SESSION_TIMEOUT_MS, assert_disjoint_cover,
+                      described_assignments, poll_concurrently, stable_assignment, wait_until)
+
+PARTITIONS = 6
+
+
+def make_consumer(emu, group_id: str, topic: str, **extra) -> KafkaConsumer:
+    consumer = KafkaConsumer(
+        bootstrap_servers=emu.bootstrap_servers, group_id=group_id,
+        session_timeout_ms=SESSION_TIMEOUT_MS, heartbeat_interval_ms=HEARTBEAT_MS,
+        auto_offset_reset="earliest", metadata_max_age_ms=1000, **extra)
+    # known metadata before the first JoinGroup, so a leader never assigns from nothing
+    wait_until(lambda: consumer.partitions_for_topic(topic), message=f"metadata for {topic}")
+    consumer.subscribe([topic])
+    return consumer
+
+
+def poll_all(consumers) -> None:
+    poll_concurrently(consumers, 20)
+
+
+def client_assignments(consumers) -> list[set[tuple[str, int]]]:
+    return [{(tp.topic, tp.partition) for tp in c.assignment()} for c in consumers]
+
+
+def wait_for_split(emu, consumers, group_id, topic, partitions=PARTITIONS):
+    def settled():
+        mine = client_assignments(consumers)
+        if not all(mine) or sum(len(a) for a in mine) != partitions:
+            return None
+        broker = stable_assignment(emu, group_id, len(consumers))
+        if broker is None or sorted(map(sorted, broker.values())) != sorted(map(sorted, mine)):
+            return None
+        return mine
+    return wait_until(settled, tick=lambda: poll_all(consumers), timeout=30,
+                      message=f"{len(consumers)} kafka-python consumers to share {topic}")
+
+
+def generations(events, group_id):
+    return [e.generation for e in events if isinstance(e, GenerationChanged) and e.group_id == group_id]
+
+
+def test_three_consumers_split_partitions_then_one_leaves(kafka_emu_factory, topic_name, group_id):
+    emu = kafka_emu_factory(topics={topic_name: PARTITIONS})
+    consumers = [make_consumer(emu, group_id, topic_name) for _ in range(3)]
+    try:
+        mine = wait_for_split(emu, consumers, group_id, topic_name)
+        assert_disjoint_cover(mine, topic_name, PARTITIONS)
+        assert_disjoint_cover(described_assignments(emu, group_id).values(), topic_name, PARTITIONS)
+
+        consumers.pop().close()
+        mine = wait_for_split(emu, consumers, group_id, topic_name)
+        assert_disjoint_cover(mine, topic_name, PARTITIONS)
+        assert_disjoint_cover(described_assignments(emu, group_id).values(), topic_name, PARTITIONS)
+    finally:
+        for c in consumers:
+            c.close()
+
+
+def test_static_member_restart_keeps_generation(kafka_emu_factory, topic_name, group_id):
+    events = []
+    emu = kafka_emu_factory(topics={topic_name: PARTITIONS}, observer=events.append)
+    consumers = [make_consumer(emu, group_id, topic_name, group_instance_id=f"static-{i}")
+                 for i in range(3)]
+    try:
+        before = wait_for_split(emu, consumers, group_id, topic_name)
+        generation = generations(events, group_id)[-1]
+
+        consumers.pop().close()  # static: no LeaveGroup
+        consumers.append(make_consumer(emu, group_id, topic_name, group_instance_id="static-2"))
+        after = wait_for_split(emu, consumers, group_id, topic_name)
+        assert after == before
+        assert generations(events, group_id)[-1] == generation, generations(events, group_id)
+        assert emu.describe_group(group_id).state == "Stable"
+    finally:
+        for c in consumers:
+            c.close()
