@@ -236,3 +236,80 @@ def bytes_codec(read_len, write_len, nullable: bool):
         out += value
 
     return write, read
+
+
+# --- position-based readers and tagged-field sections (used by the codec's generated code) ---
+# These take (buf, pos, end) and return (value, new pos), the calling convention of the code
+# the codec generates, which keeps its position in a local rather than in a Reader.
+
+def uvarint_at(buf: bytes, pos: int, end: int, max_bytes: int = 5) -> tuple[int, int]:
+    result = shift = 0
+    start = pos
+    for _ in range(max_bytes):
+        if pos >= end:
+            raise DecodeError("truncated varint", offset=pos)
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, pos
+        shift += 7
+    raise DecodeError(f"varint longer than {max_bytes} bytes", offset=start)
+
+
+def varint_at(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    n, pos = uvarint_at(buf, pos, end, 5)
+    n &= 0xFFFFFFFF
+    return (n >> 1) ^ -(n & 1), pos
+
+
+def varlong_at(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    n, pos = uvarint_at(buf, pos, end, 10)
+    n &= 0xFFFFFFFFFFFFFFFF
+    return (n >> 1) ^ -(n & 1), pos
+
+
+def read_tag_section(buf: bytes, pos: int, end: int, readers: dict, store) -> int:
+    """A tagged-field section: unsigned varint count, then per field its tag, its size and its
+    value, tags strictly ascending. ``readers`` maps a known tag to (name, read_at); each value
+    is parsed from exactly its own bytes and handed to ``store(name, value)``. Unknown tags are
+    skipped, as Kafka does. Returns the position after the section."""
+    count, pos = uvarint_at(buf, pos, end)
+    last = -1
+    for _ in range(count):
+        start = pos
+        tag, pos = uvarint_at(buf, pos, end)
+        if tag <= last:
+            raise DecodeError(f"tag {tag} out of order after {last}", offset=start)
+        last = tag
+        size, pos = uvarint_at(buf, pos, end)
+        stop = pos + size
+        if stop > end:
+            raise DecodeError(f"tagged field {tag} of {size} bytes overruns", offset=start)
+        known = readers.get(tag)
+        if known is not None:
+            name, read_at = known
+            value, after = read_at(buf[pos:stop], 0, size)
+            if after != size:
+                raise DecodeError(f"tagged field {tag} of {size} bytes holds a value of "
+                                  f"{after}", offset=pos)
+            store(name, value)
+        pos = stop
+    return pos
+
+
+def write_tag_section(out: bytearray, obj, writers: tuple) -> None:
+    """The tagged fields of ``obj`` whose value differs from the default, in ascending tag
+    order; ``writers`` holds (tag, attribute, default, write) sorted by tag."""
+    present = []
+    for tag, name, default, write in writers:
+        value = getattr(obj, name)
+        if value != default:
+            present.append((tag, write, value))
+    write_uvarint(out, len(present))
+    for tag, write, value in present:
+        body = bytearray()
+        write(body, value)
+        write_uvarint(out, tag)
+        write_uvarint(out, len(body))
+        out += body
