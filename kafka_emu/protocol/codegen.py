@@ -1,0 +1,599 @@
+"""Compiling declarations into encoders and decoders: the one interpreter of the schema.
+
+A :class:`Plan` is compiled once per (class, version, flexible): the fields present in that
+version in wire order, the tagged fields, and the absent fields with their defaults. Flexible
+versions switch strings, bytes and arrays to their compact forms and add a tagged-field section
+to every struct (Kafka's JSON-spec rules, reference section 1.4). Nothing here knows any
+particular message; ``codec.py`` holds the entry points and the error mapping.
+Theory of operation. Each plan is compiled once to Python functions generated as source text
+from its field list and ``exec``-ed (the technique of Kafka's own message generator and of
+kafka-python; it makes this codec several times faster than calling a closure per field):
+
+* ``write(out: bytearray, obj)`` appends the encoding of ``obj``;
+* ``read_at(buf: bytes, pos, end) -> (obj, pos)`` parses one struct starting at ``pos``;
+* ``read_all(buf) -> obj`` parses a whole body and rejects trailing bytes.
+
+The ``_emit_*`` functions below are the one interpreter of the declarations: they know the wire
+types and emit, per field type, the same few lines whatever the message; nothing is written per
+API. Nested structs are inlined into their parent's functions; consecutive fixed-width fields
+(and a classic length prefix after them) share one ``struct`` call; tagged fields go through two
+shared helpers (rare on the wire). Reading relies on ``end == len(buf)``: a fixed-width read past
+the end raises struct.error or IndexError, which the entry points turn into DecodeError; slices,
+which would silently come out short, are caught by the final position check; an array count is
+checked against the least its elements can take before any element is built, so a count of
+2^31-1 fails at once. Decoded instances are filled in a mutable twin of the frozen class and
+then given their real class (see ``_builder``). Each generated line is recorded against the
+field it serves (``LINE_FIELDS``, used by codec.py to name the failing field; the source also
+goes to ``linecache`` so tracebacks show it); ``Plan.source`` shows what was generated.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import linecache
+import struct
+import uuid
+from typing import Any
+
+import attrs
+
+from . import primitives as p
+from .errors import DecodeError, EncodeError
+from .schema import (BOOL, BYTES, FLOAT64, INT8, INT16, INT32, INT64, RECORDS, STRING, UINT16,
+                     UINT32, UUID, VARINT, VARLONG, Array, FieldSpec, fields_of)
+
+# struct format character and size of every fixed-width type
+_FIXED = {INT8: "b", INT16: "h", UINT16: "H", INT32: "i", UINT32: "I", INT64: "q",
+          FLOAT64: "d", BOOL: "?", UUID: "16s"}
+_FIXED_SIZE = {t: struct.calcsize(">" + c) for t, c in _FIXED.items()}
+
+# --- helpers the generated code calls (the wire-level ones are in primitives) --------------
+
+def overrun(pos: int, end: int) -> DecodeError:
+    if pos > end:
+        return DecodeError(f"truncated: the data ends {pos - end} bytes before the message "
+                           f"does", offset=end)
+    return DecodeError(f"{end - pos} trailing bytes", offset=pos)
+
+
+def _bad_length(n: int, pos: int, what: str) -> DecodeError:
+    if n == -1:
+        return DecodeError(f"null {what} where the version forbids null", offset=pos)
+    return DecodeError(f"negative {what} length {n}", offset=pos)
+
+
+def _too_many(n: int, pos: int, end: int) -> DecodeError:
+    return DecodeError(f"array of {n} elements cannot fit in {end - pos} bytes", offset=pos)
+
+
+# --- the generator -------------------------------------------------------------------------
+
+class _Source:
+    """One generated module: lines of source, and which field each line serves."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.lines: list[str] = []
+        self.fields: list[str | None] = []
+        self.globs: dict[str, Any] = {
+            "_EE": EncodeError, "_overrun": overrun, "_uv": p.uvarint_at,
+            "_bad": _bad_length, "_many": _too_many, "_UUID": uuid.UUID,
+            "_wuv": p.write_uvarint, "_pack": struct.pack, "_unpack_from": struct.unpack_from,
+            "_read_tags": p.read_tag_section, "_write_tags": p.write_tag_section}
+        self._n = 0
+
+    def emit(self, indent: int, text: str, field: str | None = None) -> None:
+        self.lines.append("    " * indent + text)
+        self.fields.append(field)
+
+    def var(self, prefix: str = "v") -> str:
+        self._n += 1
+        return f"{prefix}{self._n}"
+
+    def const(self, value: Any, prefix: str = "_k") -> str:
+        name = self.var(prefix)
+        self.globs[name] = value
+        return name
+
+    def compile(self) -> dict[str, Any]:
+        text = "\n".join(self.lines) + "\n"
+        filename = f"<kafka_emu.codec {self.name} #{next(_COMPILED)}>"
+        exec(compile(text, filename, "exec"), self.globs)  # noqa: S102 - from declarations
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        LINE_FIELDS[filename] = self.fields
+        return self.globs
+
+
+LINE_FIELDS: dict[str, list[str | None]] = {}
+_COMPILED = itertools.count(1)
+
+
+_SHORT = 33  # arrays of fixed-width values shorter than this use a precompiled Struct
+
+
+@functools.cache
+def _array_structs(char: str, method: str) -> tuple:
+    return tuple(getattr(struct.Struct(f">{n}{char}"), method) for n in range(_SHORT))
+
+
+def _min_size(type_: Any, version: int, flexible: bool, nullable: bool) -> int:
+    """The fewest bytes a value of this type can take (bounds array counts before reading)."""
+    if type_ in _FIXED_SIZE:
+        return _FIXED_SIZE[type_]
+    if type_ is VARINT or type_ is VARLONG:
+        return 1
+    if type_ is STRING:
+        return 1 if flexible else 2
+    if type_ is BYTES or type_ is RECORDS or isinstance(type_, Array):
+        return 1 if flexible else 4
+    if isinstance(type_, type):
+        return 1 if nullable else max(plan_for(type_, version, flexible).min_size, 1)
+    raise TypeError(f"unknown wire type {type_!r}")
+
+
+def _classic_prefix(t: Any, flexible: bool) -> Any:
+    """The fixed-width length prefix of a variable-size type in a non-flexible version."""
+    if flexible:
+        return None
+    if t is STRING:
+        return INT16
+    if t is BYTES or t is RECORDS or isinstance(t, Array):
+        return INT32
+    return None
+
+
+# -- reading --------------------------------------------------------------------------------
+# Generated read code works on the locals ``buf`` (bytes), ``pos`` and ``end`` == len(buf).
+
+def _emit_fixed_read(src: _Source, ind: int, items: list[tuple[Any, str, str | None]]) -> None:
+    """Consecutive fixed-width values (fields, and classic length prefixes before them) come
+    out of one unpack call; past the end it raises struct.error, which becomes DecodeError."""
+    fmt = ">" + "".join(_FIXED[t] for t, _, _ in items)
+    field = ",".join(dict.fromkeys(f for _, _, f in items if f)) or None
+    unpack = src.const(struct.Struct(fmt).unpack_from, "_up")
+    src.emit(ind, f"{', '.join(v for _, v, _ in items)}, = {unpack}(buf, pos)", field)
+    src.emit(ind, f"pos += {struct.calcsize(fmt)}", field)
+    for t, v, f in items:
+        if t is UUID:
+            src.emit(ind, f"{v} = _UUID(bytes={v})", f)
+
+
+def _emit_read(src: _Source, ind: int, t: Any, version: int, flexible: bool, nullable: bool,
+               dst: str, field: str | None) -> None:
+    """Lines that read one value of type ``t`` into ``dst`` (a local or an attribute)."""
+    prefix = _classic_prefix(t, flexible)
+    if t in _FIXED:
+        _emit_fixed_read(src, ind, [(t, dst, field)])
+    elif prefix is not None:
+        n = src.var("n")
+        _emit_fixed_read(src, ind, [(prefix, n, field)])
+        _emit_body_read(src, ind, t, version, flexible, nullable, n, dst, field)
+    elif t is VARINT or t is VARLONG:
+        fn = src.const(p.varint_at if t is VARINT else p.varlong_at, "_rv")
+        src.emit(ind, f"{dst}, pos = {fn}(buf, pos, end)", field)
+    elif t is STRING or t is BYTES or t is RECORDS or isinstance(t, Array):
+        # An unsigned varint N+1 (0 = null), nearly always one byte. ``n`` keeps N+1 and
+        # ``pos`` is left on the varint's last byte, so the data is buf[pos + 1:pos + n].
+        n = src.var("n")
+        src.emit(ind, f"{n} = buf[pos]", field)
+        src.emit(ind, f"if {n} > 127: {n}, pos = _uv(buf, pos, end); pos -= 1", field)
+        _emit_body_read(src, ind, t, version, flexible, nullable, n, dst, field)
+    elif isinstance(t, type):
+        plan = plan_for(t, version, flexible)
+        o = dst if dst.isidentifier() else src.var("o")
+        if nullable:
+            # Kafka writes a nullable struct as an int8 marker (-1 null, 1 present) first.
+            src.emit(ind, "if buf[pos] >= 128:", field)
+            src.emit(ind + 1, f"{o} = None", field)
+            src.emit(ind + 1, "pos += 1", field)
+            src.emit(ind, "else:", field)
+            src.emit(ind + 1, "pos += 1", field)
+            _emit_struct_read(src, ind + 1, plan, o, f"{field}.")
+        else:
+            _emit_struct_read(src, ind, plan, o, f"{field}.")
+        if o != dst:
+            src.emit(ind, f"{dst} = {o}", field)
+    else:
+        raise TypeError(f"unknown wire type {t!r}")
+
+
+def _emit_body_read(src: _Source, ind: int, t: Any, version: int, flexible: bool,
+                    nullable: bool, n: str, dst: str, field: str | None) -> None:
+    """What follows a length already read into ``n``: a string, bytes or an array.
+
+    Classic (non-flexible): ``n`` is the length, -1 for null, data at ``pos``. Compact: see
+    ``_emit_read``."""
+    nullable = nullable or t is RECORDS
+    what = "string" if t is STRING else "array" if isinstance(t, Array) else "bytes"
+    if flexible:
+        src.emit(ind, f"if not {n}:", field)
+        if nullable:
+            src.emit(ind + 1, f"{dst} = None", field)
+            src.emit(ind + 1, "pos += 1", field)
+        else:
+            src.emit(ind + 1, f"raise _bad(-1, pos, {what!r})", field)
+        src.emit(ind, "else:", field)
+        ind += 1
+        if isinstance(t, Array):
+            src.emit(ind, f"{n} -= 1", field)
+            src.emit(ind, "pos += 1", field)
+        else:
+            e = src.var("e")
+            src.emit(ind, f"{e} = pos + {n}", field)
+            src.emit(ind, f"{dst} = buf[pos + 1:{e}]{'.decode()' if t is STRING else ''}",
+                     field)
+            src.emit(ind, f"pos = {e}", field)
+            return
+    else:
+        src.emit(ind, f"if {n} < 0:", field)
+        if nullable:
+            src.emit(ind + 1, f"if {n} != -1: raise _bad({n}, pos, {what!r})", field)
+            src.emit(ind + 1, f"{dst} = None", field)
+        else:
+            src.emit(ind + 1, f"raise _bad({n}, pos, {what!r})", field)
+        src.emit(ind, "else:", field)
+        ind += 1
+        if not isinstance(t, Array):
+            e = src.var("e")
+            src.emit(ind, f"{e} = pos + {n}", field)
+            src.emit(ind, f"{dst} = buf[pos:{e}]{'.decode()' if t is STRING else ''}", field)
+            src.emit(ind, f"pos = {e}", field)
+            return
+    el = t.element
+    least = max(_min_size(el, version, flexible, False), 1)
+    # Refuse a count the data cannot hold before building anything: a count of 2^31-1 fails
+    # here, not after a long loop.
+    src.emit(ind, f"if {n} * {least} > end - pos: raise _many({n}, pos, end)", field)
+    if el in _FIXED and el is not UUID:
+        # short arrays (replica lists, partition indexes) use a precompiled Struct per count
+        unpackers = src.const(_array_structs(_FIXED[el], "unpack_from"), "_ua")
+        src.emit(ind, f"if {n} < {_SHORT}: {dst} = [*{unpackers}[{n}](buf, pos)]", field)
+        src.emit(ind, f"else: {dst} = list(_unpack_from('>%d{_FIXED[el]}' % {n}, buf, pos))",
+                 field)
+        src.emit(ind, f"pos += {n} * {least}", field)
+        return
+    lst, item = src.var("l"), src.var("it")
+    src.emit(ind, f"{lst} = []", field)
+    src.emit(ind, f"for _ in range({n}):", field)
+    _emit_read(src, ind + 1, el, version, flexible, False, item, field)
+    src.emit(ind + 1, f"{lst}.append({item})", field)
+    src.emit(ind, f"{dst} = {lst}", field)
+
+
+def _emit_struct_read(src: _Source, ind: int, plan: "Plan", dst: str, path: str) -> None:
+    """Read every field of a struct in wire order and build the instance in the local ``dst``.
+
+    With a builder twin (see ``_builder``) the values go straight into the new instance's
+    slots, which then gets its real class; otherwise into locals, then the constructor."""
+    cls = plan.cls
+    attributes = attrs.fields(cls)
+    twin = _builder(cls)
+    local: dict[str, str] = {}
+    if twin is not None:
+        src.emit(ind, f"{dst} = {src.const(twin, '_twin')}()")
+        wire = {s.name for s, _, _ in plan.regular}
+        for a in attributes:  # defaults first: tagged values read later overwrite them
+            if a.name in wire:
+                continue
+            kind, value = _default_of(a)
+            if kind == "factory":
+                src.emit(ind, f"{dst}.{a.name} = {src.const(value, '_fac')}()")
+            elif value is None or type(value) in (bool, int) or (
+                    type(value) is str and len(value) < 40):
+                src.emit(ind, f"{dst}.{a.name} = {value!r}")
+            else:
+                src.emit(ind, f"{dst}.{a.name} = {src.const(value, '_dv')}")
+    run: list[tuple[Any, str, str]] = []
+    for spec, field_flexible, nullable in plan.regular:
+        name = path + spec.name
+        v = local[spec.name] = f"{dst}.{spec.name}" if twin is not None else src.var("f")
+        t = spec.type
+        if t in _FIXED:
+            run.append((t, v, name))
+            continue
+        prefix = _classic_prefix(t, field_flexible)
+        if prefix is not None:  # the length joins the run of fixed-width fields before it
+            n = src.var("n")
+            run.append((prefix, n, name))
+            _emit_fixed_read(src, ind, run)
+            run = []
+            _emit_body_read(src, ind, t, plan.version, field_flexible, nullable, n, v, name)
+            continue
+        if run:
+            _emit_fixed_read(src, ind, run)
+            run = []
+        _emit_read(src, ind, t, plan.version, field_flexible, nullable, v, name)
+    if run:
+        _emit_fixed_read(src, ind, run)
+    tv = None
+    if plan.flexible:
+        readers = src.const(plan.tag_readers, "_TR")
+        if twin is not None:
+            store = f"{dst}.__setattr__"
+        else:
+            tv = src.var("tv")
+            src.emit(ind, f"{tv} = {{}}")
+            store = f"{tv}.__setitem__"
+        src.emit(ind, f"if buf[pos]: pos = _read_tags(buf, pos, end, {readers}, {store})",
+                 path + "<tags>")
+        src.emit(ind, "else: pos += 1", path + "<tags>")
+    if twin is not None:
+        src.emit(ind, f"{dst}.__class__ = {src.const(cls, '_cls')}")
+        return
+    ctor = src.const(cls, "_cls")
+    kw = ", ".join(f"{a.alias}={local[a.name]}" for a in attributes if a.name in local)
+    if tv is None:
+        src.emit(ind, f"{dst} = {ctor}({kw})")
+        return
+    aliases = src.const({a.name: a.alias for a in attributes}, "_al")
+    src.emit(ind, f"{tv} = {{{aliases}[k]: x for k, x in {tv}.items()}}")
+    src.emit(ind, f"{dst} = {ctor}({kw}{', ' if kw else ''}**{tv})")
+
+
+def _default_of(a: attrs.Attribute) -> tuple[str, Any]:
+    if isinstance(a.default, attrs.Factory):
+        return ("self", a.default.factory) if a.default.takes_self else (
+            "factory", a.default.factory)
+    return ("none", None) if a.default is attrs.NOTHING else ("value", a.default)
+
+
+@functools.cache
+def _builder(cls: type) -> type | None:
+    """A mutable twin of a frozen slotted attrs class, to build decoded instances in.
+
+    The twin subclasses ``cls`` without adding slots and restores plain attribute setting, so
+    the generated code fills an instance with ordinary (fast, specialised) attribute stores and
+    then gives it its real class by ``__class__`` assignment, which CPython allows between
+    layout-compatible heap types. The result is exactly what ``cls(...)`` would have built
+    (same class, same slot values) at about half the cost of going through the frozen
+    ``__setattr__`` or the keyword-argument ``__init__``. Classes that need their ``__init__``
+    (validators, converters, post-init hooks, defaults computed from self, hidden slots such as
+    a cached hash) get None and are built by calling them.
+    """
+    attributes = attrs.fields(cls)
+    slots = {s for k in cls.__mro__ for s in k.__dict__.get("__slots__", ())}
+    if ("__attrs_post_init__" in dir(cls) or "__attrs_pre_init__" in dir(cls)
+            or "__slots__" not in cls.__dict__
+            or slots - {a.name for a in attributes} - {"__weakref__"}
+            or any(a.validator is not None or a.converter is not None or not a.init
+                   or _default_of(a)[0] in ("self", "none") for a in attributes)):
+        return None
+    twin = type(f"_Building{cls.__name__}", (cls,), {
+        "__slots__": (), "__setattr__": object.__setattr__,
+        "__delattr__": object.__delattr__, "__init__": object.__init__,
+        "__module__": __name__})
+    try:  # prove the layout is compatible before any generated code relies on it
+        probe = twin()
+        for a in attributes:
+            setattr(probe, a.name, None)
+        probe.__class__ = cls
+    except TypeError:
+        return None
+    return twin if type(probe) is cls else None
+
+
+# -- writing --------------------------------------------------------------------------------
+# Generated write code appends to the local ``out`` (a bytearray).
+
+def _emit_len_write(src: _Source, ind: int, flexible: bool, wide: bool, n: str, field) -> None:
+    if flexible:
+        src.emit(ind, f"if {n} < 127: out.append({n} + 1)", field)
+        src.emit(ind, f"else: _wuv(out, {n} + 1)", field)
+    elif wide:
+        src.emit(ind, f"out += {src.const(struct.Struct('>i').pack, '_pk')}({n})", field)
+    else:
+        src.emit(ind, f"if {n} > 32767: raise ValueError(f'string of {{{n}}} bytes is longer "
+                      f"than an int16 length allows')", field)
+        src.emit(ind, f"out += {src.const(struct.Struct('>h').pack, '_pk')}({n})", field)
+
+
+def _emit_write(src: _Source, ind: int, t: Any, version: int, flexible: bool, nullable: bool,
+                expr: str, field: str | None) -> None:
+    """Lines that append the encoding of the value ``expr`` (a local or attribute) to ``out``."""
+    null_mark = "out.append(0)" if flexible else (
+        "out += b'\\xff\\xff'" if t is STRING else "out += b'\\xff\\xff\\xff\\xff'")
+    if t in _FIXED:
+        pack = src.const(struct.Struct(">" + _FIXED[t]).pack, "_pk")
+        if t is BOOL:
+            src.emit(ind, f"if {expr}.__class__ is not bool: "
+                          f"raise ValueError('not a bool: %r' % ({expr},))", field)
+        src.emit(ind, f"out += {pack}({expr}{'.bytes' if t is UUID else ''})", field)
+    elif t is VARINT or t is VARLONG:
+        fn = src.const(p.write_varint if t is VARINT else p.write_varlong, "_wv")
+        src.emit(ind, f"{fn}(out, {expr})", field)
+    elif t is STRING or t is BYTES or t is RECORDS:
+        nullable = nullable or t is RECORDS
+        v, n = src.var("s"), src.var("n")
+        src.emit(ind, f"{v} = {expr}", field)
+        if nullable:
+            src.emit(ind, f"if {v} is None: {null_mark}", field)
+            src.emit(ind, "else:", field)
+            ind += 1
+        if t is STRING:
+            src.emit(ind, f"{v} = {v}.encode()", field)
+        src.emit(ind, f"{n} = len({v})", field)
+        _emit_len_write(src, ind, flexible, t is not STRING, n, field)
+        src.emit(ind, f"out += {v}", field)
+    elif isinstance(t, Array):
+        el = t.element
+        v, n = src.var("a"), src.var("n")
+        src.emit(ind, f"{v} = {expr}", field)
+        if nullable:
+            src.emit(ind, f"if {v} is None: {null_mark}", field)
+            src.emit(ind, "else:", field)
+            ind += 1
+        src.emit(ind, f"{n} = len({v})", field)
+        _emit_len_write(src, ind, flexible, True, n, field)
+        if el in _FIXED and el is not UUID:
+            packers = src.const(_array_structs(_FIXED[el], "pack"), "_pa")
+            src.emit(ind, f"if {n} < {_SHORT}: out += {packers}[{n}](*{v})", field)
+            src.emit(ind, f"else: out += _pack('>%d{_FIXED[el]}' % {n}, *{v})", field)
+        else:
+            item = src.var("it")
+            src.emit(ind, f"for {item} in {v}:", field)
+            _emit_write(src, ind + 1, el, version, flexible, False, item, field)
+    elif isinstance(t, type):
+        plan = plan_for(t, version, flexible)
+        if nullable:
+            v = src.var("o")
+            src.emit(ind, f"{v} = {expr}", field)
+            src.emit(ind, f"if {v} is None: out.append(255)", field)
+            src.emit(ind, "else:", field)
+            src.emit(ind + 1, "out.append(1)", field)
+            _emit_struct_write(src, ind + 1, plan, v, f"{field}.")
+        else:
+            _emit_struct_write(src, ind, plan, expr, f"{field}.")
+    else:
+        raise TypeError(f"unknown wire type {t!r}")
+
+
+def _emit_struct_write(src: _Source, ind: int, plan: "Plan", expr: str, path: str) -> None:
+    """Write every field of a struct in wire order; fixed-width runs share one pack call."""
+    if not expr.isidentifier():
+        o = src.var("o")
+        src.emit(ind, f"{o} = {expr}", path or None)
+        expr = o
+    run: list[FieldSpec] = []
+
+    def flush() -> None:
+        if run:
+            for s in run:  # struct's "?" would take any object's truth value
+                if s.type is BOOL:
+                    src.emit(ind, f"if {expr}.{s.name}.__class__ is not bool: "
+                                  f"raise ValueError('not a bool: %r' % ({expr}.{s.name},))",
+                             path + s.name)
+            fmt = ">" + "".join(_FIXED[s.type] for s in run)
+            pack = src.const(struct.Struct(fmt).pack, "_pk")
+            args = ", ".join(f"{expr}.{s.name}{'.bytes' if s.type is UUID else ''}"
+                             for s in run)
+            src.emit(ind, f"out += {pack}({args})", ",".join(path + s.name for s in run))
+            run.clear()
+
+    for spec, field_flexible, nullable in plan.regular:
+        if spec.type in _FIXED:
+            run.append(spec)
+            continue
+        flush()
+        _emit_write(src, ind, spec.type, plan.version, field_flexible, nullable,
+                    f"{expr}.{spec.name}", path + spec.name)
+    flush()
+    for spec in plan.absent:
+        dflt = src.const(_default_value(spec), "_d")
+        why = src.const(f"{plan.cls.__name__}.{spec.name} does not exist in v{plan.version} "
+                        f"and is not ignorable, but is set", "_why")
+        src.emit(ind, f"if {expr}.{spec.name} != {dflt}: raise _EE({why})", path + spec.name)
+    if plan.flexible:
+        if plan.tag_writers:
+            writers = src.const(plan.tag_writers, "_TW")
+            src.emit(ind, f"_write_tags(out, {expr}, {writers})", path + "<tags>")
+        else:
+            src.emit(ind, "out.append(0)", path + "<tags>")
+
+
+def _standalone(name: str, t: Any, version: int, flexible: bool, nullable: bool):
+    """A (write, read_at) pair for one tagged field's value."""
+    src = _Source(name)
+    src.emit(0, "def write(out, value):")
+    _emit_write(src, 1, t, version, flexible, nullable, "value", "value")
+    src.emit(0, "def read_at(buf, pos, end):")
+    _emit_read(src, 1, t, version, flexible, nullable, "value", "value")
+    src.emit(1, "return value, pos")
+    g = src.compile()
+    return g["write"], g["read_at"]
+
+
+class Plan:
+    """The compiled encoder/decoder of one struct class at one version.
+
+    ``regular`` holds (spec, flexible for this field, nullable) for the fields on the wire, in
+    order; ``tagged`` maps tag -> spec; ``absent`` are the non-ignorable fields this version
+    lacks (writing one with a non-default value is an EncodeError).
+
+    Entry points: ``write(out, obj)``; ``read(reader)``; ``read_all(buf)`` for a whole body;
+    ``read_at(buf, pos, end)``, which requires ``end == len(buf)`` and may return a position
+    past the end on truncated data (callers check, as ``read`` does). DecodeError is only
+    guaranteed through ``decode``/``read_from``, which also convert the struct.error,
+    IndexError and UnicodeDecodeError the generated code lets through.
+    """
+
+    def __init__(self, cls: type, version: int, flexible: bool) -> None:
+        self.cls = cls
+        self.version = version
+        self.flexible = flexible
+        regular: list[tuple[FieldSpec, bool, bool]] = []
+        tagged: dict[int, FieldSpec] = {}
+        absent: list[FieldSpec] = []
+        min_size = 1 if flexible else 0
+        for spec in fields_of(cls):
+            field_flexible = flexible and (spec.flexible is None or version in spec.flexible)
+            nullable = version in spec.nullable
+            if spec.tag is not None:
+                if flexible and version in spec.tagged and version in spec.versions:
+                    tagged[spec.tag] = spec
+                else:
+                    absent.append(spec)
+            elif version in spec.versions:
+                regular.append((spec, field_flexible, nullable))
+                min_size += _min_size(spec.type, version, field_flexible, nullable)
+            else:
+                absent.append(spec)
+        self.regular = tuple(regular)
+        self.fields = tuple(s for s, _, _ in regular)
+        self.tagged = dict(sorted(tagged.items()))
+        self.absent = tuple(s for s in absent if not s.ignorable)
+        self.min_size = min_size
+        self.tag_readers: dict[int, tuple[str, Any]] = {}
+        writers = []
+        for tag, spec in self.tagged.items():
+            w, r = _standalone(f"{cls.__name__}.{spec.name} v{version} tag {tag}", spec.type,
+                               version, flexible, version in spec.nullable)
+            self.tag_readers[tag] = (spec.name, r)
+            writers.append((tag, spec.name, _default_value(spec), w))
+        self.tag_writers = tuple(writers)
+
+        src = _Source(f"{cls.__name__} v{version}{' flexible' if flexible else ''}")
+        src.emit(0, "def write(out, obj):")
+        _emit_struct_write(src, 1, self, "obj", "")
+        src.emit(1, "return None")
+        src.emit(0, "def read_at(buf, pos, end):")
+        _emit_struct_read(src, 1, self, "obj", "")
+        src.emit(1, "return obj, pos")
+        # the same body again for a whole top-level body: no (obj, pos) tuple, trailing check
+        src.emit(0, "def read_all(buf):")
+        src.emit(1, "pos = 0")
+        src.emit(1, "end = len(buf)")
+        _emit_struct_read(src, 1, self, "obj", "")
+        src.emit(1, "if pos != end: raise _overrun(pos, end)")
+        src.emit(1, "return obj")
+        g = src.compile()
+        self.write = g["write"]
+        self.read_at = g["read_at"]
+        self.read_all = g["read_all"]
+        self.source = "\n".join(src.lines)
+
+    def read(self, r: p.Reader) -> Any:
+        """Parse one struct from a Reader (headers, the broker, consumer_protocol use this)."""
+        buf = r.buf
+        if type(buf) is not bytes:
+            buf = r.buf = bytes(buf)
+        if r.end != len(buf):  # the generated code takes the end of the buffer as the end
+            buf = buf[:r.end]
+        obj, pos = self.read_at(buf, r.pos, r.end)
+        if pos > r.end:
+            raise overrun(pos, r.end)
+        r.pos = pos
+        return obj
+
+
+def _default_value(spec: FieldSpec) -> Any:
+    if spec.default is attrs.NOTHING:
+        return spec.type()
+    return spec.default
+
+
+@functools.cache
+def plan_for(cls: type, version: int, flexible: bool) -> Plan:
+    return Plan(cls, version, flexible)
+
+
