@@ -15,12 +15,14 @@ from kafka_emu.errors import ErrorCode
 
 from .commands import JoinGroup
 from .core import Core, heartbeat_key
-from .events import MemberAdded, MemberRemoved, PendingMemberAdded, RemovalReason
+from .events import MemberAdded, PendingMemberAdded, RemovalReason
 from .group import Group, Member
 from .rebalance import (
     JOIN,
     SYNC,
+    detach_member,
     drop_pending,
+    emit_removed,
     maybe_complete_join_phase,
     maybe_prepare_rebalance_or_complete_join,
     prepare_rebalance,
@@ -50,21 +52,9 @@ def handle_join(core: Core, cmd: JoinGroup) -> None:
     if not _accept_joining_member(core, group, cmd.member_id):
         # 3.9: the member (or pending id) is removed; no join-completion check follows (Kafka).
         if cmd.member_id in group.members:
-            member = group.members[cmd.member_id]
             # Only reachable in PreparingRebalance for a member that is not awaiting join, so
             # it has no parked request to answer.
-            group.remove(cmd.member_id)
-            core.cancel_heartbeat(group, cmd.member_id)
-            if core.observing:
-                core.emit(
-                    MemberRemoved(
-                        at_ms=core.now,
-                        group_id=group.group_id,
-                        member_id=member.member_id,
-                        group_instance_id=member.group_instance_id,
-                        reason=RemovalReason.GROUP_MAX_SIZE,
-                    )
-                )
+            detach_member(core, group, group.members[cmd.member_id], RemovalReason.GROUP_MAX_SIZE)
         elif cmd.member_id in group.pending_members:
             drop_pending(core, group, cmd.member_id, RemovalReason.GROUP_MAX_SIZE)
         return _fail(core, cmd, ErrorCode.GROUP_MAX_SIZE_REACHED, "")
@@ -165,16 +155,8 @@ def _replace_static_member(core: Core, group: Group, cmd: JoinGroup, old_id: str
         core.reply(old.sync_request, SYNC, gid, SyncGroupResult(error=ErrorCode.FENCED_INSTANCE_ID))
         old.sync_request = None
     core.cancel_heartbeat(group, old_id)
+    emit_removed(core, gid, old_id, old.group_instance_id, RemovalReason.REPLACED)
     if core.observing:
-        core.emit(
-            MemberRemoved(
-                at_ms=core.now,
-                group_id=gid,
-                member_id=old_id,
-                group_instance_id=old.group_instance_id,
-                reason=RemovalReason.REPLACED,
-            )
-        )
         core.emit(
             MemberAdded(
                 at_ms=core.now,

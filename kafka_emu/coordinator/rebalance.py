@@ -38,32 +38,21 @@ def detach_member(core: Core, group: Group, member: Member, reason: RemovalReaso
         member.sync_request = None
     group.remove(member.member_id)
     core.cancel_heartbeat(group, member.member_id)
-    if core.observing:
-        core.emit(
-            MemberRemoved(
-                at_ms=core.now,
-                group_id=group.group_id,
-                member_id=member.member_id,
-                group_instance_id=member.group_instance_id,
-                reason=reason,
-            )
-        )
+    emit_removed(core, group.group_id, member.member_id, member.group_instance_id, reason)
 
 
 def drop_pending(core: Core, group: Group, member_id: str, reason: RemovalReason) -> None:
     group.remove(member_id)
     core.cancel_heartbeat(group, member_id)
+    emit_removed(core, group.group_id, member_id, None, reason, pending=True)
+
+
+def emit_removed(core: Core, group_id: str, member_id: str, instance_id: str | None,
+                 reason: RemovalReason, *, pending: bool = False) -> None:
+    """The one MemberRemoved event (built only when someone observes)."""
     if core.observing:
-        core.emit(
-            MemberRemoved(
-                at_ms=core.now,
-                group_id=group.group_id,
-                member_id=member_id,
-                group_instance_id=None,
-                reason=reason,
-                pending=True,
-            )
-        )
+        core.emit(MemberRemoved(at_ms=core.now, group_id=group_id, member_id=member_id,
+                                group_instance_id=instance_id, reason=reason, pending=pending))
 
 
 # ------------------------------------------------------------------ rebalance start
