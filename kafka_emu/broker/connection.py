@@ -17,7 +17,6 @@ import time
 
 import trio
 
-from ..protocol import primitives as p
 from ..protocol.codec import read_from
 from ..protocol.errors import DecodeError
 from ..protocol.framing import FrameBuffer
@@ -76,7 +75,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
             await stream.aclose()
 
 
-async def _process(broker: Broker, conn: ConnectionInfo, frame: bytes) -> bytes | None:
+async def _process(broker: Broker, conn: ConnectionInfo, frame: bytes) -> bytearray | None:
     started = time.perf_counter()
     api_key, version, correlation_id = peek_api(frame)
     handler = HANDLERS.get(api_key)
@@ -113,5 +112,3 @@ async def _process(broker: Broker, conn: ConnectionInfo, frame: bytes) -> bytes 
         return None
     return encode_response(api, version, correlation_id, response)
 
-
-__all__ = ["serve_connection", "p"]

@@ -26,25 +26,32 @@ class FrameBuffer:
         self._need = -1  # size of the frame being collected, -1 while reading the prefix
 
     def feed(self, chunk: bytes) -> Iterator[bytes]:
-        self._buf += chunk
-        while True:
-            if self._need < 0:
-                if len(self._buf) < 4:
+        buf = self._buf
+        buf += chunk
+        pos = 0  # consumed so far; cut once at the end, not once per frame
+        try:
+            while True:
+                if self._need < 0:
+                    if len(buf) - pos < 4:
+                        return
+                    size = int.from_bytes(buf[pos:pos + 4], "big", signed=True)
+                    if size < 0:
+                        raise DecodeError(f"negative frame size {size}", offset=0)
+                    if size > self.max_frame:
+                        raise FrameTooLarge(f"frame of {size} bytes exceeds the maximum "
+                                            f"{self.max_frame}", offset=0)
+                    pos += 4
+                    self._need = size
+                end = pos + self._need
+                if len(buf) < end:
                     return
-                size = int.from_bytes(self._buf[:4], "big", signed=True)
-                if size < 0:
-                    raise DecodeError(f"negative frame size {size}", offset=0)
-                if size > self.max_frame:
-                    raise FrameTooLarge(f"frame of {size} bytes exceeds the maximum "
-                                        f"{self.max_frame}", offset=0)
-                del self._buf[:4]
-                self._need = size
-            if len(self._buf) < self._need:
-                return
-            frame = bytes(self._buf[: self._need])
-            del self._buf[: self._need]
-            self._need = -1
-            yield frame
+                with memoryview(buf) as view:
+                    frame = view[pos:end].tobytes()  # the frame's one copy
+                pos = end
+                self._need = -1
+                yield frame
+        finally:
+            del buf[:pos]
 
     @property
     def buffered(self) -> int:

@@ -68,12 +68,12 @@ def encode_request(api: Any, version: int, correlation_id: int, client_id: str |
     return bytes(out)
 
 
-def encode_response(api: Any, version: int, correlation_id: int, body: Any) -> bytes:
-    """A whole size-prefixed response frame."""
+def encode_response(api: Any, version: int, correlation_id: int, body: Any) -> bytearray:
+    """A whole size-prefixed response frame (a bytearray: sockets take it without a copy)."""
     out = bytearray(4)
     p.write_int32(out, correlation_id)
     if response_header_version(api, version) >= 1:
         out.append(0)  # empty tagged-field section
     encode_into(out, body, version)
     out[0:4] = (len(out) - 4).to_bytes(4, "big", signed=True)
-    return bytes(out)
+    return out

@@ -5,7 +5,6 @@ sees it (KafkaApis.handleSyncGroupRequest; reference 3.4 / 3.10).
 
 from __future__ import annotations
 
-from functools import partial
 
 from ... import coordinator as c
 from ...errors import ErrorCode
