@@ -12,7 +12,6 @@ the earliest deadline may have moved.
 from __future__ import annotations
 
 import itertools
-import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +21,6 @@ from ..coordinator import Coordinator
 from .clock import Clock
 from .config import BrokerConfig
 
-log = logging.getLogger("kafka_emu")
 
 
 class Pending:

@@ -1,25 +1,20 @@
-"""Wire primitives: fixed-width integers, varints, strings, bytes, uuids.
+"""Wire primitives the generated codec and the hand-written framing code share.
 
-Each primitive is a pair of functions: ``write_x(out: bytearray, value)`` and
-``read_x(r: Reader) -> value``. The codec picks the right pair per field and version once and
-caches the plan, so nothing here looks at versions. Every read checks its length against what is
-left before it allocates or slices, and reports trouble as :class:`DecodeError` with the offset.
+``Reader`` is a cursor for the few places that parse by hand (headers, the consumer protocol's
+version prefix, the admin client); ``read_int16/32`` and ``write_int16/32`` serve them. The
+varint writers and the position-based ``*_at`` readers and tag-section helpers are what the code
+``codegen.py`` generates calls. Reads check lengths before they slice and report trouble as
+:class:`DecodeError` with the offset; strings, bytes and arrays are generated inline.
 """
 
 from __future__ import annotations
 
 import struct
-import uuid
 
 from .errors import DecodeError
 
-_I8 = struct.Struct(">b")
 _I16 = struct.Struct(">h")
-_U16 = struct.Struct(">H")
 _I32 = struct.Struct(">i")
-_U32 = struct.Struct(">I")
-_I64 = struct.Struct(">q")
-_F64 = struct.Struct(">d")
 
 
 class Reader:
@@ -35,16 +30,6 @@ class Reader:
     @property
     def remaining(self) -> int:
         return self.end - self.pos
-
-    def take(self, n: int) -> bytes:
-        pos = self.pos
-        if n < 0:
-            raise DecodeError(f"negative length {n}", offset=pos)
-        end = pos + n
-        if end > self.end:
-            raise DecodeError(f"needs {n} bytes, {self.end - pos} left", offset=pos)
-        self.pos = end
-        return self.buf[pos:end]
 
 
 def _fixed(st: struct.Struct):
@@ -68,33 +53,8 @@ def _fixed(st: struct.Struct):
     return write, read
 
 
-write_int8, read_int8 = _fixed(_I8)
 write_int16, read_int16 = _fixed(_I16)
-write_uint16, read_uint16 = _fixed(_U16)
 write_int32, read_int32 = _fixed(_I32)
-write_uint32, read_uint32 = _fixed(_U32)
-write_int64, read_int64 = _fixed(_I64)
-write_float64, read_float64 = _fixed(_F64)
-
-
-def write_bool(out: bytearray, value: bool) -> None:
-    out.append(1 if value else 0)
-
-
-def read_bool(r: Reader) -> bool:
-    pos = r.pos
-    if pos >= r.end:
-        raise DecodeError("needs 1 byte for a boolean", offset=pos)
-    r.pos = pos + 1
-    return r.buf[pos] != 0
-
-
-def write_uuid(out: bytearray, value: uuid.UUID) -> None:
-    out += value.bytes
-
-
-def read_uuid(r: Reader) -> uuid.UUID:
-    return uuid.UUID(bytes=bytes(r.take(16)))
 
 
 # --- varints -------------------------------------------------------------------------------
@@ -108,134 +68,16 @@ def write_uvarint(out: bytearray, value: int) -> None:
     out.append(value)
 
 
-def _read_uvarint(r: Reader, max_bytes: int) -> int:
-    buf, pos, end = r.buf, r.pos, r.end
-    result = shift = 0
-    for i in range(max_bytes):
-        if pos >= end:
-            raise DecodeError("truncated varint", offset=pos)
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            r.pos = pos
-            return result
-        shift += 7
-    raise DecodeError(f"varint longer than {max_bytes} bytes", offset=r.pos)
-
-
-def read_uvarint(r: Reader) -> int:
-    return _read_uvarint(r, 5)
-
-
 def write_varint(out: bytearray, value: int) -> None:
     if not -(1 << 31) <= value < (1 << 31):
         raise ValueError(f"varint cannot hold {value}")
     write_uvarint(out, ((value << 1) ^ (value >> 31)) & 0xFFFFFFFF)
 
 
-def read_varint(r: Reader) -> int:
-    n = _read_uvarint(r, 5) & 0xFFFFFFFF
-    return (n >> 1) ^ -(n & 1)
-
-
 def write_varlong(out: bytearray, value: int) -> None:
     if not -(1 << 63) <= value < (1 << 63):
         raise ValueError(f"varlong cannot hold {value}")
     write_uvarint(out, ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF)
-
-
-def read_varlong(r: Reader) -> int:
-    n = _read_uvarint(r, 10) & 0xFFFFFFFFFFFFFFFF
-    return (n >> 1) ^ -(n & 1)
-
-
-# --- lengths -------------------------------------------------------------------------------
-# A length prefix is either classic (int16 for strings, int32 for bytes and arrays; -1 = null)
-# or compact (unsigned varint N+1; 0 = null). The readers return -1 for null.
-
-def read_len16(r: Reader) -> int:
-    return read_int16(r)
-
-
-def read_len32(r: Reader) -> int:
-    return read_int32(r)
-
-
-def read_compact_len(r: Reader) -> int:
-    return read_uvarint(r) - 1
-
-
-def write_len16(out: bytearray, n: int) -> None:
-    if n > 0x7FFF:
-        raise ValueError(f"string of {n} bytes is longer than an int16 length allows")
-    out += _I16.pack(n)
-
-
-def write_len32(out: bytearray, n: int) -> None:
-    out += _I32.pack(n)
-
-
-def write_compact_len(out: bytearray, n: int) -> None:
-    write_uvarint(out, n + 1)
-
-
-def _decode_utf8(raw: bytes, offset: int) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DecodeError(f"invalid UTF-8 ({exc.reason})", offset=offset) from None
-
-
-def string_codec(read_len, write_len, nullable: bool):
-    """Strings: a length prefix then UTF-8 bytes."""
-
-    def read(r: Reader):
-        start = r.pos
-        n = read_len(r)
-        if n < 0:
-            if n == -1 and nullable:
-                return None
-            raise DecodeError("null string where the version forbids null" if n == -1
-                              else f"negative string length {n}", offset=start)
-        return _decode_utf8(r.take(n), start)
-
-    def write(out: bytearray, value) -> None:
-        if value is None:
-            if not nullable:
-                raise ValueError("null string where the version forbids null")
-            write_len(out, -1)
-            return
-        raw = value.encode("utf-8")
-        write_len(out, len(raw))
-        out += raw
-
-    return write, read
-
-
-def bytes_codec(read_len, write_len, nullable: bool):
-    """Bytes and records: a length prefix then raw bytes."""
-
-    def read(r: Reader):
-        start = r.pos
-        n = read_len(r)
-        if n < 0:
-            if n == -1 and nullable:
-                return None
-            raise DecodeError("null bytes where the version forbids null" if n == -1
-                              else f"negative bytes length {n}", offset=start)
-        return bytes(r.take(n))
-
-    def write(out: bytearray, value) -> None:
-        if value is None:
-            if not nullable:
-                raise ValueError("null bytes where the version forbids null")
-            write_len(out, -1)
-            return
-        write_len(out, len(value))
-        out += value
-
-    return write, read
 
 
 # --- position-based readers and tagged-field sections (used by the codec's generated code) ---
