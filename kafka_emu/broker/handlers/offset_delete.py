@@ -11,33 +11,22 @@ from ...protocol.messages.offset_delete import (API, OffsetDeleteResponse,
                                                 OffsetDeleteResponsePartition,
                                                 OffsetDeleteResponseTopic)
 from . import Handler
+from ._common import by_topic, split_known_partitions
 
 
 def render(order, rejected, result) -> OffsetDeleteResponse:
-    if result is not None and result.error != ErrorCode.NONE:
+    if result.error != ErrorCode.NONE:
         return OffsetDeleteResponse(error_code=result.error)
     errors = dict(rejected)
-    if result is not None:
-        errors.update({(p.topic, p.partition): p.error for p in result.partitions})
-    topics: dict[str, list] = {}
-    for topic, partition in order:
-        topics.setdefault(topic, []).append(OffsetDeleteResponsePartition(
-            partition_index=partition, error_code=errors.get((topic, partition), ErrorCode.NONE)))
-    return OffsetDeleteResponse(error_code=ErrorCode.NONE, topics=[
-        OffsetDeleteResponseTopic(name=name, partitions=parts) for name, parts in topics.items()])
+    errors.update({(p.topic, p.partition): p.error for p in result.partitions})
+    return OffsetDeleteResponse(error_code=ErrorCode.NONE, topics=by_topic(
+        order, errors, OffsetDeleteResponsePartition, OffsetDeleteResponseTopic))
 
 
 async def offset_delete(ctx, request) -> OffsetDeleteResponse:
-    order, rejected, valid = [], {}, []
-    for t in request.topics:
-        for p in t.partitions:
-            order.append((t.name, p.partition_index))
-            if ctx.broker.topics.exists(t.name, p.partition_index):
-                valid.append((t.name, p.partition_index))
-            else:
-                rejected[(t.name, p.partition_index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    order, rejected, known = split_known_partitions(ctx, request.topics)
     command = c.OffsetDelete(request_id=ctx.request_id, group_id=request.group_id,
-                             partitions=tuple(valid))
+                             partitions=tuple((t.name, p.partition_index) for t, p in known))
     return await ctx.submit(command, partial(render, order, rejected))
 
 

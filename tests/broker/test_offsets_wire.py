@@ -1,0 +1,72 @@
+"""OffsetCommit / OffsetFetch / OffsetDelete through the broker's front end: unknown topics and
+partitions are refused per partition before the coordinator sees them (reference 3.16, 4.1)."""
+
+from kafka_emu.errors import ErrorCode
+from kafka_emu.protocol import BY_NAME
+from kafka_emu.protocol.messages import offset_commit as oc
+from kafka_emu.protocol.messages import offset_delete as od
+from kafka_emu.protocol.messages import offset_fetch as of
+from kafka_emu.testing.wire import WireClient
+
+COMMIT, FETCH, DELETE = BY_NAME["OffsetCommit"], BY_NAME["OffsetFetch"], BY_NAME["OffsetDelete"]
+
+
+def commit_request(group, entries):
+    topics = {}
+    for topic, partition, offset in entries:
+        topics.setdefault(topic, []).append(oc.OffsetCommitRequestPartition(
+            partition_index=partition, committed_offset=offset, committed_metadata="m"))
+    return oc.OffsetCommitRequest(group_id=group, generation_id_or_member_epoch=-1, member_id="",
+                                  topics=[oc.OffsetCommitRequestTopic(name=n, partitions=ps)
+                                          for n, ps in topics.items()])
+
+
+def errors_of(topics):
+    return {(t.name, p.partition_index): p.error_code for t in topics for p in t.partitions}
+
+
+async def test_simple_commit_refuses_unknown_partitions_and_keeps_the_rest(start_broker):
+    bound = await start_broker(topics={"t": 2})
+    client = await WireClient.connect(bound.host, bound.port)
+    resp = await client.request(COMMIT, 8, commit_request(
+        "g", [("t", 0, 5), ("t", 7, 1), ("nope", 0, 1), ("t", 1, 9)]))
+    assert errors_of(resp.topics) == {
+        ("t", 0): ErrorCode.NONE, ("t", 7): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ("nope", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ("t", 1): ErrorCode.NONE}
+    assert [t.name for t in resp.topics] == ["t", "nope"]  # request order, grouped by topic
+    fetched = await client.request(FETCH, 7, of.OffsetFetchRequest(group_id="g", topics=None))
+    offsets = {(t.name, p.partition_index): p.committed_offset
+               for t in fetched.topics for p in t.partitions}
+    assert offsets == {("t", 0): 5, ("t", 1): 9}
+
+
+async def test_commit_of_only_unknown_partitions_never_creates_the_group(start_broker):
+    bound = await start_broker(topics={"t": 1})
+    client = await WireClient.connect(bound.host, bound.port)
+    resp = await client.request(COMMIT, 8, commit_request("g", [("nope", 0, 1)]))
+    assert errors_of(resp.topics) == {("nope", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+    assert bound.broker.coordinator.group_ids() == []
+
+
+def delete_request(group, entries):
+    topics = {}
+    for topic, partition in entries:
+        topics.setdefault(topic, []).append(od.OffsetDeleteRequestPartition(
+            partition_index=partition))
+    return od.OffsetDeleteRequest(group_id=group, topics=[
+        od.OffsetDeleteRequestTopic(name=n, partitions=ps) for n, ps in topics.items()])
+
+
+async def test_offset_delete_front_end_and_group_errors(start_broker):
+    bound = await start_broker(topics={"t": 2})
+    client = await WireClient.connect(bound.host, bound.port)
+    missing = await client.request(DELETE, 0, delete_request("absent", [("t", 0)]))
+    assert missing.error_code == ErrorCode.GROUP_ID_NOT_FOUND and missing.topics == []
+    await client.request(COMMIT, 8, commit_request("g", [("t", 0, 5), ("t", 1, 6)]))
+    resp = await client.request(DELETE, 0, delete_request("g", [("t", 0), ("nope", 3)]))
+    assert resp.error_code == ErrorCode.NONE
+    assert errors_of(resp.topics) == {("t", 0): ErrorCode.NONE,
+                                      ("nope", 3): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+    fetched = await client.request(FETCH, 7, of.OffsetFetchRequest(group_id="g", topics=None))
+    assert [(t.name, p.partition_index) for t in fetched.topics for p in t.partitions] == [
+        ("t", 1)]
