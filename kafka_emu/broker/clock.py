@@ -23,3 +23,9 @@ class Clock:
     def trio_time(self, deadline_ms: int) -> float:
         """The trio clock value at which ``now_ms()`` reaches ``deadline_ms``."""
         return self._trio_start + (deadline_ms - self._epoch_start_ms) / 1000
+
+
+def stopwatch():
+    """A function giving the wall-clock milliseconds since this call (request latencies)."""
+    start = time.perf_counter()
+    return lambda: (time.perf_counter() - start) * 1000

@@ -13,7 +13,6 @@ line naming the peer and the reason. The server and other connections carry on.
 from __future__ import annotations
 
 import logging
-import time
 
 import trio
 
@@ -22,6 +21,7 @@ from ..protocol.errors import DecodeError
 from ..protocol.framing import FrameBuffer
 from ..protocol.headers import (decode_request_header, encode_response, peek_api,
                                 request_header_version)
+from .clock import stopwatch
 from .context import ConnectionInfo, RequestContext
 from .events import ConnectionClosed, RequestHandled
 from .handlers import HANDLERS
@@ -76,7 +76,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
 
 
 async def _process(broker: Broker, conn: ConnectionInfo, frame: bytes) -> bytearray | None:
-    started = time.perf_counter()
+    elapsed_ms = stopwatch() if broker.observer is not None else None
     api_key, version, correlation_id = peek_api(frame)
     handler = HANDLERS.get(api_key)
     if handler is None:
@@ -106,7 +106,7 @@ async def _process(broker: Broker, conn: ConnectionInfo, frame: bytes) -> bytear
             at_ms=broker.now_ms(), api=api.name, version=version, client_id=header.client_id,
             client_software_name=conn.client_software_name,
             client_software_version=conn.client_software_version, peer=conn.peer,
-            latency_ms=(time.perf_counter() - started) * 1000,
+            latency_ms=elapsed_ms(),
             error_code=getattr(response, "error_code", None)))
     if response is None:
         return None

@@ -73,15 +73,16 @@ def _has_error(responses) -> bool:
 
 async def fetch(ctx, request) -> FetchResponse:
     topics = ctx.broker.topics
-    deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000
-    while True:
-        arrived = topics.data_arrived  # take it before reading so no append is missed
-        responses, total = _read_all(ctx, request)
-        if total >= max(request.min_bytes, 1) or _has_error(responses) \
-                or trio.current_time() >= deadline:
-            break
-        with trio.move_on_at(deadline):
+    wanted = max(request.min_bytes, 1)
+    with trio.move_on_after(max(request.max_wait_ms, 0) / 1000) as waiting:
+        while True:
+            arrived = topics.data_arrived  # taken before reading, so no append is missed
+            responses, total = _read_all(ctx, request)
+            if total >= wanted or _has_error(responses):
+                break
             await arrived.wait()
+    if waiting.cancelled_caught:  # max_wait_ms is up: answer with whatever is there now
+        responses, _ = _read_all(ctx, request)
     return FetchResponse(error_code=ErrorCode.NONE, session_id=0, responses=responses)
 
 

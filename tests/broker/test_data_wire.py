@@ -1,0 +1,106 @@
+"""The data path over real sockets with trio's clock: long-poll Fetch, Produce, ListOffsets,
+Metadata auto-creation."""
+
+import trio
+
+from kafka_emu.errors import ErrorCode
+from kafka_emu.log.records import Record, build_batch, decode_records
+from kafka_emu.protocol import BY_NAME
+from kafka_emu.protocol.messages import fetch as f
+from kafka_emu.protocol.messages import list_offsets as lo
+from kafka_emu.protocol.messages import metadata as md
+from kafka_emu.protocol.messages import produce as pr
+from kafka_emu.protocol.messages.api_versions import ApiVersionsRequest
+from kafka_emu.testing.wire import WireClient
+
+PRODUCE, FETCH, LIST_OFFSETS = BY_NAME["Produce"], BY_NAME["Fetch"], BY_NAME["ListOffsets"]
+METADATA, API_VERSIONS = BY_NAME["Metadata"], BY_NAME["ApiVersions"]
+
+
+def produce_request(records_blob, acks=-1, topic="t", partition=0):
+    return pr.ProduceRequest(acks=acks, timeout_ms=1000, topic_data=[pr.TopicProduceData(
+        name=topic, partition_data=[pr.PartitionProduceData(index=partition,
+                                                            records=records_blob)])])
+
+
+def fetch_request(offset=0, max_wait_ms=10_000, min_bytes=1, topic="t"):
+    return f.FetchRequest(max_wait_ms=max_wait_ms, min_bytes=min_bytes, topics=[f.FetchTopic(
+        topic=topic, partitions=[f.FetchPartition(partition=0, fetch_offset=offset,
+                                                  partition_max_bytes=1 << 20)])])
+
+
+def batch(*values):
+    return build_batch([Record(value=v, key=b"k", timestamp_ms=1000 + i)
+                        for i, v in enumerate(values)])
+
+
+async def test_long_poll_fetch_returns_as_soon_as_a_produce_arrives(start_broker, autojump_clock):
+    bound = await start_broker(topics={"t": 1})
+    consumer = await WireClient.connect(bound.host, bound.port)
+    producer = await WireClient.connect(bound.host, bound.port)
+    result = {}
+
+    async def poll():
+        start = trio.current_time()
+        result["resp"] = await consumer.request(FETCH, 12, fetch_request(max_wait_ms=10_000))
+        result["waited"] = trio.current_time() - start
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(poll)
+        await trio.sleep(2)
+        produced = await producer.request(PRODUCE, 9, produce_request(batch(b"a", b"b")))
+        assert produced.responses[0].partition_responses[0].error_code == ErrorCode.NONE
+    assert 2 <= result["waited"] < 2.5  # woken by the produce, not by the 10 s timeout
+    part = result["resp"].responses[0].partitions[0]
+    assert part.high_watermark == 2
+    assert [r.value for r in decode_records(part.records)] == [b"a", b"b"]
+
+
+async def test_long_poll_fetch_without_data_waits_max_wait(start_broker, autojump_clock):
+    bound = await start_broker(topics={"t": 1})
+    client = await WireClient.connect(bound.host, bound.port)
+    start = trio.current_time()
+    resp = await client.request(FETCH, 12, fetch_request(max_wait_ms=3000))
+    assert 3 <= trio.current_time() - start < 3.5
+    part = resp.responses[0].partitions[0]
+    assert (part.error_code, part.records, part.high_watermark) == (0, b"", 0)
+
+
+async def test_fetch_out_of_range_answers_at_once(start_broker, autojump_clock):
+    bound = await start_broker(topics={"t": 1})
+    client = await WireClient.connect(bound.host, bound.port)
+    start = trio.current_time()
+    resp = await client.request(FETCH, 12, fetch_request(offset=5))
+    assert trio.current_time() - start < 0.1
+    assert resp.responses[0].partitions[0].error_code == ErrorCode.OFFSET_OUT_OF_RANGE
+
+
+async def test_produce_rejects_a_corrupt_batch_and_acks_0_gets_no_answer(start_broker):
+    bound = await start_broker(topics={"t": 1})
+    client = await WireClient.connect(bound.host, bound.port)
+    bad = bytearray(batch(b"x"))
+    bad[-1] ^= 0xFF  # flips a value bit: the CRC-32C no longer matches
+    resp = await client.request(PRODUCE, 9, produce_request(bytes(bad)))
+    assert resp.responses[0].partition_responses[0].error_code == ErrorCode.CORRUPT_MESSAGE
+    await client.send(PRODUCE, 9, produce_request(batch(b"y"), acks=0))
+    corr = await client.send(API_VERSIONS, 0, ApiVersionsRequest())
+    assert (await client.receive(API_VERSIONS, 0, corr)).error_code == 0  # next answer is this
+    offsets = await client.request(LIST_OFFSETS, 7, lo.ListOffsetsRequest(
+        replica_id=-1, topics=[lo.ListOffsetsTopic(name="t", partitions=[
+            lo.ListOffsetsPartition(partition_index=0, timestamp=-1),
+        ])]))
+    assert offsets.topics[0].partitions[0].offset == 1  # the acks=0 batch was appended
+
+
+async def test_metadata_auto_creates_with_leader_not_available_once(start_broker):
+    bound = await start_broker({"num.partitions": "3"})
+    client = await WireClient.connect(bound.host, bound.port)
+    ask = md.MetadataRequest(topics=[md.MetadataRequestTopic(name="fresh")],
+                             allow_auto_topic_creation=True)
+    first = await client.request(METADATA, 12, ask)
+    assert first.topics[0].error_code == ErrorCode.LEADER_NOT_AVAILABLE
+    second = await client.request(METADATA, 12, ask)
+    assert second.topics[0].error_code == 0 and len(second.topics[0].partitions) == 3
+    refused = await client.request(METADATA, 12, md.MetadataRequest(
+        topics=[md.MetadataRequestTopic(name="other")], allow_auto_topic_creation=False))
+    assert refused.topics[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
