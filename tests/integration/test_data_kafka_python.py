@@ -9,7 +9,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from .data import COMPRESSIONS, COUNT, PARTITIONS, base_timestamp_ms, check_stream, message
 from .helpers import (HEARTBEAT_MS, SESSION_TIMEOUT_MS, poll_concurrently, stable_assignment,
-                      unique, wait_until)
+                      subscribe_kafka_python, unique, wait_until)
 
 
 def producer(emu, **extra) -> KafkaProducer:
@@ -20,14 +20,10 @@ def consumer(emu, topic: str | None = None, **extra) -> KafkaConsumer:
     extra.setdefault("session_timeout_ms", SESSION_TIMEOUT_MS)
     extra.setdefault("heartbeat_interval_ms", HEARTBEAT_MS)
     extra.setdefault("fetch_max_wait_ms", 100)
-    # kafka-python's leader may run the assignor before it has the topic's metadata and hand
-    # out nothing; a short metadata age makes it notice and rejoin quickly.
     extra.setdefault("metadata_max_age_ms", 1000)
     c = KafkaConsumer(bootstrap_servers=emu.bootstrap_servers, **extra)
     if topic is not None:
-        # Known metadata before the first JoinGroup, so a leader never assigns from nothing.
-        wait_until(lambda: c.partitions_for_topic(topic), message=f"metadata for {topic}")
-        c.subscribe([topic])
+        subscribe_kafka_python(c, topic)
     return c
 
 

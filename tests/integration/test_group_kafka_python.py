@@ -8,7 +8,8 @@ from kafka import KafkaConsumer
 from kafka_emu.coordinator import GenerationChanged
 
 from .helpers import (HEARTBEAT_MS, SESSION_TIMEOUT_MS, assert_disjoint_cover,
-                      described_assignments, poll_concurrently, stable_assignment, wait_until)
+                      described_assignments, poll_concurrently, stable_assignment,
+                      subscribe_kafka_python, wait_until)
 
 PARTITIONS = 6
 
@@ -18,9 +19,7 @@ def make_consumer(emu, group_id: str, topic: str, **extra) -> KafkaConsumer:
         bootstrap_servers=emu.bootstrap_servers, group_id=group_id,
         session_timeout_ms=SESSION_TIMEOUT_MS, heartbeat_interval_ms=HEARTBEAT_MS,
         auto_offset_reset="earliest", metadata_max_age_ms=1000, **extra)
-    # known metadata before the first JoinGroup, so a leader never assigns from nothing
-    wait_until(lambda: consumer.partitions_for_topic(topic), message=f"metadata for {topic}")
-    consumer.subscribe([topic])
+    subscribe_kafka_python(consumer, topic)
     return consumer
 
 
