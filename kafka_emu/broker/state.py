@@ -77,6 +77,16 @@ class Broker:
             if pending is not None:  # None: its connection closed; drop the reply
                 pending.resolve(reply.result)
 
+    def delete_topic(self, name: str | None = None, topic_id=None):
+        """Delete a topic by name or id (KafkaError if unknown): its log goes, and the coordinator
+        drops every group's committed offsets for it, as Kafka's does."""
+        catalogue = self.topics.catalogue
+        topic = catalogue.delete_topic(name) if name is not None else catalogue.delete_topic_by_id(topic_id)
+        self.route(self.coordinator.partitions_deleted(
+            [(topic.name, p) for p in range(len(topic.partitions))], self.now_ms()))
+        self.timers_changed.set()
+        return topic
+
     def forget(self, request_id: int) -> None:
         """A connection closed while its request was parked."""
         self.pending.pop(request_id, None)

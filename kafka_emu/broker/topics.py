@@ -73,9 +73,6 @@ class Topics:
     def auto_create(self, name: str) -> TopicInfo:
         return self.create(name, self.config.num_partitions)
 
-    def delete(self, name: str) -> None:
-        self.catalogue.delete_topic(name)
-
     def notify_append(self) -> None:
         """Wake every Fetch waiting for data; they re-check their own partitions."""
         self.data_arrived.set()

@@ -141,6 +141,17 @@ class Coordinator:
             core.timers.cancel(sync_key(group_id))
         return self._finish()
 
+    def partitions_deleted(self, partitions, now_ms: int) -> list[Reply]:
+        """Topics were deleted: drop every group's committed offsets for these (topic, partition)
+        pairs. Nothing is parked on offsets, so no reply comes back; observers see
+        OffsetsRemoved(reason="partitions_deleted")."""
+        core = self._core
+        now_ms = self._start(now_ms)
+        self._fire_due(now_ms - 1)
+        core.now = now_ms
+        offsets.on_partitions_deleted(core, set(partitions))
+        return self._finish()
+
     # ---------------------------------------------------------------- queries
     def describe(self, group_id: str) -> DescribedGroup:
         return admin.describe_group(self._core, group_id)

@@ -155,7 +155,7 @@ class OffsetsRemoved:
     at_ms: int
     group_id: str
     partitions: tuple[tuple[str, int], ...]
-    reason: str  # "expired", "offset_delete" or "group_deleted"
+    reason: str  # "expired", "offset_delete", "group_deleted" or "partitions_deleted"
 
 
 Event = Union[

@@ -226,6 +226,17 @@ def expire_offsets(core: Core, group: Group) -> bool:
     return all_expired
 
 
+def on_partitions_deleted(core: Core, partitions: set[tuple[str, int]]) -> None:
+    """A topic was deleted: every group forgets its offsets for those partitions, as Kafka's
+    OffsetMetadataManager.onPartitionsDeleted does. A group left Empty with no offsets is then
+    removed by the next retention check, not here (Kafka does the same)."""
+    dropped = core.offsets.delete_partitions(partitions)
+    if core.observing:
+        for gid, removed in dropped.items():
+            core.emit(OffsetsRemoved(at_ms=core.now, group_id=gid, partitions=tuple(removed),
+                                     reason="partitions_deleted"))
+
+
 def on_retention_timer(core: Core, delete_group: Callable[[Core, Group, str], None]) -> None:
     for group in list(core.groups.values()):
         if expire_offsets(core, group) and group.state is GroupState.EMPTY:

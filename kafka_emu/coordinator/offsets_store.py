@@ -50,6 +50,19 @@ class OffsetStore:
             del self._by_group[group_id]
         return True
 
+    def delete_partitions(self, partitions: set[tuple[str, int]]) -> dict[str, list[tuple[str, int]]]:
+        """Drop these partitions from every group; what was dropped, per group."""
+        topics_hit = {topic for topic, _ in partitions}
+        dropped: dict[str, list[tuple[str, int]]] = {}
+        for group_id in list(self._by_group):
+            topics = self._by_group[group_id]
+            for topic in topics_hit & topics.keys():
+                for partition in sorted(topics[topic]):
+                    if (topic, partition) in partitions:
+                        self.delete(group_id, topic, partition)
+                        dropped.setdefault(group_id, []).append((topic, partition))
+        return dropped
+
     def delete_group(self, group_id: str) -> list[tuple[str, int]]:
         topics = self._by_group.pop(group_id, {})
         return [(t, p) for t, parts in topics.items() for p in parts]

@@ -70,3 +70,26 @@ async def test_offset_delete_front_end_and_group_errors(start_broker):
     fetched = await client.request(FETCH, 7, of.OffsetFetchRequest(group_id="g", topics=None))
     assert [(t.name, p.partition_index) for t in fetched.topics for p in t.partitions] == [
         ("t", 1)]
+
+
+async def test_deleting_a_topic_drops_committed_offsets_so_a_recreated_topic_starts_clean(start_broker):
+    """Kafka's coordinator forgets offsets of deleted partitions: after delete + re-create the
+    group's old position must not come back."""
+    from kafka_emu.protocol.messages import create_topics as ct
+    from kafka_emu.protocol.messages import delete_topics as dt
+    bound = await start_broker(topics={"t": 2, "keep": 1})
+    client = await WireClient.connect(bound.host, bound.port)
+    await client.request(COMMIT, 8, commit_request("g", [("t", 0, 5), ("t", 1, 6), ("keep", 0, 7)]))
+    deleted = await client.request(BY_NAME["DeleteTopics"], 4, dt.DeleteTopicsRequest(
+        topic_names=["t"], timeout_ms=1000))
+    assert [r.error_code for r in deleted.responses] == [ErrorCode.NONE]
+    created = await client.request(BY_NAME["CreateTopics"], 5, ct.CreateTopicsRequest(
+        topics=[ct.CreatableTopic(name="t", num_partitions=2, replication_factor=1)],
+        timeout_ms=1000))
+    assert [t.error_code for t in created.topics] == [ErrorCode.NONE]
+    fetched = await client.request(FETCH, 7, of.OffsetFetchRequest(group_id="g", topics=[
+        of.OffsetFetchRequestTopic(name="t", partition_indexes=[0, 1]),
+        of.OffsetFetchRequestTopic(name="keep", partition_indexes=[0])]))
+    offsets = {(t.name, p.partition_index): p.committed_offset
+               for t in fetched.topics for p in t.partitions}
+    assert offsets == {("t", 0): -1, ("t", 1): -1, ("keep", 0): 7}

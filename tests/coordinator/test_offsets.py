@@ -202,6 +202,36 @@ def test_offset_delete_empty_group():
     assert event.reason == "offset_delete"
 
 
+# ============================================================== topic deletion (onPartitionsDeleted)
+def test_deleted_partitions_lose_their_offsets_in_every_group():
+    """Kafka's OffsetMetadataManager.onPartitionsDeleted: every group forgets the deleted
+    partitions' offsets; other topics and partitions are untouched; the groups stay."""
+    h = Harness()
+    h.commit([("t", 0, 1), ("t", 1, 2), ("u", 0, 3)], group_id="a")
+    h.commit([("t", 1, 4)], group_id="b")
+    h.commit([("u", 0, 5)], group_id="c")
+    assert h.coord.partitions_deleted([("t", 0), ("t", 1), ("t", 2)], 10) == []
+    assert offsets(h.fetch(None, group_id="a")) == [("u", 0, 3)]
+    assert h.fetch(None, group_id="b").partitions == ()
+    assert offsets(h.fetch(None, group_id="c")) == [("u", 0, 5)]
+    assert sorted(h.coord.group_ids()) == ["a", "b", "c"]
+    removed = {(e.group_id, e.partitions, e.reason) for e in h.events_of(OffsetsRemoved)}
+    assert removed == {("a", (("t", 0), ("t", 1)), "partitions_deleted"),
+                       ("b", (("t", 1),), "partitions_deleted")}
+
+
+def test_group_left_without_offsets_by_topic_deletion_goes_at_the_next_retention_check():
+    """An Empty group whose last offsets went with a deleted topic is removed by the periodic
+    cleanup (it has nothing left to expire), not by the deletion itself."""
+    h = Harness(offsets_retention_check_interval_ms=10_000)
+    h.commit([("t", 0, 1)], now=0)
+    h.coord.partitions_deleted([("t", 0)], 5_000)
+    assert h.coord.group_ids() == ["g"]
+    h.expire(10_000)
+    assert h.coord.group_ids() == []
+    assert [e.reason for e in h.events_of(GroupDeleted)] == ["retention"]
+
+
 # ================================================================================ retention
 def test_retention_simple_group_counts_from_commit_time_and_deletes_group():
     """4.3: simple group -> base = commit time; once every offset expired and the group is

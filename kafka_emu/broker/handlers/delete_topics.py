@@ -1,5 +1,6 @@
 """DeleteTopics v0-6: v0-5 name topics; v6 names or ids (an unknown id is UNKNOWN_TOPIC_ID);
-v5 error messages. Deleting a topic drops its log at once (there is nothing to clean up)."""
+v5 error messages. Deleting a topic drops its log at once and every group's committed offsets
+for it (Kafka's coordinator does the latter on the metadata update that deletes the topic)."""
 
 from __future__ import annotations
 
@@ -18,14 +19,12 @@ def has_error_message(version: int) -> bool:
 
 async def delete_topics(ctx, request) -> DeleteTopicsResponse:
     v = ctx.version
-    catalogue = ctx.broker.topics.catalogue
     wanted = ([(t.name, t.topic_id) for t in request.topics] if names_by_state(v)
               else [(name, None) for name in request.topic_names])
     results = []
     for name, topic_id in wanted:
         try:
-            topic = (catalogue.delete_topic(name) if name is not None
-                     else catalogue.delete_topic_by_id(topic_id))
+            topic = ctx.broker.delete_topic(name, topic_id)
         except KafkaError as exc:
             results.append(DeletableTopicResult(
                 name=name if name is not None or not names_by_state(v) else None,
