@@ -1,5 +1,5 @@
 """The data path over real sockets with trio's clock: long-poll Fetch, Produce, ListOffsets,
-Metadata auto-creation."""
+Metadata auto-creation, Produce to unknown topics."""
 
 import trio
 
@@ -104,3 +104,15 @@ async def test_metadata_auto_creates_with_leader_not_available_once(start_broker
     refused = await client.request(METADATA, 12, md.MetadataRequest(
         topics=[md.MetadataRequestTopic(name="other")], allow_auto_topic_creation=False))
     assert refused.topics[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+async def test_produce_to_an_unknown_topic_is_refused_not_auto_created(start_broker):
+    """Kafka auto-creates only from Metadata: Produce to an unknown topic or partition gets
+    UNKNOWN_TOPIC_OR_PARTITION and creates nothing, whatever auto.create.topics.enable says."""
+    bound = await start_broker({"auto.create.topics.enable": "true"}, topics={"t": 1})
+    client = await WireClient.connect(bound.host, bound.port)
+    resp = await client.request(PRODUCE, 9, produce_request(batch(b"x"), topic="nowhere"))
+    assert resp.responses[0].partition_responses[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    resp = await client.request(PRODUCE, 9, produce_request(batch(b"x"), topic="t", partition=3))
+    assert resp.responses[0].partition_responses[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert bound.broker.topics.lookup("nowhere") is None
