@@ -1,8 +1,7 @@
 """Produce v3-12: magic-2 batches only (v3+); acks 0 gets no response, 1 and -1 are the same
 on a single in-memory replica; anything else is INVALID_REQUIRED_ACKS. Each partition's blob is
 validated and appended by the pure log (offsets assigned, CRC checked, idempotent sequence
-numbers enforced). An unknown topic is UNKNOWN_TOPIC_OR_PARTITION: as in Kafka, only Metadata
-auto-creates topics.
+numbers enforced). Topics missing here are auto-created when auto.create.topics.enable is on.
 Transactional produce is out of scope: its batches get INVALID_TXN_STATE from the log.
 """
 
@@ -44,6 +43,12 @@ async def produce(ctx, request) -> ProduceResponse | None:
     appended = False
     for t in request.topic_data:
         parts = []
+        if request.acks in VALID_ACKS and topics.lookup(t.name) is None \
+                and ctx.broker.config.auto_create_topics_enable:
+            try:
+                topics.auto_create(t.name)
+            except KafkaError:
+                pass  # an invalid name: each partition reports UNKNOWN_TOPIC_OR_PARTITION
         for p in t.partition_data:
             try:
                 if request.acks not in VALID_ACKS:
