@@ -77,6 +77,23 @@ def stable_assignment(emu, group_id: str, members: int) -> dict[str, set[tuple[s
     return described_assignments(emu, group_id)
 
 
+def client_assignments(consumers) -> list[set[tuple[str, int]]]:
+    """What each consumer believes it owns (every client here has assignment() of TopicPartitions)."""
+    return [{(tp.topic, tp.partition) for tp in c.assignment()} for c in consumers]
+
+
+def settled_split(emu, consumers, group_id: str, partitions: int) -> list[set[tuple[str, int]]] | None:
+    """The consumers' assignments once each holds a non-empty share of all `partitions` and the
+    broker's Stable group agrees with them; None while a rebalance is still settling."""
+    mine = client_assignments(consumers)
+    if not all(mine) or sum(len(a) for a in mine) != partitions:
+        return None
+    broker = stable_assignment(emu, group_id, len(consumers))
+    if broker is None or sorted(map(sorted, broker.values())) != sorted(map(sorted, mine)):
+        return None
+    return mine
+
+
 def assert_disjoint_cover(assignments, topic: str, partitions: int) -> None:
     """Each partition of `topic` is owned by exactly one of the given assignment sets."""
     sets = [set(a) for a in assignments]

@@ -10,7 +10,7 @@ from aiokafka import AIOKafkaConsumer
 from kafka_emu.coordinator import GenerationChanged
 
 from .helpers import (HEARTBEAT_MS, SESSION_TIMEOUT_MS, assert_disjoint_cover,
-                      described_assignments, stable_assignment)
+                      client_assignments, described_assignments, settled_split)
 
 PARTITIONS = 6
 
@@ -28,13 +28,12 @@ async def wait_for_split(emu, consumers, group_id, topic, timeout=30.0):
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
-        mine = [{(tp.topic, tp.partition) for tp in c.assignment()} for c in consumers]
-        if all(mine) and sum(map(len, mine)) == PARTITIONS:
-            broker = stable_assignment(emu, group_id, len(consumers))
-            if broker is not None and sorted(map(sorted, broker.values())) == sorted(map(sorted, mine)):
-                return mine
+        mine = settled_split(emu, consumers, group_id, PARTITIONS)
+        if mine is not None:
+            return mine
         if loop.time() > deadline:
-            raise AssertionError(f"aiokafka consumers never shared {topic}: {mine}, "
+            raise AssertionError(f"aiokafka consumers never shared {topic}: "
+                                 f"{client_assignments(consumers)}, "
                                  f"broker {emu.describe_group(group_id)}")
         await asyncio.sleep(0.05)
 

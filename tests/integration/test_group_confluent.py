@@ -8,7 +8,7 @@ from confluent_kafka import Consumer
 from kafka_emu.coordinator import GenerationChanged
 
 from .helpers import (HEARTBEAT_MS, SESSION_TIMEOUT_MS, assert_disjoint_cover,
-                      described_assignments, stable_assignment, wait_until)
+                      described_assignments, settled_split, wait_until)
 
 PARTITIONS = 6
 
@@ -33,21 +33,10 @@ def poll_all(consumers, timeout: float = 0.05) -> None:
         c.poll(timeout)
 
 
-def client_assignments(consumers) -> list[set[tuple[str, int]]]:
-    return [{(tp.topic, tp.partition) for tp in c.assignment()} for c in consumers]
-
-
 def wait_for_split(emu, consumers, group_id, topic, partitions=PARTITIONS):
     """Poll until every consumer holds a non-empty share and the broker agrees (Stable)."""
-    def settled():
-        mine = client_assignments(consumers)
-        if not all(mine) or sum(len(a) for a in mine) != partitions:
-            return None
-        broker = stable_assignment(emu, group_id, len(consumers))
-        if broker is None or sorted(map(sorted, broker.values())) != sorted(map(sorted, mine)):
-            return None
-        return mine
-    return wait_until(settled, tick=lambda: poll_all(consumers), timeout=30,
+    return wait_until(lambda: settled_split(emu, consumers, group_id, partitions),
+                      tick=lambda: poll_all(consumers), timeout=30,
                       message=f"{len(consumers)} confluent consumers to share {topic}")
 
 

@@ -8,7 +8,7 @@ from kafka import KafkaConsumer
 from kafka_emu.coordinator import GenerationChanged
 
 from .helpers import (HEARTBEAT_MS, SESSION_TIMEOUT_MS, assert_disjoint_cover,
-                      described_assignments, poll_concurrently, stable_assignment,
+                      described_assignments, poll_concurrently, settled_split,
                       subscribe_kafka_python, wait_until)
 
 PARTITIONS = 6
@@ -27,20 +27,10 @@ def poll_all(consumers) -> None:
     poll_concurrently(consumers, 20)
 
 
-def client_assignments(consumers) -> list[set[tuple[str, int]]]:
-    return [{(tp.topic, tp.partition) for tp in c.assignment()} for c in consumers]
-
-
 def wait_for_split(emu, consumers, group_id, topic, partitions=PARTITIONS):
-    def settled():
-        mine = client_assignments(consumers)
-        if not all(mine) or sum(len(a) for a in mine) != partitions:
-            return None
-        broker = stable_assignment(emu, group_id, len(consumers))
-        if broker is None or sorted(map(sorted, broker.values())) != sorted(map(sorted, mine)):
-            return None
-        return mine
-    return wait_until(settled, tick=lambda: poll_all(consumers), timeout=30,
+    """Poll until every consumer holds a non-empty share and the broker agrees (Stable)."""
+    return wait_until(lambda: settled_split(emu, consumers, group_id, partitions),
+                      tick=lambda: poll_all(consumers), timeout=30,
                       message=f"{len(consumers)} kafka-python consumers to share {topic}")
 
 
