@@ -90,9 +90,7 @@ class Coordinator:
             raise TypeError(f"not a coordinator command: {command!r}")
         api, handler = entry
         core = self._core
-        now_ms = self._start(now_ms)
-        self._fire_due(now_ms - 1)
-        core.now = now_ms
+        self._start(now_ms)
         try:
             handler(core, command)
         except KafkaError as exc:
@@ -103,10 +101,7 @@ class Coordinator:
         return self._core.timers.next_deadline()
 
     def expire(self, now_ms: int) -> list[Reply]:
-        core = self._core
-        now_ms = self._start(now_ms)
-        self._fire_due(now_ms)
-        core.now = now_ms
+        self._start(now_ms, fire_due_at_now=True)
         return self._finish()
 
     def mark_dead(self, group_id: str, now_ms: int) -> list[Reply]:
@@ -114,9 +109,7 @@ class Coordinator:
         or SyncGroups (CompletingRebalance/Stable) get NOT_COORDINATOR, timers stop, and the group
         stays in Dead (3.11, 3.12), where member requests get COORDINATOR_NOT_AVAILABLE."""
         core = self._core
-        now_ms = self._start(now_ms)
-        self._fire_due(now_ms - 1)
-        core.now = now_ms
+        self._start(now_ms)
         group = core.groups.get(group_id)
         if group is not None and group.state is not GroupState.DEAD:
             group.transition_to(GroupState.DEAD)
@@ -146,9 +139,7 @@ class Coordinator:
         pairs. Nothing is parked on offsets, so no reply comes back; observers see
         OffsetsRemoved(reason="partitions_deleted")."""
         core = self._core
-        now_ms = self._start(now_ms)
-        self._fire_due(now_ms - 1)
-        core.now = now_ms
+        self._start(now_ms)
         offsets.on_partitions_deleted(core, set(partitions))
         return self._finish()
 
@@ -167,12 +158,16 @@ class Coordinator:
         return dict(self._core.timers.items())
 
     # --------------------------------------------------------------- plumbing
-    def _start(self, now_ms: int) -> int:
-        """Clamp now_ms to the coordinator's time: it never runs backwards (a caller that
-        expired at a deadline may read its clock a millisecond short of it afterwards)."""
+    def _start(self, now_ms: int, *, fire_due_at_now: bool = False) -> None:
+        """Begin a call at now_ms: fire the timers due before it (or at it, for expire), then
+        move the coordinator's time there. Time never runs backwards: a caller that expired at
+        a deadline may read its clock a millisecond short of it afterwards."""
         core = self._core
         core.out = []
-        return now_ms if now_ms > core.now else core.now
+        if now_ms < core.now:
+            now_ms = core.now
+        self._fire_due(now_ms if fire_due_at_now else now_ms - 1)
+        core.now = now_ms
 
     def _finish(self) -> list[Reply]:
         core = self._core

@@ -52,15 +52,11 @@ class OffsetStore:
 
     def delete_partitions(self, partitions: set[tuple[str, int]]) -> dict[str, list[tuple[str, int]]]:
         """Drop these partitions from every group; what was dropped, per group."""
-        topics_hit = {topic for topic, _ in partitions}
         dropped: dict[str, list[tuple[str, int]]] = {}
         for group_id in list(self._by_group):
-            topics = self._by_group[group_id]
-            for topic in topics_hit & topics.keys():
-                for partition in sorted(topics[topic]):
-                    if (topic, partition) in partitions:
-                        self.delete(group_id, topic, partition)
-                        dropped.setdefault(group_id, []).append((topic, partition))
+            gone = [tp for tp in sorted(partitions) if self.delete(group_id, *tp)]
+            if gone:
+                dropped[group_id] = gone
         return dropped
 
     def delete_group(self, group_id: str) -> list[tuple[str, int]]:
