@@ -25,6 +25,12 @@ class Clock:
         return self._trio_start + (deadline_ms - self._epoch_start_ms) / 1000
 
 
+def io_now() -> float:
+    """Seconds on trio's clock, for I/O time limits (idle connections, slow frames): wall time,
+    never moved by anything that controls the coordinator's time."""
+    return trio.current_time()
+
+
 def stopwatch():
     """A function giving the wall-clock milliseconds since this call (request latencies)."""
     start = time.perf_counter()

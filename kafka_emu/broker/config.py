@@ -66,6 +66,10 @@ class BrokerConfig:
     advertised_host: str | None = None  # None: the host clients connected to
     advertised_port: int | None = None  # None: the bound port
     socket_request_max_bytes: int = 104857600
+    connections_max_idle_ms: int = 600000  # Kafka's default: 10 minutes
+    frame_read_timeout_ms: int = 60000  # kafka-emu's own: a started frame must finish in time
+    max_connections: int = 2**31 - 1  # Kafka's default: no cap
+    max_connections_per_ip: int = 2**31 - 1
     num_partitions: int = 1
     auto_create_topics_enable: bool = True
     log_retention_bytes: int = -1
@@ -81,6 +85,10 @@ class BrokerConfig:
         "advertised.host.name": ("advertised_host", str),
         "advertised.port": ("advertised_port", _int(1, 65535)),
         "socket.request.max.bytes": ("socket_request_max_bytes", _int(1, 2**31 - 1)),
+        "connections.max.idle.ms": ("connections_max_idle_ms", _int(1, 2**63 - 1)),
+        "emu.frame.read.timeout.ms": ("frame_read_timeout_ms", _int(1, 2**63 - 1)),
+        "max.connections": ("max_connections", _int(1, 2**31 - 1)),
+        "max.connections.per.ip": ("max_connections_per_ip", _int(1, 2**31 - 1)),
         "num.partitions": ("num_partitions", _int(1, 100000)),
         "auto.create.topics.enable": ("auto_create_topics_enable", _bool),
         "log.retention.bytes": ("log_retention_bytes", _int(-1)),

@@ -2,17 +2,32 @@
 
 Kafka mutes a connection after reading a request until it has answered it, so requests on one
 connection are processed strictly in order and a parked JoinGroup/SyncGroup holds back the
-ones behind it -- but never another connection's (reference 1.3). We get that for free by
-awaiting each handler before reading the next frame.
+ones behind it -- but never another connection's (reference 1.3). We get that by answering the
+frames of each read one after another before reading again. The answers to one read go out in
+one write (fewer syscalls for pipelining clients), flushed early only when a request parks.
 
-Bad input: a frame that does not parse, an unknown API key, an unsupported version (other than
-ApiVersions) or a frame above socket.request.max.bytes closes this connection with one log
-line naming the peer and the reason. The server and other connections carry on.
+One error boundary covers the connection's whole life -- address lookup, reads, handling,
+writes, close -- so nothing one client does can end the server:
+- an OSError anywhere (a reset before we even looked at the socket, a broken pipe) is "closed
+  by peer", logged at debug;
+- bad input (a frame that does not parse, an unknown API key, an unsupported version other than
+  ApiVersions, a frame above socket.request.max.bytes) closes this connection with a warning
+  naming the peer and the reason, rate-limited per kind of reason;
+- anything else is a bug: logged with its traceback, recorded for the test fixtures, and only
+  this connection is closed.
+
+Time limits (``BrokerConfig``): a connection with no request in flight and no bytes for
+``connections.max.idle.ms`` is closed (Kafka's idle reaper); a frame that has started must be
+complete within ``emu.frame.read.timeout.ms`` (slowloris); a request parked for the coordinator
+or a long-poll Fetch is released as soon as its client goes (``Connection.park``).
 """
 
 from __future__ import annotations
 
 import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import trio
 
@@ -21,20 +36,35 @@ from ..protocol.errors import DecodeError
 from ..protocol.framing import FrameBuffer
 from ..protocol.headers import (decode_request_header, encode_response, peek_api,
                                 request_header_version)
-from .clock import stopwatch
+from .clock import io_now, stopwatch
 from .context import ConnectionInfo, RequestContext
-from .events import ConnectionClosed, RequestHandled
+from .events import ConnectionClosed, ConnectionOpened, RequestHandled
 from .handlers import HANDLERS
 from .handlers.api_versions import unsupported_version_response
+from .log_limits import warn_limited
+from .observe import request_identity, response_errors
 from .state import Broker
 
 log = logging.getLogger("kafka_emu")
 
 API_VERSIONS = 18
+T = TypeVar("T")
+
+# While a request is parked we keep reading, to notice the client leaving; pipelined frames read
+# meanwhile wait in the queue. Past this many bytes we stop reading until the queue drains.
+PARKED_READ_LIMIT = 1 << 20
 
 
 class CloseConnection(Exception):
     """The request cannot be served; Kafka closes the connection without a response."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind  # what the rate limiter groups by
+
+
+class PeerGone(Exception):
+    """The client closed or reset the connection while its request was parked."""
 
 
 def _address(sockaddr) -> tuple[str, int]:
@@ -43,44 +73,149 @@ def _address(sockaddr) -> tuple[str, int]:
     return str(sockaddr), 0
 
 
-async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
-    peer_host, peer_port = _address(stream.socket.getpeername())
-    local_host, local_port = _address(stream.socket.getsockname())
-    conn = ConnectionInfo(peer_host, peer_port, local_host, local_port)
-    frames = FrameBuffer(broker.config.socket_request_max_bytes)
-    reason = "closed by peer"
-    try:
-        while True:
-            data = await stream.receive_some(1 << 16)
+class Connection:
+    """The live state of one connection; handlers reach it as ``ctx.connection``'s owner."""
+
+    def __init__(self, broker: Broker, stream: trio.SocketStream, connection_id: int) -> None:
+        self.broker = broker
+        self.stream = stream
+        self.id = connection_id
+        cfg = broker.config
+        self.frames = FrameBuffer(cfg.socket_request_max_bytes)
+        self.queue: deque[bytes] = deque()
+        self.out: list[bytes | bytearray] = []
+        self.idle_s = cfg.connections_max_idle_ms / 1000
+        self.frame_timeout_s = cfg.frame_read_timeout_ms / 1000
+        self.frame_started = 0.0  # io time the partial frame in ``frames`` began
+        self.eof = False
+        self.info: ConnectionInfo | None = None
+
+    # -- reading ---------------------------------------------------------------------------
+    def _take(self, data: bytes) -> None:
+        was_partial = self.frames.buffered > 0
+        self.queue.extend(self.frames.feed(data))
+        if self.frames.buffered and not was_partial:
+            self.frame_started = io_now()
+
+    async def read(self) -> bool:
+        """Read once into the queue; False at end of stream. Raises CloseConnection on a timeout."""
+        if self.frames.buffered:
+            deadline, why = self.frame_started + self.frame_timeout_s, "frame read timeout"
+        else:
+            deadline, why = io_now() + self.idle_s, "idle"
+        with trio.move_on_at(deadline):
+            data = await self.stream.receive_some(1 << 16)
             if not data:
-                break
-            for frame in frames.feed(data):
-                response = await _process(broker, conn, frame)
+                return False
+            self._take(data)
+            return True
+        if why == "idle":
+            raise CloseConnection(f"idle for more than {self.idle_s * 1000:.0f} ms "
+                                  "(connections.max.idle.ms)", "idle")
+        raise CloseConnection(f"frame not complete within {self.frame_timeout_s * 1000:.0f} ms "
+                              "(emu.frame.read.timeout.ms)", "frame read timeout")
+
+    async def _until_hangup(self) -> None:
+        """Keep reading while a request is parked; return when the client has gone."""
+        try:
+            while True:
+                if self.frames.buffered + sum(map(len, self.queue)) > PARKED_READ_LIMIT:
+                    await trio.sleep_forever()  # enough queued; the parked request ends first
+                data = await self.stream.receive_some(1 << 16)
+                if not data:
+                    break
+                self._take(data)
+        except (OSError, trio.BrokenResourceError, trio.ClosedResourceError, DecodeError):
+            pass  # any of these ends the connection once the parked request is released
+        self.eof = True
+
+    async def park(self, wait: Callable[[], Awaitable[T]]) -> T:
+        """Run ``wait()`` -- a request waiting for the coordinator, data or a delay -- unless the
+        client goes first: then raise PeerGone, so the request is forgotten at once."""
+        await self.flush()  # answers to earlier requests must not wait behind a parked one
+        result: list[T] = []
+        async with trio.open_nursery() as nursery:
+            async def watch() -> None:
+                await self._until_hangup()
+                nursery.cancel_scope.cancel()
+            nursery.start_soon(watch)
+            result.append(await wait())
+            nursery.cancel_scope.cancel()
+        if not result:
+            raise PeerGone("closed by peer while its request was parked")
+        return result[0]
+
+    # -- writing ---------------------------------------------------------------------------
+    async def flush(self) -> None:
+        out = self.out
+        if out:
+            self.out = []
+            await self.stream.send_all(out[0] if len(out) == 1 else b"".join(out))
+
+
+async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
+    """Serve one accepted connection until it closes. Never raises (see the module doc)."""
+    conn = Connection(broker, stream, broker.new_connection_id())
+    reason = "closed by peer"
+    peer = "unknown peer"
+    try:
+        peer_host, peer_port = _address(stream.socket.getpeername())
+        local_host, local_port = _address(stream.socket.getsockname())
+        conn.info = info = ConnectionInfo(peer_host, peer_port, local_host, local_port,
+                                          park=conn.park)
+        peer = info.peer
+        if not broker.connection_opened(conn.id, info):
+            raise CloseConnection(f"more than {broker.config.max_connections_per_ip} "
+                                  f"connections from {peer_host} (max.connections.per.ip)",
+                                  "max.connections.per.ip")
+        emit = broker.observer
+        if emit is not None:
+            emit(ConnectionOpened(at_ms=broker.now_ms(), connection_id=conn.id, peer=peer,
+                                  local=f"{local_host}:{local_port}"))
+        while not conn.eof:
+            queue = conn.queue
+            while queue:
+                response = await _process(broker, conn, info, queue.popleft())
                 if response is not None:
-                    await stream.send_all(response)
+                    conn.out.append(response)
+            await conn.flush()
+            if conn.eof or not await conn.read():
+                break
     except (DecodeError, CloseConnection) as exc:
         reason = str(exc)
-        log.warning("closing connection from %s: %s", conn.peer, reason)
-    except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError) as exc:
-        reason = f"connection lost: {exc!r}"
+        warn_limited(getattr(exc, "kind", "malformed frame"),
+                     "closing connection from %s: %s", peer, reason)
+    except PeerGone as exc:
+        reason = str(exc)
+        log.debug("%s: %s", peer, reason)
+    except (OSError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+        reason = f"closed by peer: {exc!r}"
+        log.debug("%s: %s", peer, reason)
     except Exception as exc:  # a bug: keep serving others, but make it visible
         reason = f"internal error: {exc!r}"
-        log.exception("internal error serving %s; closing that connection", conn.peer)
+        log.exception("internal error serving %s; closing that connection", peer)
         broker.record_unexpected(exc)
     finally:
-        if broker.observer is not None:
-            broker.observer(ConnectionClosed(at_ms=broker.now_ms(), peer=conn.peer,
-                                             reason=reason))
+        broker.connection_closed(conn.id)
+        emit = broker.observer
+        if emit is not None:
+            emit(ConnectionClosed(at_ms=broker.now_ms(), connection_id=conn.id, peer=peer,
+                                  reason=reason))
         with trio.CancelScope(shield=True):
-            await stream.aclose()
+            try:
+                await stream.aclose()
+            except OSError:
+                pass  # already reset by the peer; nothing left to close
 
 
-async def _process(broker: Broker, conn: ConnectionInfo, frame: bytes) -> bytearray | None:
-    elapsed_ms = stopwatch() if broker.observer is not None else None
+async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
+                   frame: bytes) -> bytearray | None:
+    emit = broker.observer
+    elapsed_ms = stopwatch() if emit is not None else None
     api_key, version, correlation_id = peek_api(frame)
     handler = HANDLERS.get(api_key)
     if handler is None:
-        raise CloseConnection(f"unknown api key {api_key}")
+        raise CloseConnection(f"unknown api key {api_key}", "unknown api key")
     api = handler.api
     supported = broker.advertised.get(api_key)
     if supported is None or version not in supported:
@@ -89,26 +224,31 @@ async def _process(broker: Broker, conn: ConnectionInfo, frame: bytes) -> bytear
             return encode_response(api, 0, correlation_id,
                                    unsupported_version_response(broker))
         raise CloseConnection(f"unsupported {api.name} version {version} "
-                              f"(supported {supported or 'none'})")
+                              f"(supported {supported or 'none'})", "unsupported version")
     header, reader = decode_request_header(frame, request_header_version(api, version))
     request = read_from(api.request, version, reader)
     if reader.pos != reader.end:
         # Kafka's request parser ignores bytes after the body, and real clients rely on it:
         # librdkafka 2.16 sends Metadata v13 with three extra bytes (list_topics()).
-        log.debug("%s: ignoring %d bytes after %s v%d", conn.peer, reader.end - reader.pos,
+        log.debug("%s: ignoring %d bytes after %s v%d", info.peer, reader.end - reader.pos,
                   api.name, version)
     ctx = RequestContext(broker=broker, api=api, version=version, correlation_id=correlation_id,
-                         client_id=header.client_id or "", connection=conn,
+                         client_id=header.client_id or "", connection=info,
                          request_id=broker.new_request_id())
     response = await handler.fn(ctx, request)
-    if broker.observer is not None:
-        broker.observer(RequestHandled(
-            at_ms=broker.now_ms(), api=api.name, version=version, client_id=header.client_id,
-            client_software_name=conn.client_software_name,
-            client_software_version=conn.client_software_version, peer=conn.peer,
-            latency_ms=elapsed_ms(),
-            error_code=getattr(response, "error_code", None)))
+    emit = broker.observer  # a sink may have subscribed while the request was parked
+    if emit is not None:
+        group, member, instance, generation = request_identity(request)
+        top, partitions = response_errors(response) if response is not None else (None, ())
+        emit(RequestHandled(
+            at_ms=broker.now_ms(), connection_id=conn.id, peer=info.peer, api=api.name,
+            api_key=api_key, version=version, correlation_id=correlation_id,
+            client_id=header.client_id, client_software_name=info.client_software_name,
+            client_software_version=info.client_software_version, group_id=group,
+            member_id=member, group_instance_id=instance, generation_id=generation,
+            latency_ms=elapsed_ms() if elapsed_ms is not None else 0.0, error_code=top,
+            partition_errors=partitions,
+            throttle_time_ms=getattr(response, "throttle_time_ms", 0) or 0))
     if response is None:
         return None
     return encode_response(api, version, correlation_id, response)
-

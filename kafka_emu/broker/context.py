@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import attrs
@@ -18,6 +19,10 @@ class ConnectionInfo:
     local_port: int
     client_software_name: str | None = None
     client_software_version: str | None = None
+    # Waits for a parked request unless the client goes first (connection.Connection.park);
+    # None for requests that do not come from a socket (tests driving handlers directly).
+    park: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]] | None = attrs.field(
+        default=None, eq=False, repr=False)
 
     @property
     def peer(self) -> str:
@@ -39,11 +44,16 @@ class RequestContext:
         pending = self.broker.submit(command, render)
         if not pending.done.is_set():
             try:
-                await pending.done.wait()
+                await self.park(pending.done.wait)
             finally:
                 if not pending.done.is_set():
                     self.broker.forget(command.request_id)
         return pending.response
+
+    async def park(self, wait: Callable[[], Awaitable[Any]]) -> Any:
+        """Await ``wait()``, released early (PeerGone) if the client closes its connection."""
+        park = self.connection.park
+        return await (wait() if park is None else park(wait))
 
     def now_ms(self) -> int:
         return self.broker.now_ms()

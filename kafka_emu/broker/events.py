@@ -1,7 +1,8 @@
 """Structured events the server emits, beside the coordinator's own events.
 
-One observer callable receives both kinds. It is None by default, and the server checks for
-that before building any event, so observation costs nothing when off.
+Both kinds reach the same sinks through the one observer seam (``broker/observe.py``): the
+timeline, the trace writer and the log lines all read these. Nothing is built while nobody
+listens: the server checks ``broker.observation.emit`` before building any event.
 """
 
 from __future__ import annotations
@@ -10,20 +11,40 @@ import attrs
 
 
 @attrs.frozen(kw_only=True)
-class RequestHandled:
+class ConnectionOpened:
     at_ms: int
-    api: str
-    version: int
-    client_id: str | None
-    client_software_name: str | None
-    client_software_version: str | None
+    connection_id: int
     peer: str
-    latency_ms: float
-    error_code: int | None  # the response's top-level error code, where it has one
+    local: str
 
 
 @attrs.frozen(kw_only=True)
 class ConnectionClosed:
     at_ms: int
+    connection_id: int
     peer: str
     reason: str
+
+
+@attrs.frozen(kw_only=True)
+class RequestHandled:
+    """One request answered (or, for acks=0 Produce, applied without an answer)."""
+
+    at_ms: int
+    connection_id: int
+    peer: str
+    api: str
+    api_key: int
+    version: int
+    correlation_id: int
+    client_id: str | None
+    client_software_name: str | None  # from ApiVersions v3+ on this connection (KIP-511)
+    client_software_version: str | None
+    group_id: str | None  # as the request names them, where it does
+    member_id: str | None
+    group_instance_id: str | None
+    generation_id: int | None
+    latency_ms: float
+    error_code: int | None  # the response's top-level error code, where it has one
+    partition_errors: tuple[tuple[str, int, int], ...] = ()  # non-zero (topic, partition, code)
+    throttle_time_ms: int = 0

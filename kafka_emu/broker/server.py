@@ -3,10 +3,21 @@
 One task per connection, one timer task that sleeps until the coordinator's next deadline.
 Start it with ``address = await nursery.start(serve, config)``; port 0 picks a free port, and
 the bound (host, port) is reported once the listener accepts connections.
+
+The accept loop is ours rather than ``trio.serve_listeners`` for three bounds Kafka has:
+- ``max.connections``: at the cap, accepting waits until a connection closes (Kafka's acceptor
+  blocks the same way; clients queue in the listen backlog);
+- ``max.connections.per.ip``: a further connection from that address is closed at once;
+- running out of file descriptors (EMFILE/ENFILE/ENOBUFS/ENOMEM): accepting pauses with one log
+  line, retries with a growing pause, and says once when it has resumed -- not a traceback
+  every 0.1 s.
+Connections are served in their own nursery, so nothing raised for one of them reaches the
+listener (``serve_connection`` never raises anyway).
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 from collections.abc import Callable
 from functools import partial
@@ -15,11 +26,17 @@ from typing import Any
 import attrs
 import trio
 
+from .clock import io_now
 from .config import BrokerConfig
 from .connection import serve_connection
+from .log_limits import warn_limited
 from .state import Broker
 
 log = logging.getLogger("kafka_emu")
+
+# accept() failing for want of resources, not because of the listener (trio's own list)
+OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
+PAUSE_FIRST_S, PAUSE_MAX_S = 0.05, 1.0
 
 
 @attrs.frozen
@@ -41,7 +58,38 @@ async def serve(config: BrokerConfig, *, observer: Callable[[Any], None] | None 
     broker.bound_host, broker.bound_port = config.host, sockname[1]
     async with trio.open_nursery() as nursery:
         nursery.start_soon(broker.run_timers)
-        await nursery.start(partial(trio.serve_listeners, partial(serve_connection, broker),
-                                    listeners))
-        log.info("kafka-emu listening on %s:%s", config.host, broker.bound_port)
-        task_status.started(BoundAddress(config.host, broker.bound_port, broker))
+        async with trio.open_nursery() as connections:
+            for listener in listeners:
+                nursery.start_soon(accept_loop, broker, listener, connections)
+            log.info("kafka-emu listening on %s:%s", config.host, broker.bound_port)
+            task_status.started(BoundAddress(config.host, broker.bound_port, broker))
+            await trio.sleep_forever()
+
+
+async def accept_loop(broker: Broker, listener: trio.SocketListener,
+                      connections: trio.Nursery) -> None:
+    paused_since: float | None = None
+    failures = 0
+    pause = PAUSE_FIRST_S
+    while True:
+        await broker.connection_slot()
+        try:
+            stream = await listener.accept()
+        except OSError as exc:
+            if exc.errno not in OUT_OF_RESOURCES:
+                warn_limited("accept failed", "accept failed: %s; retrying", exc)
+                await trio.sleep(PAUSE_FIRST_S)
+                continue
+            if paused_since is None:
+                paused_since = io_now()
+                log.error("cannot accept connections: %s; pausing until resources free up "
+                          "(close connections or raise the open-file limit)", exc.strerror)
+            failures += 1
+            await trio.sleep(pause)
+            pause = min(pause * 2, PAUSE_MAX_S)
+            continue
+        if paused_since is not None:
+            log.warning("accepting connections again after %.1f s (%d attempts failed)",
+                        io_now() - paused_since, failures)
+            paused_since, failures, pause = None, 0, PAUSE_FIRST_S
+        connections.start_soon(serve_connection, broker, stream)

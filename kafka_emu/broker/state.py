@@ -20,7 +20,7 @@ import trio
 from ..coordinator import Coordinator
 from .clock import Clock
 from .config import BrokerConfig
-
+from .observe import Observation
 
 
 class Pending:
@@ -42,22 +42,67 @@ class Broker:
     def __init__(self, config: BrokerConfig, *, observer: Callable[[Any], None] | None = None,
                  clock: Clock | None = None) -> None:
         self.config = config
-        self.observer = observer
+        self.unexpected: list[BaseException] = []  # bugs; the test fixture re-raises them
         self.clock = clock or Clock()
-        self.coordinator = Coordinator(config.coordinator, observer=observer)
+        self.coordinator = Coordinator(config.coordinator)
+        self.observation = Observation(on_change=self.coordinator.set_observer,
+                                       on_error=self.record_unexpected)
+        if observer is not None:
+            self.observation.subscribe(observer)
+        self._connection_ids = itertools.count(1)
         from .topics import Topics  # the data path, kept apart from the group path
         self.topics = Topics(config)
         self.pending: dict[int, Pending] = {}
         self._request_ids = itertools.count(1)
         self.timers_changed = trio.Event()
-        self.unexpected: list[BaseException] = []  # bugs; the test fixture re-raises them
         from .handlers import advertised_versions
         self.advertised = advertised_versions(dict(config.api_max_versions))
         self.bound_host: str = config.host
         self.bound_port: int = config.port
+        # connections: accepted (counted against max.connections) and described (by id)
+        self.open_connections = 0
+        self.connections: dict[int, Any] = {}
+        self._per_host: dict[str, int] = {}
+        self._slot_freed = trio.Event()
+
+    @property
+    def observer(self) -> Callable[[Any], None] | None:
+        """The one emitting callable of the observer seam; None while nobody listens."""
+        return self.observation.emit
 
     def now_ms(self) -> int:
         return self.clock.now_ms()
+
+    # -- connections -----------------------------------------------------------------------
+    def new_connection_id(self) -> int:
+        return next(self._connection_ids)
+
+    async def connection_slot(self) -> None:
+        """Return once fewer than max.connections are open (the accept loop waits here)."""
+        while self.open_connections >= self.config.max_connections:
+            await self._slot_freed.wait()
+        self.open_connections += 1
+
+    def connection_opened(self, connection_id: int, info: Any) -> bool:
+        """Register a described connection; False if its host is over max.connections.per.ip."""
+        count = self._per_host.get(info.peer_host, 0)
+        if count >= self.config.max_connections_per_ip:
+            return False
+        self._per_host[info.peer_host] = count + 1
+        self.connections[connection_id] = info
+        return True
+
+    def connection_closed(self, connection_id: int) -> None:
+        info = self.connections.pop(connection_id, None)
+        if info is not None:
+            left = self._per_host[info.peer_host] - 1
+            if left:
+                self._per_host[info.peer_host] = left
+            else:
+                del self._per_host[info.peer_host]
+        self.open_connections -= 1
+        self._slot_freed.set()
+        self._slot_freed = trio.Event()
 
     def new_request_id(self) -> int:
         return next(self._request_ids)

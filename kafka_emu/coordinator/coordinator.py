@@ -83,6 +83,11 @@ class Coordinator:
     def config(self) -> CoordinatorConfig:
         return self._core.config
 
+    def set_observer(self, observer: Observer | None) -> None:
+        """Replace the observer (None: observation off, no event is built)."""
+        self._core.observer = observer
+        self._core.observing = observer is not None
+
     # ------------------------------------------------------------------ doors
     def handle(self, command: Command, now_ms: int) -> list[Reply]:
         entry = _HANDLERS.get(type(command))

@@ -74,15 +74,21 @@ def _has_error(responses) -> bool:
 async def fetch(ctx, request) -> FetchResponse:
     topics = ctx.broker.topics
     wanted = max(request.min_bytes, 1)
-    with trio.move_on_after(max(request.max_wait_ms, 0) / 1000) as waiting:
-        while True:
-            arrived = topics.data_arrived  # taken before reading, so no append is missed
-            responses, total = _read_all(ctx, request)
-            if total >= wanted or _has_error(responses):
-                break
-            await arrived.wait()
-    if waiting.cancelled_caught:  # max_wait_ms is up: answer with whatever is there now
-        responses, _ = _read_all(ctx, request)
+    arrived = topics.data_arrived  # taken before reading, so no append is missed
+    responses, total = _read_all(ctx, request)
+    if total < wanted and not _has_error(responses) and request.max_wait_ms > 0:
+        async def long_poll():
+            # Wall time, also under the control plane's clock: an I/O wait, not group semantics.
+            nonlocal arrived, responses, total
+            with trio.move_on_after(request.max_wait_ms / 1000):
+                while True:
+                    await arrived.wait()
+                    arrived = topics.data_arrived
+                    responses, total = _read_all(ctx, request)
+                    if total >= wanted or _has_error(responses):
+                        return
+            responses, _ = _read_all(ctx, request)  # max_wait_ms is up: whatever is there now
+        await ctx.park(long_poll)
     return FetchResponse(error_code=ErrorCode.NONE, session_id=0, responses=responses)
 
 

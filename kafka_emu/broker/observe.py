@@ -1,0 +1,124 @@
+"""The one observer seam: every event the emulator emits reaches its sinks through here.
+
+Theory of operation. The coordinator emits its events (``coordinator/events.py``) and the server
+emits its own (``broker/events.py``: connections, requests, faults) through ONE callable,
+``Observation.emit``. Sinks -- the control plane's timeline, the trace writer, the log lines, a
+user's observer -- subscribe and unsubscribe at any time; ``emit`` is rebuilt on each change and
+is ``None`` while nobody listens, so emitting code pays one attribute check and builds no event
+when observation is off. The coordinator is told of every change (``Coordinator.set_observer``),
+so its own ``observing`` flag stays in step.
+
+A sink is called synchronously, in emission order, possibly in the middle of a coordinator
+operation: it must not call back into the coordinator or block. A sink that raises is reported
+(``on_error``) and the others still get the event: observation never breaks serving.
+
+The helpers below read the facts a request event carries from any request and response
+declaration (group, member, generation, per-partition errors) without a per-API table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..protocol.schema import Array, fields_of
+
+Sink = Callable[[Any], None]
+
+
+class Observation:
+    def __init__(self, *, on_change: Callable[[Sink | None], None] | None = None,
+                 on_error: Callable[[BaseException], None] | None = None) -> None:
+        self._sinks: list[Sink] = []
+        self._on_change = on_change
+        self._on_error = on_error
+        self.emit: Sink | None = None
+
+    @property
+    def sinks(self) -> tuple[Sink, ...]:
+        return tuple(self._sinks)
+
+    def subscribe(self, sink: Sink) -> Callable[[], None]:
+        """Start delivering events to ``sink``; returns the function that stops it."""
+        self._sinks.append(sink)
+        self._rebuild()
+
+        def unsubscribe() -> None:
+            if sink in self._sinks:
+                self._sinks.remove(sink)
+                self._rebuild()
+        return unsubscribe
+
+    def _rebuild(self) -> None:
+        sinks = tuple(self._sinks)
+        on_error = self._on_error
+
+        def emit(event: Any) -> None:
+            for sink in sinks:
+                try:
+                    sink(event)
+                except Exception as exc:  # a broken sink must not break serving
+                    if on_error is not None:
+                        on_error(exc)
+
+        self.emit = emit if sinks else None
+        if self._on_change is not None:
+            self._on_change(self.emit)
+
+
+# -- facts of a request, read from any declaration ------------------------------------------
+
+_IDENTITY = ("group_id", "member_id", "group_instance_id", "generation_id")
+
+
+def request_identity(request: Any) -> tuple[str | None, str | None, str | None, int | None]:
+    """(group_id, member_id, group_instance_id, generation) as the request states them.
+
+    Field names are uniform across the group APIs' declarations; OffsetCommit v9+ calls the
+    generation ``generation_id_or_member_epoch``. FindCoordinator names its group as ``key``.
+    """
+    group, member, instance, generation = (getattr(request, name, None) for name in _IDENTITY)
+    if generation is None:
+        generation = getattr(request, "generation_id_or_member_epoch", None)
+    if group is None and getattr(request, "key_type", None) == 0:
+        group = getattr(request, "key", None) or None
+    return group, member, instance, generation
+
+
+def _struct_arrays(cls: type) -> tuple[str, ...]:
+    """Names of the fields of ``cls`` that are arrays of structs (cached per class)."""
+    cached = cls.__dict__.get("__kafka_struct_arrays__")
+    if cached is None:
+        cached = tuple(f.name for f in fields_of(cls)
+                       if isinstance(f.type, Array) and isinstance(f.type.element, type))
+        setattr(cls, "__kafka_struct_arrays__", cached)
+    return cached
+
+
+def response_errors(response: Any) -> tuple[int | None, tuple[tuple[str, int, int], ...]]:
+    """The response's top-level error code (None where it has none) and every non-zero
+    per-partition error as (topic, partition, code), found by walking the declaration: a struct
+    with an ``error_code`` and a ``partition_index``/``partition`` sits under a topic struct
+    with a ``name``/``topic``."""
+    top = getattr(response, "error_code", None)
+    found: list[tuple[str, int, int]] = []
+    _walk(response, None, found)
+    return top, tuple(found)
+
+
+def _walk(struct: Any, topic: str | None, found: list) -> None:
+    for name in _struct_arrays(type(struct)):
+        items = getattr(struct, name)
+        if not items:
+            continue
+        for item in items:
+            code = getattr(item, "error_code", 0)
+            partition = getattr(item, "partition_index", None)
+            if partition is None:
+                partition = getattr(item, "partition", None)
+            if partition is not None and isinstance(partition, int):
+                if code:
+                    found.append((topic or "", partition, code))
+                continue
+            item_topic = getattr(item, "name", None) or getattr(item, "topic", None)
+            _walk(item, item_topic if isinstance(item_topic, str) else topic, found)
