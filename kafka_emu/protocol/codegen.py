@@ -56,6 +56,10 @@ def overrun(pos: int, end: int) -> DecodeError:
                            f"does", offset=end)
     return DecodeError(f"{end - pos} trailing bytes", offset=pos)
 
+# Kafka's readers build strings with new String(bytes, UTF_8), which replaces malformed input
+# with U+FFFD and never fails; so do we (a client id or group name with a stray byte is served).
+_DECODE_STRING = ".decode('utf-8', 'replace')"
+
 
 def _bad_length(n: int, pos: int, what: str) -> DecodeError:
     if n == -1:
@@ -221,7 +225,7 @@ def _emit_body_read(src: _Source, ind: int, t: Any, version: int, flexible: bool
         else:
             e = src.var("e")
             src.emit(ind, f"{e} = pos + {n}", field)
-            src.emit(ind, f"{dst} = buf[pos + 1:{e}]{'.decode()' if t is STRING else ''}",
+            src.emit(ind, f"{dst} = buf[pos + 1:{e}]{_DECODE_STRING if t is STRING else ''}",
                      field)
             src.emit(ind, f"pos = {e}", field)
             return
@@ -237,7 +241,7 @@ def _emit_body_read(src: _Source, ind: int, t: Any, version: int, flexible: bool
         if not isinstance(t, Array):
             e = src.var("e")
             src.emit(ind, f"{e} = pos + {n}", field)
-            src.emit(ind, f"{dst} = buf[pos:{e}]{'.decode()' if t is STRING else ''}", field)
+            src.emit(ind, f"{dst} = buf[pos:{e}]{_DECODE_STRING if t is STRING else ''}", field)
             src.emit(ind, f"pos = {e}", field)
             return
     el = t.element

@@ -113,17 +113,15 @@ def varlong_at(buf: bytes, pos: int, end: int) -> tuple[int, int]:
 
 def read_tag_section(buf: bytes, pos: int, end: int, readers: dict, store) -> int:
     """A tagged-field section: unsigned varint count, then per field its tag, its size and its
-    value, tags strictly ascending. ``readers`` maps a known tag to (name, read_at); each value
-    is parsed from exactly its own bytes and handed to ``store(name, value)``. Unknown tags are
-    skipped, as Kafka does. Returns the position after the section."""
+    value. ``readers`` maps a known tag to (name, read_at); each value is parsed from exactly its
+    own bytes and handed to ``store(name, value)``. Unknown tags are skipped, as Kafka does.
+    Writers send tags in ascending order, but Kafka's generated readers do not check it: tags
+    out of order are accepted and a repeated tag's last value wins; so here. Returns the
+    position after the section."""
     count, pos = uvarint_at(buf, pos, end)
-    last = -1
     for _ in range(count):
         start = pos
         tag, pos = uvarint_at(buf, pos, end)
-        if tag <= last:
-            raise DecodeError(f"tag {tag} out of order after {last}", offset=start)
-        last = tag
         size, pos = uvarint_at(buf, pos, end)
         stop = pos + size
         if stop > end:

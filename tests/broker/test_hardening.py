@@ -261,3 +261,14 @@ def test_file_descriptor_limit_pauses_accepting_and_recovers():
     assert err.count("cannot accept connections") == 1, err
     assert err.count("accepting connections again") == 1, err
     assert "Traceback" not in err
+
+
+async def test_invalid_utf8_in_a_string_is_served_with_replacement_characters(start_broker):
+    from kafka_emu.protocol.messages.find_coordinator import FindCoordinatorResponse
+    bound = await start_broker()
+    client = await WireClient.connect(bound.host, bound.port)
+    # FindCoordinator v0 by hand: header (key 10, v0, correlation 5, client id "w\xff"), key "g\xff"
+    body = struct.pack(">hhih", 10, 0, 5, 2) + b"w\xff" + struct.pack(">h", 2) + b"g\xff"
+    await client.send_raw(struct.pack(">i", len(body)) + body)
+    resp = await client.receive(BY_NAME["FindCoordinator"], 0, 5)
+    assert isinstance(resp, FindCoordinatorResponse) and resp.error_code == ErrorCode.NONE
