@@ -48,3 +48,30 @@ class RequestHandled:
     error_code: int | None  # the response's top-level error code, where it has one
     partition_errors: tuple[tuple[str, int, int], ...] = ()  # non-zero (topic, partition, code)
     throttle_time_ms: int = 0
+
+
+@attrs.frozen(kw_only=True)
+class FaultFired:
+    """A control-plane fault rule matched a request and acted on it (control/faults.py)."""
+
+    at_ms: int
+    rule_id: int
+    action: str  # "error", "delay", "close_before", "close_after", "blackhole", "throttle"
+    connection_id: int
+    peer: str
+    api: str
+    version: int
+    correlation_id: int
+    client_id: str | None
+    group_id: str | None = None
+    member_id: str | None = None
+    error_code: int | None = None  # for action "error"
+    delay_ms: int | None = None  # for "delay" and "throttle"
+
+
+@attrs.frozen(kw_only=True)
+class TimeAdvanced:
+    """The control plane moved the coordinator's clock (control: advance, manual clock)."""
+
+    at_ms: int  # the coordinator's time after the move
+    by_ms: int

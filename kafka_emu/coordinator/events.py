@@ -158,6 +158,35 @@ class OffsetsRemoved:
     reason: str  # "expired", "offset_delete", "group_deleted" or "partitions_deleted"
 
 
+@attrs.frozen(kw_only=True)
+class AssignmentsDistributed:
+    """The leader's SyncGroup assignments went out for a generation (sinks decode them: for
+    protocol type "consumer" the bytes are the consumer protocol's Assignment)."""
+
+    at_ms: int
+    group_id: str
+    generation: int
+    protocol_type: str | None
+    protocol_name: str | None
+    leader: str | None
+    assignments: tuple[tuple[str, bytes], ...]  # (member_id, assignment bytes) per member
+
+
+@attrs.frozen(kw_only=True)
+class MemberSubscribed:
+    """A member's join metadata for the chosen protocol in a completed join phase (sinks decode
+    it: for protocol type "consumer" the bytes are the consumer protocol's Subscription)."""
+
+    at_ms: int
+    group_id: str
+    generation: int
+    member_id: str
+    group_instance_id: str | None
+    protocol_type: str | None
+    protocol_name: str | None
+    metadata: bytes
+
+
 Event = Union[
     StateChanged,
     GenerationChanged,
@@ -173,6 +202,8 @@ Event = Union[
     GroupDeleted,
     OffsetsCommitted,
     OffsetsRemoved,
+    AssignmentsDistributed,
+    MemberSubscribed,
 ]
 
 Observer = Callable[[Event], None]

@@ -11,7 +11,7 @@ from kafka_emu.errors import ErrorCode
 
 from .commands import Heartbeat, LeaveGroup, SyncGroup
 from .core import Core, sync_key
-from .events import RemovalReason
+from .events import AssignmentsDistributed, RemovalReason
 from .group import Group
 from .rebalance import (
     SYNC,
@@ -73,6 +73,18 @@ def handle_sync(core: Core, cmd: SyncGroup) -> None:
             assignment = dict(cmd.assignments)
             for m in group.members.values():
                 m.assignment = assignment.get(m.member_id, b"")
+            if core.observing:
+                core.emit(
+                    AssignmentsDistributed(
+                        at_ms=core.now,
+                        group_id=group.group_id,
+                        generation=group.generation,
+                        protocol_type=group.protocol_type,
+                        protocol_name=group.protocol_name,
+                        leader=group.leader_id,
+                        assignments=tuple((m.member_id, m.assignment) for m in group.members.values()),
+                    )
+                )
             propagate_assignment(core, group, ErrorCode.NONE)
             group.transition_to(GroupState.STABLE)
         return

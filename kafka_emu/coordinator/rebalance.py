@@ -17,7 +17,14 @@ from __future__ import annotations
 from kafka_emu.errors import ErrorCode
 
 from .core import Core, heartbeat_key, join_key, sync_key
-from .events import GenerationChanged, MemberRemoved, RebalanceTriggered, RemovalReason
+from .events import (
+    AssignmentsDistributed,
+    GenerationChanged,
+    MemberRemoved,
+    MemberSubscribed,
+    RebalanceTriggered,
+    RemovalReason,
+)
 from .group import Group, Member
 from .results import JoinGroupResult, SyncGroupResult
 from .state import GroupState
@@ -128,6 +135,19 @@ def complete_join(core: Core, group: Group) -> None:
                 members=tuple(group.members),
             )
         )
+        for member in group.members.values():
+            core.emit(
+                MemberSubscribed(
+                    at_ms=core.now,
+                    group_id=gid,
+                    generation=group.generation,
+                    member_id=member.member_id,
+                    group_instance_id=member.group_instance_id,
+                    protocol_type=group.protocol_type,
+                    protocol_name=group.protocol_name,
+                    metadata=member.metadata_by_name.get(group.protocol_name or "", b""),
+                )
+            )
     if group.state is GroupState.EMPTY:
         return
 

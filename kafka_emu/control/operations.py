@@ -1,0 +1,181 @@
+"""The control plane's operations, declared once for every surface.
+
+Theory of operation. An operation is a function ``run(broker, params)`` plus the attrs class of
+its parameters. It runs on the emulator's own trio thread (the Python handle gets there with
+``trio.from_thread``; the HTTP endpoint already runs there), so it may touch the broker freely.
+It returns a JSON-able value (dicts, lists, str, int, float, bool, None). ``run`` may be an
+``async def`` when the operation waits (waiters); everything else is synchronous and never
+blocks.
+
+Bad input raises ``ControlError`` (status 400 for a malformed value, 404 for an unknown group,
+member, rule, ...), *before* anything is changed: an operation that fails changes nothing.
+
+``parse_params`` builds the params object from JSON-like input (HTTP body/query, CLI flags,
+Python keyword arguments) by reading the attrs fields' types, so every surface validates the
+same way and the OpenAPI document (``openapi()``) is derived from the same declarations.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+
+class ControlError(Exception):
+    """A control request that cannot be carried out; nothing was changed."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+@attrs.frozen(kw_only=True)
+class NoParams:
+    """For operations that take no parameters."""
+
+
+@attrs.frozen
+class Operation:
+    name: str  # snake_case: the Python method and (with dashes) the CLI subcommand
+    method: str  # the HTTP method: GET for reads, POST/DELETE for changes
+    path: str  # the HTTP path, e.g. "/groups/{group_id}/members/{member_id}/expire"
+    params: type  # an attrs class; path placeholders are fields of it too
+    run: Callable[[Any, Any], Any]
+    summary: str
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.run)
+
+
+OPERATIONS: dict[str, Operation] = {}
+
+
+def operation(method: str, path: str, params: type = NoParams, *, name: str | None = None,
+              summary: str | None = None) -> Callable[[Callable], Callable]:
+    """Register ``fn(broker, params)`` as a control operation (see the module doc)."""
+    def register(fn: Callable) -> Callable:
+        op_name = name or fn.__name__
+        if op_name in OPERATIONS:
+            raise RuntimeError(f"control operation {op_name!r} declared twice")
+        doc = summary if summary is not None else (inspect.getdoc(fn) or "").split("\n\n")[0]
+        OPERATIONS[op_name] = Operation(op_name, method.upper(), path, params, fn,
+                                        " ".join(doc.split()))
+        return fn
+    return register
+
+
+def all_operations() -> dict[str, Operation]:
+    """Every operation, with every module of ``control/ops`` imported."""
+    from . import ops
+    for mod in pkgutil.iter_modules(ops.__path__):
+        importlib.import_module(f"{ops.__name__}.{mod.name}")
+    return OPERATIONS
+
+
+# -- parameters ---------------------------------------------------------------------------------
+
+def _hints(cls: type) -> dict[str, Any]:
+    cached = cls.__dict__.get("__control_hints__")
+    if cached is None:
+        cached = typing.get_type_hints(cls)
+        setattr(cls, "__control_hints__", cached)
+    return cached
+
+
+def _convert(name: str, tp: Any, value: Any) -> Any:
+    """``value`` as type ``tp`` (from JSON or CLI text), or ControlError naming the field."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        options = [a for a in args if a is not type(None)]
+        errors = []
+        for option in options:
+            try:
+                return _convert(name, option, value)
+            except ControlError as exc:
+                errors.append(exc.message)
+        raise ControlError(errors[0] if len(errors) == 1 else f"{name}: {value!r} fits none of "
+                           f"{', '.join(getattr(o, '__name__', str(o)) for o in options)}")
+    if origin is typing.Literal:
+        if value not in args:
+            raise ControlError(f"{name}: expected one of {', '.join(map(repr, args))}, "
+                               f"got {value!r}")
+        return value
+    if origin in (tuple, list):
+        if isinstance(value, str):
+            value = [v for v in value.split(",") if v] if value else []
+        if not isinstance(value, (list, tuple)):
+            raise ControlError(f"{name}: expected a list, got {value!r}")
+        element = args[0] if args else Any
+        return tuple(_convert(name, element, v) for v in value)
+    if origin is dict or tp is dict:
+        if not isinstance(value, Mapping):
+            raise ControlError(f"{name}: expected an object, got {value!r}")
+        return dict(value)
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise ControlError(f"{name}: expected true or false, got {value!r}")
+    if tp is int:
+        if isinstance(value, bool):
+            raise ControlError(f"{name}: expected an integer, got {value!r}")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str):
+            try:
+                return int(value.strip())
+            except ValueError:
+                pass
+        raise ControlError(f"{name}: expected an integer, got {value!r}")
+    if tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value.strip())
+            except ValueError:
+                pass
+        raise ControlError(f"{name}: expected a number, got {value!r}")
+    if tp is str:
+        if isinstance(value, str):
+            return value
+        raise ControlError(f"{name}: expected a string, got {value!r}")
+    return value  # Any
+
+
+def parse_params(op: Operation, raw: Mapping[str, Any]) -> Any:
+    """The params object of ``op`` from JSON-like ``raw``; ControlError for unknown names,
+    missing required fields or values of the wrong type. Field validators (attrs) may raise
+    ValueError with a message; that is a ControlError too."""
+    cls = op.params
+    fields = {f.name: f for f in attrs.fields(cls)}
+    unknown = sorted(set(raw) - set(fields))
+    if unknown:
+        raise ControlError(f"unknown parameter(s) for {op.name}: {', '.join(unknown)} "
+                           f"(known: {', '.join(fields) or 'none'})")
+    hints = _hints(cls)
+    values = {}
+    for key, value in raw.items():
+        values[key] = _convert(key, hints.get(key, Any), value)
+    missing = [n for n, f in fields.items() if f.default is attrs.NOTHING and n not in values]
+    if missing:
+        raise ControlError(f"{op.name} needs {', '.join(missing)}")
+    try:
+        return cls(**values)
+    except (ValueError, TypeError) as exc:
+        raise ControlError(f"{op.name}: {exc}") from None
