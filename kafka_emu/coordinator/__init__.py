@@ -26,7 +26,8 @@ Deterministic choices where Kafka uses hash-map order (reference 3.3, 3.4, 3.14)
 - when the leader leaves, the earliest-added remaining member becomes leader;
 - at join completion a leader that did not rejoin is replaced by the earliest-added member with a
   parked JoinGroup;
-- protocol selection: most votes wins; a tie goes to the lexicographically smallest name;
+- protocol selection: most votes wins; a tie goes as in Kafka, to the first of the tied names in
+  its vote HashMap's iteration order, which depends only on the names (``java_order``);
 - ListGroups lists groups in creation order; OffsetFetch "all" sorts by topic, then partition.
 """
 

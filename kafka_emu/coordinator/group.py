@@ -13,7 +13,9 @@ Deterministic stand-ins for Kafka's hash-map order (documented in the package do
 - when the leader is removed, the earliest-added remaining member becomes leader;
 - at join completion a leader that did not rejoin is replaced by the earliest-added member with
   a parked JoinGroup;
-- protocol votes: most votes wins, ties go to the lexicographically smallest protocol name.
+- protocol votes are counted as Kafka counts them, and ties break in the iteration order of
+  Kafka's vote map (``java_order``: it depends only on the names; two tied names in one hash
+  bucket go by which got its first vote earlier in member order).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import attrs
 from kafka_emu.errors import ErrorCode
 
 from .events import LeaderChanged, StateChanged
+from .java_order import hashmap_order
 from .results import JoinGroupMember
 from .state import VALID_PREVIOUS, GroupState, IllegalStateTransition
 
@@ -286,7 +289,7 @@ class Group:
         return any(counts.get(name, 0) == n for name in names)
 
     def select_protocol(self) -> str:
-        """Most votes wins; ties -> lexicographically smallest name (deterministic stand-in)."""
+        """Most votes wins; of equal maxima the first in Kafka's vote-map order (3.4)."""
         assert self.members, "cannot select a protocol for an empty group"
         n = len(self.members)
         candidates = {name for name, count in self.supported_protocols.items() if count == n}
@@ -294,7 +297,8 @@ class Group:
         for member in self.members.values():
             choice = member.vote(candidates)
             votes[choice] = votes.get(choice, 0) + 1
-        return min(votes, key=lambda name: (-votes[name], name))
+        most = max(votes.values())
+        return next(name for name in hashmap_order(votes) if votes[name] == most)
 
     # ---------------------------------------------------------- generations
     def init_next_generation(self) -> None:

@@ -10,6 +10,8 @@ import attrs
 
 from kafka_emu.coordinator import GroupState, JoinGroupResult, MemberAdded, RequestDropped
 
+from kafka_emu.coordinator.java_order import bucket, hashmap_order
+
 from .harness import DEFAULT_PROTOCOLS, E, Harness, subscription
 
 
@@ -345,21 +347,56 @@ def test_completion_with_zero_members_goes_empty_and_bumps_generation():
     assert group.protocol_name is None and group.protocol_type == "consumer"
 
 
-def test_protocol_selection_by_votes_ties_lexicographic():
-    """3.4: candidates supported by all; each votes its first candidate; most votes wins; ties ->
-    lexicographically smallest (documented deterministic rule)."""
+def test_protocol_selection_by_votes_most_votes_wins():
+    """3.4: candidates supported by all; each votes its first candidate; most votes wins."""
     h = Harness()
-    h.join(v4=False, protocols=(("range", b"r"), ("cooperative-sticky", b"c")))
-    h.join(v4=False, protocols=(("cooperative-sticky", b"c"), ("range", b"r")))
+    h.join(v4=False, protocols=(("roundrobin", b""), ("range", b"")))
+    h.join(v4=False, protocols=(("range", b""),))
+    h.join(v4=False, protocols=(("roundrobin", b""), ("range", b"")))
     answered = h.tick()
-    assert {r.protocol_name for r in answered.values()} == {"cooperative-sticky"}
-    h2 = Harness()
-    h2.join(v4=False, protocols=(("roundrobin", b""), ("range", b"")))
-    h2.join(v4=False, protocols=(("range", b""),))
-    h2.join(v4=False, protocols=(("roundrobin", b""), ("range", b"")))
-    answered = h2.tick()
     # "roundrobin" is not supported by the second member -> everyone votes range.
     assert {r.protocol_name for r in answered.values()} == {"range"}
+
+
+def _tie(*preferences: tuple[str, ...]) -> str:
+    h = Harness()
+    for names in preferences:
+        h.join(v4=False, protocols=tuple((name, b"") for name in names))
+    (name,) = {r.protocol_name for r in h.tick().values()}
+    return name
+
+
+def test_protocol_vote_tie_range_vs_cooperative_sticky_goes_to_range_as_in_kafka():
+    """Was: ties went to the lexicographically smallest name (cooperative-sticky). Kafka's vote
+    HashMap puts range in bucket 9 and cooperative-sticky in 15, so range comes first."""
+    assert _tie(("cooperative-sticky", "range"), ("range", "cooperative-sticky")) == "range"
+    assert _tie(("range", "cooperative-sticky"), ("cooperative-sticky", "range")) == "range"
+
+
+def test_protocol_vote_tie_follows_hash_order_not_names_or_join_order():
+    # sticky (bucket 8) before range (bucket 9): neither alphabetical nor the first voter's choice
+    assert _tie(("range", "sticky"), ("sticky", "range")) == "sticky"
+    # roundrobin (10) after range (9), whoever voted first
+    assert _tie(("roundrobin", "range"), ("range", "roundrobin")) == "range"
+    # four-way tie: zeta (bucket 1) leads although it is last in every other order
+    names = ("mid", "alpha", "omega", "zeta")
+    assert [bucket(n, 16) for n in names] == [9, 7, 14, 0]
+    assert _tie(*[names[i:] + names[:i] for i in range(4)]) == "zeta"
+
+
+def test_protocol_vote_tie_in_one_bucket_goes_to_the_earlier_first_vote():
+    # "b" and "bar" share bucket 2 of Kafka's 16-bucket map: first put, first iterated
+    assert bucket("b", 16) == bucket("bar", 16) == 2
+    assert _tie(("bar", "b"), ("b", "bar")) == "bar"
+    assert _tie(("b", "bar"), ("bar", "b")) == "b"
+
+
+def test_protocol_vote_tie_among_more_than_twelve_names_uses_the_resized_map():
+    # 13 distinct votes grow Kafka's map to 32 buckets, where proto9 comes first (in 16: proto1)
+    names = tuple(f"proto{i}" for i in range(13))
+    assert sorted(names, key=lambda n: bucket(n, 16))[0] == "proto1"
+    assert hashmap_order(names)[0] == "proto9"
+    assert _tie(*[names[i:] + names[:i] for i in range(13)]) == "proto9"
 
 
 def test_member_added_event_carries_client_id():

@@ -2,7 +2,10 @@
 replication_factor -1 mean the broker default; v5 flexible, returns partitions, replication
 factor and configs; v7 topic ids. One broker: a replication factor above 1 is
 INVALID_REPLICATION_FACTOR, as a single-broker Kafka answers. A name given twice in one request
-is INVALID_REQUEST for that name.
+is INVALID_REQUEST for that name. A request for more than 10,000 partitions in total is refused
+whole, every topic POLICY_VIOLATION, as Kafka's controller refuses it
+(``ReplicationControlManager.validateTotalNumberOfPartitions``), so one request cannot stall
+every other client while it builds partitions.
 """
 
 from __future__ import annotations
@@ -20,6 +23,31 @@ def has_error_message(version: int) -> bool:
 
 def returns_topic_details(version: int) -> bool:
     return version >= 5
+
+
+# Kafka's controller: MAX_PARTITIONS_PER_BATCH and the message of its PolicyViolationException
+MAX_PARTITIONS_PER_REQUEST = 10_000
+TOO_MANY_PARTITIONS = "Excessively large number of partitions per request."
+
+
+def _requested_partitions(topics, default_partitions: int) -> int:
+    """Kafka's count: assignments if given, else num_partitions (-1: the default; other
+    non-positive counts add nothing, they fail later with their own error)."""
+    total = 0
+    for t in topics:
+        if t.assignments:
+            total += len(t.assignments)
+        elif t.num_partitions == -1:
+            total += default_partitions
+        elif t.num_partitions > 0:
+            total += t.num_partitions
+    return total
+
+
+def _refuse_all(v: int, topics, code: ErrorCode, message: str) -> CreateTopicsResponse:
+    return CreateTopicsResponse(topics=[CreatableTopicResult(
+        name=t.name, error_code=code, error_message=message if has_error_message(v) else "")
+        for t in topics])
 
 
 def _partitions(ctx, topic) -> int:
@@ -49,6 +77,10 @@ def _partitions(ctx, topic) -> int:
 async def create_topics(ctx, request) -> CreateTopicsResponse:
     v = ctx.version
     counts = Counter(t.name for t in request.topics)
+    # Kafka counts only the topics it forwards to the controller: duplicated names are not
+    unique = [t for t in request.topics if counts[t.name] == 1]
+    if _requested_partitions(unique, ctx.broker.config.num_partitions) > MAX_PARTITIONS_PER_REQUEST:
+        return _refuse_all(v, request.topics, ErrorCode.POLICY_VIOLATION, TOO_MANY_PARTITIONS)
     results = []
     for t in request.topics:
         try:

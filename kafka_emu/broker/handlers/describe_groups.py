@@ -1,5 +1,6 @@
-"""DescribeGroups v0-6: v3 AuthorizedOperations on request; v4 member GroupInstanceId; v6
-ErrorMessage and GROUP_ID_NOT_FOUND for unknown groups (KIP-1043; v0-5 get a "Dead" entry)."""
+"""DescribeGroups v0-6: v3 AuthorizedOperations on request (Kafka 4.x's group set, and only on
+entries without an error, as KafkaApis fills it in); v4 member GroupInstanceId; v6 ErrorMessage
+and GROUP_ID_NOT_FOUND for unknown groups (KIP-1043; v0-5 get a "Dead" entry)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,9 @@ from functools import partial
 from ... import coordinator as c
 from ...protocol.messages.describe_groups import (API, DescribedGroup, DescribedGroupMember,
                                                   DescribeGroupsResponse)
+from ...errors import ErrorCode
 from . import Handler
-
-# There are no ACLs here, so every group operation is allowed: READ(3), DELETE(6), DESCRIBE(8).
-ALL_GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
-NOT_PROVIDED = -(2**31)
+from ._operations import GROUP_OPERATIONS, NOT_PROVIDED
 
 
 def unknown_group_is_error(version: int) -> bool:
@@ -34,7 +33,8 @@ def render(version: int, with_operations: bool, result: c.DescribeGroupsResult):
                 member_id=m.member_id, group_instance_id=m.group_instance_id,
                 client_id=m.client_id, client_host=m.client_host, member_metadata=m.metadata,
                 member_assignment=m.assignment) for m in g.members],
-            authorized_operations=ALL_GROUP_OPERATIONS if with_operations else NOT_PROVIDED)
+            authorized_operations=(GROUP_OPERATIONS if with_operations and g.error == ErrorCode.NONE
+                                   else NOT_PROVIDED))
         for g in result.groups])
 
 

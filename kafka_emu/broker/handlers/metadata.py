@@ -1,6 +1,7 @@
 """Metadata v0-13: v0 an empty topic list means all topics, v1+ null does; v1 controller and
 is_internal; v2 cluster id; v4 AllowAutoTopicCreation; v7 leader epoch; v8 authorized
-operations; v10 topic ids (request topics may name a topic by id only); v13 top-level ErrorCode.
+operations (v8-10 also the cluster's, when asked); v10 topic ids (request topics may name a topic
+by id only); v13 top-level ErrorCode.
 This broker leads every partition. A topic created by this very request (auto-creation) is
 reported with LEADER_NOT_AVAILABLE and no partitions, as Kafka does while creation is in
 flight; the client's next Metadata sees it.
@@ -14,10 +15,7 @@ from ...protocol.messages.metadata import (API, AUTHORIZED_OPERATIONS_OMITTED, M
                                            MetadataResponseTopic)
 from . import Handler
 from ._common import advertised_endpoint
-
-# No ACLs: a topic allows READ(3) WRITE(4) CREATE(5) DELETE(6) ALTER(7) DESCRIBE(8)
-# DESCRIBE_CONFIGS(10) ALTER_CONFIGS(11).
-ALL_TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+from ._operations import CLUSTER_OPERATIONS, TOPIC_OPERATIONS
 
 
 def empty_list_means_all(version: int) -> bool:
@@ -47,7 +45,7 @@ async def metadata(ctx, request) -> MetadataResponse:
     broker = ctx.broker
     node_id = broker.config.node_id
     host, port = advertised_endpoint(ctx)
-    topic_ops = (ALL_TOPIC_OPERATIONS if v >= 8 and request.include_topic_authorized_operations
+    topic_ops = (TOPIC_OPERATIONS if v >= 8 and request.include_topic_authorized_operations
                  else AUTHORIZED_OPERATIONS_OMITTED)
 
     def found(info) -> MetadataResponseTopic:
@@ -82,10 +80,13 @@ async def metadata(ctx, request) -> MetadataResponse:
                     error = exc.code
             topics.append(MetadataResponseTopic(error_code=error, name=wanted.name,
                                                 topic_authorized_operations=topic_ops))
+    cluster_ops = (CLUSTER_OPERATIONS
+                   if has_cluster_operations(v) and request.include_cluster_authorized_operations
+                   else AUTHORIZED_OPERATIONS_OMITTED)
     return MetadataResponse(
         brokers=[MetadataResponseBroker(node_id=node_id, host=host, port=port)],
         cluster_id=broker.config.cluster_id, controller_id=node_id, topics=topics,
-        error_code=ErrorCode.NONE)
+        cluster_authorized_operations=cluster_ops, error_code=ErrorCode.NONE)
 
 
 HANDLER = Handler(API, "0-13", metadata)

@@ -1,0 +1,114 @@
+"""Answers Kafka 4.x gives that kafka-emu got wrong (issue #8, "answer what Kafka answers" and
+"limits Kafka enforces"); each test is named for what broke."""
+
+from __future__ import annotations
+
+from kafka_emu.errors import ErrorCode
+from kafka_emu.protocol import BY_NAME
+from kafka_emu.protocol.messages.create_topics import (CreatableReplicaAssignment,
+                                                       CreatableTopic, CreateTopicsRequest)
+from kafka_emu.protocol.messages.describe_groups import DescribeGroupsRequest
+from kafka_emu.protocol.messages.metadata import MetadataRequest
+from kafka_emu.testing.wire import WireClient
+
+from test_server import JOIN, join_as_new_member, join_request
+
+DESCRIBE = BY_NAME["DescribeGroups"]
+METADATA = BY_NAME["Metadata"]
+CREATE = BY_NAME["CreateTopics"]
+UNSET = -(2**31)
+
+# AclOperation codes: READ 3, DELETE 6, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11
+KAFKA4_GROUP_OPERATIONS = 2**3 + 2**6 + 2**8 + 2**10 + 2**11
+# CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11,
+# IDEMPOTENT_WRITE 12
+CLUSTER_OPERATIONS = 2**5 + 2**7 + 2**8 + 2**9 + 2**10 + 2**11 + 2**12
+
+
+async def _group(bound, group="g"):
+    client = await WireClient.connect(bound.host, bound.port)
+    member = await join_as_new_member(client, group=group)
+    joined = await client.request(JOIN, 5, join_request(member_id=member, group=group))
+    assert joined.error_code == ErrorCode.NONE
+    return client
+
+
+async def test_describe_groups_operations_are_kafka4s_group_set_not_3x(start_broker):
+    bound = await start_broker()
+    client = await _group(bound)
+    assert KAFKA4_GROUP_OPERATIONS == 3400
+    for version in (3, 4, 5, 6):
+        resp = await client.request(DESCRIBE, version, DescribeGroupsRequest(
+            groups=["g"], include_authorized_operations=True))
+        assert resp.groups[0].authorized_operations == 3400, version
+        resp = await client.request(DESCRIBE, version, DescribeGroupsRequest(
+            groups=["g"], include_authorized_operations=False))
+        assert resp.groups[0].authorized_operations == UNSET
+
+
+async def test_describe_groups_operations_left_unset_on_an_entry_with_an_error(start_broker):
+    bound = await start_broker()
+    client = await _group(bound)
+    resp = await client.request(DESCRIBE, 6, DescribeGroupsRequest(
+        groups=["g", "nobody"], include_authorized_operations=True))
+    found, missing = resp.groups
+    assert found.error_code == ErrorCode.NONE and found.authorized_operations == 3400
+    assert missing.error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    assert missing.authorized_operations == UNSET
+    # v5 answers an unknown group with a Dead entry and no error: Kafka fills in the operations
+    resp = await client.request(DESCRIBE, 5, DescribeGroupsRequest(
+        groups=["nobody"], include_authorized_operations=True))
+    assert resp.groups[0].error_code == ErrorCode.NONE
+    assert resp.groups[0].authorized_operations == 3400
+
+
+async def test_metadata_cluster_authorized_operations_were_never_filled_in(start_broker):
+    bound = await start_broker(topics={"t": 1})
+    client = await WireClient.connect(bound.host, bound.port)
+    for version in (8, 9, 10):
+        asked = await client.request(METADATA, version, MetadataRequest(
+            topics=None, include_cluster_authorized_operations=True))
+        assert asked.cluster_authorized_operations == CLUSTER_OPERATIONS == 8096, version
+        not_asked = await client.request(METADATA, version, MetadataRequest(topics=None))
+        assert not_asked.cluster_authorized_operations == UNSET
+
+
+def _topic(name, partitions=-1, assignments=()):
+    return CreatableTopic(name=name, num_partitions=partitions,
+                          replication_factor=-1,
+                          assignments=list(assignments), configs=[])
+
+
+async def test_create_topics_over_ten_thousand_partitions_is_a_policy_violation(start_broker):
+    bound = await start_broker()
+    client = await WireClient.connect(bound.host, bound.port)
+    for version in (1, 5, 7):
+        resp = await client.request(CREATE, version, CreateTopicsRequest(
+            topics=[_topic("big", 10_000), _topic("one", 1)]))
+        assert [(t.name, t.error_code, t.error_message) for t in resp.topics] == [
+            ("big", ErrorCode.POLICY_VIOLATION,
+             "Excessively large number of partitions per request."),
+            ("one", ErrorCode.POLICY_VIOLATION,
+             "Excessively large number of partitions per request.")], version
+    assert bound.broker.topics.lookup("big") is None and bound.broker.topics.lookup("one") is None
+    # exactly 10,000 is allowed (validate_only: nothing is built)
+    resp = await client.request(CREATE, 5, CreateTopicsRequest(
+        topics=[_topic("big", 9_999), _topic("one", 1)], validate_only=True))
+    assert [t.error_code for t in resp.topics] == [ErrorCode.NONE, ErrorCode.NONE]
+
+
+async def test_create_topics_partition_cap_counts_defaults_and_assignments(start_broker):
+    bound = await start_broker({"num.partitions": 5000})
+    client = await WireClient.connect(bound.host, bound.port)
+    # two topics at the default (-1) = 10,000, plus one by manual assignment = 10,001
+    node = bound.broker.config.node_id
+    resp = await client.request(CREATE, 5, CreateTopicsRequest(topics=[
+        _topic("a"), _topic("b"),
+        _topic("c", assignments=[CreatableReplicaAssignment(partition_index=0,
+                                                            broker_ids=[node])])]))
+    assert {t.error_code for t in resp.topics} == {ErrorCode.POLICY_VIOLATION}
+    # a duplicated name is not forwarded to Kafka's controller, so it does not count
+    resp = await client.request(CREATE, 5, CreateTopicsRequest(
+        topics=[_topic("a"), _topic("b"), _topic("d", 1), _topic("d", 1)], validate_only=True))
+    assert [t.error_code for t in resp.topics] == [
+        ErrorCode.NONE, ErrorCode.NONE, ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST]
