@@ -31,6 +31,7 @@ from typing import TypeVar
 
 import trio
 
+from ..errors import KafkaError
 from ..protocol.codec import read_from
 from ..protocol.errors import DecodeError
 from ..protocol.framing import FrameBuffer
@@ -38,6 +39,7 @@ from ..protocol.headers import (decode_request_header, encode_response, peek_api
                                 request_header_version)
 from .clock import io_now, stopwatch
 from .context import ConnectionInfo, RequestContext
+from .error_response import error_response
 from .events import ConnectionClosed, ConnectionOpened, RequestHandled
 from .handlers import HANDLERS
 from .handlers.api_versions import unsupported_version_response
@@ -235,7 +237,11 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
     ctx = RequestContext(broker=broker, api=api, version=version, correlation_id=correlation_id,
                          client_id=header.client_id or "", connection=info,
                          request_id=broker.new_request_id())
-    response = await handler.fn(ctx, request)
+    try:
+        response = await handler.fn(ctx, request)
+    except KafkaError as exc:
+        # Kafka's handleError: the request fails as a whole, answered in its own shape
+        response = error_response(api, version, request, exc.code, exc.message)
     emit = broker.observer  # a sink may have subscribed while the request was parked
     if emit is not None:
         group, member, instance, generation = request_identity(request)
