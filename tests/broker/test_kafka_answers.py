@@ -82,7 +82,7 @@ def _topic(name, partitions=-1, assignments=()):
 async def test_create_topics_over_ten_thousand_partitions_is_a_policy_violation(start_broker):
     bound = await start_broker()
     client = await WireClient.connect(bound.host, bound.port)
-    for version in (1, 5, 7):
+    for version in (2, 5, 7):
         resp = await client.request(CREATE, version, CreateTopicsRequest(
             topics=[_topic("big", 10_000), _topic("one", 1)]))
         assert [(t.name, t.error_code, t.error_message) for t in resp.topics] == [
@@ -112,3 +112,34 @@ async def test_create_topics_partition_cap_counts_defaults_and_assignments(start
         topics=[_topic("a"), _topic("b"), _topic("d", 1), _topic("d", 1)], validate_only=True))
     assert [t.error_code for t in resp.topics] == [
         ErrorCode.NONE, ErrorCode.NONE, ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST]
+
+
+API_VERSIONS = BY_NAME["ApiVersions"]
+
+
+async def test_versions_kafka_4_removed_are_no_longer_advertised_or_served(start_broker):
+    import struct
+    from kafka_emu.protocol.messages.api_versions import ApiVersionsRequest
+    from kafka_emu.protocol.messages.offset_commit import OffsetCommitRequest
+    bound = await start_broker()
+    client = await WireClient.connect(bound.host, bound.port)
+    resp = await client.request(API_VERSIONS, 3, ApiVersionsRequest(
+        client_software_name="t", client_software_version="1"))
+    ranges = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
+    # KIP-896: OffsetCommit 0-1, OffsetFetch 0, CreateTopics 0-1, DeleteTopics 0 are gone
+    assert ranges[8] == (2, 9) and ranges[9] == (1, 9)
+    assert ranges[19] == (2, 7) and ranges[20] == (1, 6)
+    assert ranges[1] == (4, 17) and ranges[2] == (1, 10)
+    # Kafka 4.x keeps listing Produce from v0 (KAFKA-18659) while refusing v0-2
+    assert ranges[0] == (0, 12)
+    # a removed version is refused as Kafka refuses any unsupported version: the connection closes
+    await client.send(BY_NAME["OffsetCommit"], 2, OffsetCommitRequest(group_id="g", topics=[]))
+    old = await WireClient.connect(bound.host, bound.port)
+    body = struct.pack(">hhih", 8, 1, 9, 1) + b"w" + struct.pack(">h", 1) + b"g"
+    await old.send_raw(struct.pack(">i", len(body)) + body)
+    assert await old.receive_frame() is None
+    produce_v2 = await WireClient.connect(bound.host, bound.port)
+    body = struct.pack(">hhih", 0, 2, 9, 1) + b"w" + struct.pack(">hii", 1, 1000, 0)  # acks timeout []
+    await produce_v2.send_raw(struct.pack(">i", len(body)) + body)
+    assert await produce_v2.receive_frame() is None
+    assert (await client.receive(BY_NAME["OffsetCommit"], 2)).topics == []

@@ -1,7 +1,9 @@
 """ApiVersions v0-4: v3+ carries the client software name/version (KIP-511), validated
 against Kafka's pattern (INVALID_REQUEST otherwise). The advertised ranges come from the
-handler table and the declarations, capped by ``emu.api.max.versions``. A version we do not
-know is answered by the connection loop in v0 with UNSUPPORTED_VERSION (see connection.py).
+handler table and the declarations, capped by ``emu.api.max.versions``, with one quirk of Kafka
+4.x kept: Produce is listed from v0 although v0-2 are refused (``lists_produce_from_zero``). A
+version we do not know is answered by the connection loop in v0 with UNSUPPORTED_VERSION (see
+connection.py).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import re
 
 from ...errors import ErrorCode
 from ...protocol.messages.api_versions import API, ApiVersion, ApiVersionsResponse
+from ...protocol.messages.produce import API as PRODUCE
 from . import Handler
 
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
@@ -19,8 +22,17 @@ def carries_client_software(version: int) -> bool:
     return version >= 3
 
 
+def lists_produce_from_zero(api_key: int) -> bool:
+    """Kafka 4.x removed Produce v0-2 (KIP-896) but still lists Produce from v0 in ApiVersions,
+    because librdkafka releases derive message-format support from those versions being listed
+    (KAFKA-18659, ``ApiKeys.PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION``). A v0-2 request is
+    still refused: the connection loop checks ``broker.advertised``, which starts at v3."""
+    return api_key == PRODUCE.key
+
+
 def _api_keys(broker) -> list[ApiVersion]:
-    return [ApiVersion(api_key=key, min_version=v.lo, max_version=v.hi)
+    return [ApiVersion(api_key=key, min_version=0 if lists_produce_from_zero(key) else v.lo,
+                       max_version=v.hi)
             for key, v in broker.advertised.items()]
 
 

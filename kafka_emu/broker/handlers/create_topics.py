@@ -1,4 +1,4 @@
-"""CreateTopics v0-7: v1 validate_only and error messages; v4 num_partitions /
+"""CreateTopics v2-7 (v0-1 were removed in Kafka 4.0, KIP-896): v4 num_partitions /
 replication_factor -1 mean the broker default; v5 flexible, returns partitions, replication
 factor and configs; v7 topic ids. One broker: a replication factor above 1 is
 INVALID_REPLICATION_FACTOR, as a single-broker Kafka answers. A name given twice in one request
@@ -15,10 +15,6 @@ from collections import Counter
 from ...errors import ErrorCode, KafkaError
 from ...protocol.messages.create_topics import API, CreatableTopicResult, CreateTopicsResponse
 from . import Handler
-
-
-def has_error_message(version: int) -> bool:
-    return version >= 1
 
 
 def returns_topic_details(version: int) -> bool:
@@ -44,10 +40,9 @@ def _requested_partitions(topics, default_partitions: int) -> int:
     return total
 
 
-def _refuse_all(v: int, topics, code: ErrorCode, message: str) -> CreateTopicsResponse:
+def _refuse_all(topics, code: ErrorCode, message: str) -> CreateTopicsResponse:
     return CreateTopicsResponse(topics=[CreatableTopicResult(
-        name=t.name, error_code=code, error_message=message if has_error_message(v) else "")
-        for t in topics])
+        name=t.name, error_code=code, error_message=message) for t in topics])
 
 
 def _partitions(ctx, topic) -> int:
@@ -80,7 +75,7 @@ async def create_topics(ctx, request) -> CreateTopicsResponse:
     # Kafka counts only the topics it forwards to the controller: duplicated names are not
     unique = [t for t in request.topics if counts[t.name] == 1]
     if _requested_partitions(unique, ctx.broker.config.num_partitions) > MAX_PARTITIONS_PER_REQUEST:
-        return _refuse_all(v, request.topics, ErrorCode.POLICY_VIOLATION, TOO_MANY_PARTITIONS)
+        return _refuse_all(request.topics, ErrorCode.POLICY_VIOLATION, TOO_MANY_PARTITIONS)
     results = []
     for t in request.topics:
         try:
@@ -92,16 +87,15 @@ async def create_topics(ctx, request) -> CreateTopicsResponse:
                 validate_only=request.validate_only)
         except KafkaError as exc:
             results.append(CreatableTopicResult(
-                name=t.name, error_code=exc.code,
-                error_message=exc.message if has_error_message(v) else ""))
+                name=t.name, error_code=exc.code, error_message=exc.message))
             continue
         details = returns_topic_details(v)
         results.append(CreatableTopicResult(
             name=t.name, topic_id=info.topic_id, error_code=ErrorCode.NONE,
-            error_message=None if has_error_message(v) else "",
+            error_message=None,
             num_partitions=info.partitions if details else -1,
             replication_factor=1 if details else -1, configs=[] if details else None))
     return CreateTopicsResponse(topics=results)
 
 
-HANDLER = Handler(API, "0-7", create_topics)
+HANDLER = Handler(API, "2-7", create_topics)

@@ -1,4 +1,4 @@
-"""DeleteTopics v0-6: v0-5 name topics; v6 names or ids (an unknown id is UNKNOWN_TOPIC_ID);
+"""DeleteTopics v1-6 (v0 was removed in Kafka 4.0, KIP-896): v1-5 name topics; v6 names or ids (an unknown id is UNKNOWN_TOPIC_ID);
 v5 error messages. Deleting a topic drops its log at once and every group's committed offsets
 for it (Kafka's coordinator does the latter on the metadata update that deletes the topic)."""
 
@@ -37,4 +37,4 @@ async def delete_topics(ctx, request) -> DeleteTopicsResponse:
     return DeleteTopicsResponse(responses=results)
 
 
-HANDLER = Handler(API, "0-6", delete_topics)
+HANDLER = Handler(API, "1-6", delete_topics)

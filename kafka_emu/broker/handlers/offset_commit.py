@@ -1,5 +1,4 @@
-"""OffsetCommit v0-9: v1 generation/member id (v0 commits are "simple": generation -1); v2-4
-RetentionTimeMs; v6 leader epoch; v7 GroupInstanceId; v9 GROUP_ID_NOT_FOUND for a missing
+"""OffsetCommit v2-9 (v0-1 were removed in Kafka 4.0, KIP-896): v2-4 RetentionTimeMs; v6 leader epoch; v7 GroupInstanceId; v9 GROUP_ID_NOT_FOUND for a missing
 group with a generation (v0-8 ILLEGAL_GENERATION). Partitions of unknown topics get
 UNKNOWN_TOPIC_OR_PARTITION from the front end, as in KafkaApis; the rest go to the coordinator.
 """
@@ -45,4 +44,4 @@ async def offset_commit(ctx, request) -> OffsetCommitResponse:
     return await ctx.submit(command, partial(render, order, rejected))
 
 
-HANDLER = Handler(API, "0-9", offset_commit)
+HANDLER = Handler(API, "2-9", offset_commit)

@@ -1,6 +1,6 @@
-"""OffsetFetch v0-9: v2 null Topics = all, and a top-level ErrorCode; v5 leader epoch; v7
+"""OffsetFetch v1-9 (v0 was removed in Kafka 4.0, KIP-896): v2 null Topics = all, and a top-level ErrorCode; v5 leader epoch; v7
 RequireStable; v8 batches groups (KIP-709); v9 MemberId/MemberEpoch (ignored for classic groups).
-Unknown groups and partitions are not errors: offset -1, metadata "" (reference 4.2). A v0-1
+Unknown groups and partitions are not errors: offset -1, metadata "" (reference 4.2). A v1
 group error is copied onto each partition of the group result.
 """
 
@@ -60,4 +60,4 @@ async def offset_fetch(ctx, request):
         result, m.OffsetFetchResponsePartition, m.OffsetFetchResponseTopic, group_error))
 
 
-HANDLER = Handler(m.API, "0-9", offset_fetch)
+HANDLER = Handler(m.API, "1-9", offset_fetch)
