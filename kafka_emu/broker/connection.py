@@ -27,8 +27,10 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TypeVar
 
+import attrs
 import trio
 
 from ..errors import KafkaError
@@ -37,15 +39,17 @@ from ..protocol.errors import DecodeError
 from ..protocol.framing import FrameBuffer
 from ..protocol.headers import (decode_request_header, encode_response, peek_api,
                                 request_header_version)
+from ..protocol.schema import fields_of
 from .clock import io_now, stopwatch
 from .context import ConnectionInfo, RequestContext
 from .error_response import error_response
-from .events import ConnectionClosed, ConnectionOpened, RequestHandled
+from .events import ConnectionClosed, ConnectionOpened, FaultFired, RequestHandled
 from .handlers import HANDLERS
 from .handlers.api_versions import unsupported_version_response
 from .log_limits import warn_limited
 from .observe import request_identity, response_errors
 from .state import Broker
+from .throttle import client_throttles
 
 log = logging.getLogger("kafka_emu")
 
@@ -63,6 +67,10 @@ class CloseConnection(Exception):
     def __init__(self, message: str, kind: str) -> None:
         super().__init__(message)
         self.kind = kind  # what the rate limiter groups by
+
+
+class FaultClose(Exception):
+    """A control-plane fault rule closes this connection (close_before / close_after)."""
 
 
 class PeerGone(Exception):
@@ -187,7 +195,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
         reason = str(exc)
         warn_limited(getattr(exc, "kind", "malformed frame"),
                      "closing connection from %s: %s", peer, reason)
-    except PeerGone as exc:
+    except (PeerGone, FaultClose) as exc:
         reason = str(exc)
         log.debug("%s: %s", peer, reason)
     except (OSError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
@@ -237,11 +245,12 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
     ctx = RequestContext(broker=broker, api=api, version=version, correlation_id=correlation_id,
                          client_id=header.client_id or "", connection=info,
                          request_id=broker.new_request_id())
-    try:
-        response = await handler.fn(ctx, request)
-    except KafkaError as exc:
-        # Kafka's handleError: the request fails as a whole, answered in its own shape
-        response = error_response(api, version, request, exc.code, exc.message)
+    faults = broker.faults  # None unless a control-plane fault rule can fire
+    fault = faults.match(api_key, version, ctx.client_id, request) if faults is not None else None
+    if fault is None:
+        response = await _handle(handler, ctx, request)
+    else:
+        response = await _faulted(broker, conn, ctx, handler, request, fault)
     emit = broker.observer  # a sink may have subscribed while the request was parked
     if emit is not None:
         group, member, instance, generation = request_identity(request)
@@ -257,4 +266,54 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
             throttle_time_ms=getattr(response, "throttle_time_ms", 0) or 0))
     if response is None:
         return None
-    return encode_response(api, version, correlation_id, response)
+    data = encode_response(api, version, correlation_id, response)
+    if fault is not None and fault.action == "throttle" and client_throttles(api.name, version):
+        # KIP-219: answer at once, then read nothing more from this client for the throttle time
+        conn.out.append(data)
+        await conn.park(partial(trio.sleep, fault.delay_ms / 1000))
+        return None
+    return data
+
+
+async def _handle(handler, ctx: RequestContext, request):
+    try:
+        return await handler.fn(ctx, request)
+    except KafkaError as exc:
+        # Kafka's handleError: the request fails as a whole, answered in its own shape
+        return error_response(ctx.api, ctx.version, request, exc.code, exc.message)
+
+
+async def _faulted(broker: Broker, conn: Connection, ctx: RequestContext, handler, request,
+                   fault):
+    """Carry out a fault rule's action on one request (control/faults.py describes them)."""
+    action = fault.action
+    emit = broker.observer
+    if emit is not None:
+        group, member, _, _ = request_identity(request)
+        emit(FaultFired(at_ms=broker.now_ms(), rule_id=fault.rule_id, action=action,
+                        connection_id=conn.id, peer=ctx.connection.peer, api=ctx.api.name,
+                        version=ctx.version, correlation_id=ctx.correlation_id,
+                        client_id=ctx.client_id, group_id=group, member_id=member,
+                        error_code=int(fault.error_code) if action == "error" else None,
+                        delay_ms=fault.delay_ms if action in ("delay", "throttle") else None))
+    if action == "error":
+        return error_response(ctx.api, ctx.version, request, fault.error_code, fault.message)
+    if action == "close_before":
+        raise FaultClose(f"closed by fault rule {fault.rule_id} before {ctx.api.name} "
+                         "was applied")
+    if action == "blackhole":
+        await conn.park(trio.sleep_forever)  # raises PeerGone once the client gives up
+    if action == "delay":
+        await conn.park(partial(trio.sleep, fault.delay_ms / 1000))
+    response = await _handle(handler, ctx, request)
+    if action == "close_after":
+        raise FaultClose(f"closed by fault rule {fault.rule_id} after {ctx.api.name} "
+                         "was applied")
+    if action == "throttle" and response is not None:
+        if any(s.name == "throttle_time_ms" and ctx.version in s.versions
+               for s in fields_of(type(response))):
+            response = attrs.evolve(response, throttle_time_ms=fault.delay_ms)
+        if not client_throttles(ctx.api.name, ctx.version):
+            # before KIP-219 the broker itself held the response back for the throttle time
+            await conn.park(partial(trio.sleep, fault.delay_ms / 1000))
+    return response

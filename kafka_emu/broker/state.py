@@ -64,6 +64,10 @@ class Broker:
         self.connections: dict[int, Any] = {}
         self._per_host: dict[str, int] = {}
         self._slot_freed = trio.Event()
+        # control/faults.py: the rules (kept once created) and, only while one of them can
+        # still fire, ``faults`` -- the one attribute a connection checks per request
+        self.fault_rules: Any = None
+        self.faults: Any = None
 
     @property
     def observer(self) -> Callable[[Any], None] | None:

@@ -78,6 +78,45 @@ class Emulator:
     def create_topic(self, name: str, partitions: int = 1) -> None:
         self._call(lambda: self._bound.broker.topics.create(name, partitions))
 
+    # -- faults (control/faults.py; the operations of control/ops/faults.py) ------------------
+    def _fault_op(self, name: str, **raw: Any) -> Any:
+        from ..control.operations import all_operations, parse_params
+        op = all_operations()[name]
+        params = parse_params(op, {k: v for k, v in raw.items() if v is not None})
+        return self._call(lambda: op.run(self._bound.broker, params))
+
+    def add_fault(self, action: str, *, api: str | int | None = None,
+                  min_version: int | None = None, max_version: int | None = None,
+                  client_id: str | None = None, group_id: str | None = None,
+                  member_id: str | None = None, topic: str | None = None,
+                  error: str | int | None = None, message: str | None = None,
+                  delay_ms: int | None = None, throttle_ms: int | None = None, count: int = 1,
+                  always: bool = False, skip: int = 0, probability: float | None = None,
+                  seed: int = 0) -> int:
+        """Add a fault rule (see control/faults.py); returns its id. E.g.
+        ``emu.add_fault("error", api="OffsetCommit", group_id="g", error="REBALANCE_IN_PROGRESS")``.
+        Bad input raises ControlError and adds nothing."""
+        rule = self._fault_op(
+            "add_fault", action=action, api=api, min_version=min_version,
+            max_version=max_version, client_id=client_id, group_id=group_id,
+            member_id=member_id, topic=topic, error=error, message=message, delay_ms=delay_ms,
+            throttle_ms=throttle_ms, count=count, always=always, skip=skip,
+            probability=probability, seed=seed)
+        return rule["id"]
+
+    def faults(self) -> list[dict]:
+        """The fault rules, in the order they apply, with how often each matched and fired."""
+        return self._fault_op("list_faults")
+
+    def remove_fault(self, rule_id: int) -> dict:
+        """Remove one fault rule (ControlError, status 404, if there is none with that id)."""
+        return self._fault_op("remove_fault", rule_id=rule_id)
+
+    def clear_faults(self) -> int:
+        """Remove every fault rule; returns how many there were."""
+        return self._fault_op("clear_faults")["removed"]
+    # -- end of faults ------------------------------------------------------------------------
+
     def unexpected_errors(self) -> list[BaseException]:
         return self._call(lambda: list(self._bound.broker.unexpected))
 
