@@ -54,7 +54,10 @@ def _port(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     parser = _Parser(prog="kafka-emu", description="An in-memory Apache Kafka broker emulator.")
+    parser.add_argument("--version", action="version", version=f"kafka-emu {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     serve = sub.add_parser("serve", help="run the emulator")

@@ -16,9 +16,9 @@ import itertools
 import re
 import socket
 from collections.abc import Callable
-from importlib import metadata
 from typing import Any
 
+from .. import __version__
 from ..errors import ErrorCode
 from ..protocol import APIS, BY_NAME, DecodeError, EncodeError
 from ..protocol import primitives as p
@@ -58,11 +58,7 @@ class BrokerError(AdminError):
 
 
 def software_version() -> str:
-    try:
-        text = metadata.version("kafka-emu")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-    text = re.sub(r"[^a-zA-Z0-9\-.]", "-", text).strip("-.")
+    text = re.sub(r"[^a-zA-Z0-9\-.]", "-", __version__).strip("-.")
     return text if _SOFTWARE_TEXT.fullmatch(text) else "unknown"
 
 
