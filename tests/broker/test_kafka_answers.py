@@ -143,3 +143,26 @@ async def test_versions_kafka_4_removed_are_no_longer_advertised_or_served(start
     await produce_v2.send_raw(struct.pack(">i", len(body)) + body)
     assert await produce_v2.receive_frame() is None
     assert (await client.receive(BY_NAME["OffsetCommit"], 2)).topics == []
+
+
+async def test_metadata_v10_v11_topic_by_id_only_is_invalid_request_not_an_internal_error(
+        start_broker):
+    import uuid
+    from kafka_emu.protocol.messages.metadata import MetadataRequestTopic
+    bound = await start_broker(topics={"t": 1})
+    client = await WireClient.connect(bound.host, bound.port)
+    topic_id = bound.broker.topics.lookup("t").topic_id
+    for version in (10, 11):
+        resp = await client.request(METADATA, version, MetadataRequest(
+            topics=[MetadataRequestTopic(name=None, topic_id=topic_id)]))
+        # Kafka's MetadataRequest.getErrorResponse: each requested topic, null name as ""
+        assert [(t.error_code, t.name, t.partitions) for t in resp.topics] == [
+            (ErrorCode.INVALID_REQUEST, "", [])], version
+        resp = await client.request(METADATA, version, MetadataRequest(
+            topics=[MetadataRequestTopic(name="t", topic_id=uuid.uuid4())]))
+        assert [t.error_code for t in resp.topics] == [ErrorCode.INVALID_REQUEST]
+    # v12 serves a topic by id; the connection is still open after the refusals
+    resp = await client.request(METADATA, 12, MetadataRequest(
+        topics=[MetadataRequestTopic(name=None, topic_id=topic_id)]))
+    assert [(t.error_code, t.name) for t in resp.topics] == [(ErrorCode.NONE, "t")]
+    assert bound.broker.unexpected == []

@@ -1,13 +1,16 @@
 """Metadata v0-13: v0 an empty topic list means all topics, v1+ null does; v1 controller and
 is_internal; v2 cluster id; v4 AllowAutoTopicCreation; v7 leader epoch; v8 authorized
-operations (v8-10 also the cluster's, when asked); v10 topic ids (request topics may name a topic
-by id only); v13 top-level ErrorCode.
+operations (v8-10 also the cluster's, when asked); v10 topic ids in responses; v12 request topics
+may name a topic by id only -- in v10-11 a null name or a topic id fails the whole request with
+INVALID_REQUEST, as KafkaApis.handleTopicMetadataRequest throws it; v13 top-level ErrorCode.
 This broker leads every partition. A topic created by this very request (auto-creation) is
 reported with LEADER_NOT_AVAILABLE and no partitions, as Kafka does while creation is in
 flight; the client's next Metadata sees it.
 """
 
 from __future__ import annotations
+
+import uuid
 
 from ...errors import ErrorCode, KafkaError
 from ...protocol.messages.metadata import (API, AUTHORIZED_OPERATIONS_OMITTED, MetadataResponse,
@@ -16,6 +19,8 @@ from ...protocol.messages.metadata import (API, AUTHORIZED_OPERATIONS_OMITTED, M
 from . import Handler
 from ._common import advertised_endpoint
 from ._operations import CLUSTER_OPERATIONS, TOPIC_OPERATIONS
+
+ZERO_UUID = uuid.UUID(int=0)
 
 
 def empty_list_means_all(version: int) -> bool:
@@ -27,7 +32,19 @@ def may_refuse_auto_creation(version: int) -> bool:
 
 
 def names_topics_by_id(version: int) -> bool:
-    return version >= 10
+    return version >= 12
+
+
+def _refuse_ids_before_v12(version: int, topics) -> None:
+    """Kafka's check, topic by topic in request order (the v10-11 schema already allows a null
+    name and a topic id, but the broker does not serve either before v12)."""
+    for wanted in topics:
+        if wanted.name is None:
+            raise KafkaError(ErrorCode.INVALID_REQUEST,
+                             f"Topic name can not be null for version {version}")
+        if wanted.topic_id != ZERO_UUID:
+            raise KafkaError(ErrorCode.INVALID_REQUEST,
+                             f"Topic IDs are not supported in requests for version {version}")
 
 
 def has_cluster_operations(version: int) -> bool:
@@ -54,8 +71,11 @@ async def metadata(ctx, request) -> MetadataResponse:
                                      partitions=_partitions(node_id, info.partitions),
                                      topic_authorized_operations=topic_ops)
 
+    all_topics = request.topics is None or (not request.topics and empty_list_means_all(v))
+    if not all_topics and not names_topics_by_id(v):
+        _refuse_ids_before_v12(v, request.topics)
     topics = []
-    if request.topics is None or (not request.topics and empty_list_means_all(v)):
+    if all_topics:
         topics = [found(info) for info in broker.topics.all()]
     else:
         auto_create = broker.config.auto_create_topics_enable and (
