@@ -1,10 +1,13 @@
 """The ``kafka-emu`` command (also ``python -m kafka_emu``).
 
     kafka-emu serve [--host 127.0.0.1] [--port 9092] [-c key=value ...] [--topic NAME:PARTITIONS ...]
+                    [--control-port PORT [--control-host 127.0.0.1]]
     kafka-emu groups --bootstrap-server HOST:PORT (--list [--state [STATE ...]] | --describe --group G)
     kafka-emu versions --bootstrap-server HOST:PORT
+    kafka-emu ctl [--control HOST:PORT] (list | OPERATION [--param value ...])
 
-``serve`` prints the bootstrap address as the first line on stdout once it accepts connections,
+``serve`` prints the bootstrap address as the first line on stdout once it accepts connections
+(then, with ``--control-port``, a line ``control: http://HOST:PORT``),
 logs to stderr and exits cleanly on SIGINT/SIGTERM. A bad flag or config value gets a one-line
 error and exit code 2.
 """
@@ -69,9 +72,15 @@ def build_parser() -> argparse.ArgumentParser:
                        metavar="NAME:PARTITIONS", help="create a topic at start")
     serve.add_argument("--log-level", default="INFO",
                        choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    serve.add_argument("--control-port", type=_port, default=None, metavar="PORT",
+                       help="also serve the HTTP control endpoint (0 = any free port)")
+    serve.add_argument("--control-host", default="127.0.0.1",
+                       help="address of the control endpoint (default 127.0.0.1)")
 
     from .admin import cli as admin_cli
     admin_cli.add_commands(sub)
+    from .control import cli as control_cli
+    control_cli.add_commands(sub)
     return parser
 
 
@@ -105,7 +114,20 @@ def _serve(parser: argparse.ArgumentParser, args) -> int:
                 print(f"kafka-emu: error: cannot listen on {config.host}:{config.port}: "
                       f"{exc.strerror or exc}", file=sys.stderr)
                 raise SystemExit(1) from None
-            print(bound.bootstrap, flush=True)
+            control = None
+            if args.control_port is not None:
+                from .control.http import serve_control
+                try:
+                    control = await nursery.start(partial(
+                        serve_control, bound.broker, args.control_host, args.control_port))
+                except OSError as exc:
+                    print(f"kafka-emu: error: cannot serve the control endpoint on "
+                          f"{args.control_host}:{args.control_port}: {exc.strerror or exc}",
+                          file=sys.stderr)
+                    raise SystemExit(1) from None
+            print(bound.bootstrap, flush=True)  # always the first line: scripts read it
+            if control is not None:
+                print(f"control: {control.url}", flush=True)
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async for signum in signals:
                     logging.getLogger("kafka_emu").info("received %s, stopping",

@@ -41,8 +41,10 @@ class Emulator:
     """A running emulator: where it listens, how it is configured, and what its groups are."""
 
     def __init__(self, bound: BoundAddress, config: BrokerConfig,
-                 call: Callable[[Callable[[], Any]], Any]) -> None:
+                 call: Callable[[Callable[[], Any]], Any], *, control: Any = None) -> None:
         self._bound = bound
+        # the HTTP control endpoint's base URL (http://host:port), if one was asked for
+        self.control_url: str | None = None if control is None else control.url
         self._call = call  # runs a function on the emulator's trio thread
         self.config = config
         self.host = bound.host
@@ -121,6 +123,15 @@ class Emulator:
         return self._call(lambda: list(self._bound.broker.unexpected))
 
 
+async def _start_control(nursery: trio.Nursery, bound: BoundAddress, host: str,
+                         port: int | None):
+    """The HTTP control endpoint's ControlAddress, or None when no port was asked for."""
+    if port is None:
+        return None
+    from ..control.http import serve_control
+    return await nursery.start(partial(serve_control, bound.broker, host, port))
+
+
 def _raise_unexpected(errors: list[BaseException]) -> None:
     if errors:
         raise EmulatorError(errors) from errors[0]
@@ -128,8 +139,11 @@ def _raise_unexpected(errors: list[BaseException]) -> None:
 
 @contextlib.contextmanager
 def run_in_thread(config: BrokerConfig | None = None, *,
-                  observer: Callable[[Any], None] | None = None) -> Iterator[Emulator]:
-    """Start kafka-emu in a daemon thread; stop it on exit."""
+                  observer: Callable[[Any], None] | None = None,
+                  control_port: int | None = None,
+                  control_host: str = "127.0.0.1") -> Iterator[Emulator]:
+    """Start kafka-emu in a daemon thread; stop it on exit. With ``control_port`` (0 = any free
+    port) it also serves the HTTP control endpoint at ``emu.control_url``."""
     config = config or make_config()
     ready = threading.Event()
     box: dict[str, Any] = {}
@@ -137,6 +151,8 @@ def run_in_thread(config: BrokerConfig | None = None, *,
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             box["bound"] = await nursery.start(partial(serve, config, observer=observer))
+            box["control"] = await _start_control(nursery, box["bound"], control_host,
+                                                  control_port)
             box["token"] = trio.lowlevel.current_trio_token()
             box["scope"] = nursery.cancel_scope
             ready.set()
@@ -159,7 +175,7 @@ def run_in_thread(config: BrokerConfig | None = None, *,
     def call(fn):
         return trio.from_thread.run_sync(fn, trio_token=token)
 
-    emulator = Emulator(box["bound"], config, call)
+    emulator = Emulator(box["bound"], config, call, control=box["control"])
     try:
         yield emulator
     finally:
@@ -174,12 +190,14 @@ def run_in_thread(config: BrokerConfig | None = None, *,
 
 @contextlib.asynccontextmanager
 async def open_emulator(config: BrokerConfig | None = None, *,
-                        observer: Callable[[Any], None] | None = None):
+                        observer: Callable[[Any], None] | None = None,
+                        control_port: int | None = None, control_host: str = "127.0.0.1"):
     """Start kafka-emu as a task of the calling trio program; stop it on exit."""
     config = config or make_config()
     async with trio.open_nursery() as nursery:
         bound = await nursery.start(partial(serve, config, observer=observer))
-        emulator = Emulator(bound, config, lambda fn: fn())
+        control = await _start_control(nursery, bound, control_host, control_port)
+        emulator = Emulator(bound, config, lambda fn: fn(), control=control)
         try:
             yield emulator
         finally:

@@ -1,0 +1,286 @@
+"""The HTTP/JSON control endpoint: every operation of the table as a small REST API.
+
+Theory of operation. Hypercorn serves HTTP/1.1 (h11) in the emulator's own trio loop, so an
+operation runs on the same thread as the broker and needs no locking, exactly as the Python
+handle's calls do. The ASGI app below knows no operation by name: it routes on the table's paths
+and methods, reads parameters from the path, the query string (GET) or a JSON object body
+(POST, DELETE), checks them with ``operations.parse_params`` and runs the operation.
+
+Answers are JSON: ``{"result": ...}`` with 200, or ``{"error": {"message", "operation"}}`` with
+the operation's ControlError status (400 bad input, 404 unknown thing, 409 conflict), 404 for an
+unknown path, 405 for a known path with another method, 400 for a body that is not a JSON
+object, 413 for an oversized body, and 500 for an exception nobody expected -- which is also
+recorded as the broker's unexpected error, so the test fixture that started the emulator fails.
+
+Routing matches the raw (still percent-encoded) path segment by segment, so a group id with a
+``/`` in it works when the client encodes it as ``%2F``.
+
+``GET /openapi.json`` is the OpenAPI 3.1 document of the same table; ``GET /health`` says the
+endpoint is up.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import logging
+import uuid
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+import attrs
+import trio
+
+from .openapi import openapi, path_params
+from .operations import ControlError, Operation, all_operations, parse_params
+
+log = logging.getLogger("kafka_emu.control")
+
+
+def _package_version() -> str:
+    from importlib import metadata
+    try:
+        return metadata.version("kafka-emu")
+    except metadata.PackageNotFoundError:  # running from a source tree that is not installed
+        return "0"
+
+
+__version__ = _package_version()
+MAX_BODY_BYTES = 1 << 20
+
+Segments = tuple[str, ...]
+
+
+@attrs.frozen
+class ControlAddress:
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+
+def to_json(value: Any) -> Any:
+    """``value`` as plain JSON data: attrs instances become objects, enums their names, bytes
+    hex; operations should return JSON data already, this only spares them the conversion."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value.name if isinstance(value, enum.Enum) else value
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, Mapping):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [to_json(v) for v in value]
+        return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
+    if attrs.has(type(value)):
+        return {f.name: to_json(getattr(value, f.name)) for f in attrs.fields(type(value))}
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    raise TypeError(f"{type(value).__name__} is not JSON data")
+
+
+class _Reply(Exception):
+    """A JSON answer decided before the operation ran (routing and body errors)."""
+
+    def __init__(self, status: int, message: str, operation: str | None = None,
+                 headers: list[tuple[bytes, bytes]] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.operation = status, message, operation
+        self.headers = headers or []
+
+
+def _template(op: Operation) -> Segments:
+    return tuple(op.path.strip("/").split("/"))
+
+
+class ControlApp:
+    """ASGI app serving ``operations`` (all of the table by default) against ``broker``."""
+
+    def __init__(self, broker: Any, operations: Mapping[str, Operation] | None = None) -> None:
+        self.broker = broker
+        self.operations = dict(all_operations() if operations is None else operations)
+        self.routes: list[tuple[Segments, Operation]] = []
+        for op in self.operations.values():
+            fields = {f.name for f in attrs.fields(op.params)}
+            missing = [p for p in path_params(op) if p not in fields]
+            if missing:
+                raise RuntimeError(f"control operation {op.name}: path {op.path} names "
+                                   f"{', '.join(missing)}, which {op.params.__name__} lacks")
+            self.routes.append((_template(op), op))
+        self._document: bytes | None = None
+
+    def document(self) -> dict[str, Any]:
+        return openapi(self.operations.values(), version=__version__)
+
+    # -- ASGI ------------------------------------------------------------------------------
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http":
+            await self._http(scope, receive, send)
+        # websockets: not served; hypercorn answers the handshake with 500 and closes
+
+    async def _lifespan(self, receive, send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _http(self, scope, receive, send) -> None:
+        method = scope["method"]
+        raw_path = scope.get("raw_path") or scope["path"].encode("utf-8")
+        try:
+            status, body = await self._answer(method, raw_path, scope, receive)
+            headers: list[tuple[bytes, bytes]] = []
+        except _Reply as reply:
+            status, headers = reply.status, reply.headers
+            body = {"error": {"message": reply.message, "operation": reply.operation}}
+        payload = json.dumps(body, separators=(",", ":")).encode()
+        await send({"type": "http.response.start", "status": status, "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(payload)).encode()), *headers]})
+        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else payload})
+
+    async def _answer(self, method: str, raw_path: bytes, scope, receive) -> tuple[int, Any]:
+        path = raw_path.decode("latin-1").split("?", 1)[0]
+        if path in ("/health", "/openapi.json"):
+            if method not in ("GET", "HEAD"):
+                raise _Reply(405, f"{path} answers GET only", headers=[(b"allow", b"GET")])
+            if path == "/health":
+                return 200, {"status": "up", "version": __version__}
+            return 200, self.document()
+        segments = tuple(unquote(s, errors="strict") for s in path.strip("/").split("/"))
+        op, found = self._route(method, segments, path)
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"),
+                          keep_blank_values=True)
+        raw = await self._params(op, method, query, receive)
+        for name, value in found.items():
+            if name in raw and raw[name] != value:
+                raise _Reply(400, f"{name} is {value!r} in the path but {raw[name]!r} in the "
+                                  f"request", op.name)
+            raw[name] = value
+        try:
+            params = parse_params(op, raw)
+            result = op.run(self.broker, params)
+            if op.is_async:
+                result = await result
+            return 200, {"result": to_json(result)}
+        except ControlError as exc:
+            raise _Reply(exc.status, exc.message, op.name) from None
+        except Exception as exc:  # noqa: BLE001 -- a bug in an operation, not the client's
+            log.exception("control operation %s failed", op.name)
+            self.broker.record_unexpected(exc)
+            raise _Reply(500, f"kafka-emu failed running {op.name}: {exc!r}", op.name) from None
+
+    def _route(self, method: str, segments: Segments, path: str) -> tuple[Operation, dict]:
+        allowed = []
+        for template, op in self.routes:
+            found = _match(template, segments)
+            if found is None:
+                continue
+            if op.method == method:
+                return op, found
+            allowed.append(op.method)
+        if allowed:
+            methods = ", ".join(sorted(set(allowed)))
+            raise _Reply(405, f"{path} answers {methods}, not {method}",
+                         headers=[(b"allow", methods.encode())])
+        raise _Reply(404, f"no control operation at {path} (GET /openapi.json lists them)")
+
+    async def _params(self, op: Operation, method: str, query: list[tuple[str, str]],
+                      receive) -> dict[str, Any]:
+        body = await _read_body(receive, op)
+        if method == "GET":
+            if body.strip():
+                raise _Reply(400, f"{op.name} takes its parameters in the query string, "
+                                  f"not a body", op.name)
+            raw: dict[str, Any] = {}
+            for key, value in query:
+                if key in raw:  # repeated: a list (parse_params also splits "a,b")
+                    previous = raw[key]
+                    raw[key] = [*previous, value] if isinstance(previous, list) else [previous, value]
+                else:
+                    raw[key] = value
+            return raw
+        if query:
+            raise _Reply(400, f"{op.name} takes its parameters in a JSON body, not the query "
+                              f"string", op.name)
+        if not body.strip():
+            return {}
+        try:
+            data = json.loads(body)
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise _Reply(400, f"the body is not JSON: {exc}", op.name) from None
+        if not isinstance(data, dict):
+            raise _Reply(400, f"the body must be a JSON object, got {type(data).__name__}",
+                         op.name)
+        return data
+
+
+def _match(template: Segments, segments: Segments) -> dict[str, str] | None:
+    if len(template) != len(segments):
+        return None
+    found = {}
+    for pattern, segment in zip(template, segments):
+        if pattern.startswith("{") and pattern.endswith("}"):
+            if not segment:
+                return None
+            found[pattern[1:-1]] = segment
+        elif pattern != segment:
+            return None
+    return found
+
+
+async def _read_body(receive, op: Operation) -> bytes:
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Reply(400, "the client went away before sending the body", op.name)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise _Reply(413, f"the body is over {MAX_BODY_BYTES} bytes", op.name)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _bind(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+async def serve_control(broker: Any, host: str = "127.0.0.1", port: int = 0, *,
+                        operations: Mapping[str, Operation] | None = None,
+                        task_status=trio.TASK_STATUS_IGNORED) -> None:
+    """Serve the control endpoint for ``broker`` until cancelled; reports a ControlAddress.
+
+    Start it in the emulator's trio loop: ``await nursery.start(serve_control, broker, host,
+    port)``; port 0 picks a free port."""
+    from hypercorn.config import Config
+    from hypercorn.trio import serve
+
+    app = ControlApp(broker, operations)
+    config = Config()
+    config.bind = [_bind(host, port)]
+    config.accesslog = None
+    # hypercorn's own lines ("Running on ...") stay quiet; errors still reach kafka_emu's log
+    quiet = logging.getLogger("kafka_emu.control.hypercorn")
+    quiet.setLevel(logging.WARNING)
+    config.errorlog = quiet
+    config.graceful_timeout = 1.0
+    async with trio.open_nursery() as nursery:
+        binds = await nursery.start(partial(serve, app, config))
+        bound = urlsplit(binds[0])
+        address = ControlAddress(host, bound.port)
+        log.info("kafka-emu control endpoint on %s", address.url)
+        task_status.started(address)
