@@ -1,0 +1,274 @@
+"""The HTTP control endpoint with a real HTTP client (httpx) over real sockets.
+
+Generic tests run over whatever the operations table holds (every module of control/ops), so
+operations other branches register are covered without a line here: each appears in the OpenAPI
+document at its method and path, and bad input to each gets a 4xx JSON error and changes nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import attrs
+import httpx
+import pytest
+import trio
+from openapi_spec_validator import validate
+
+from kafka_emu.control.openapi import json_schema, path_params
+from kafka_emu.control.operations import (ControlError, NoParams, Operation, _hints,
+                                          all_operations)
+from kafka_emu.testing.emulator import make_config, run_in_thread
+
+from control_http_support import digest, dummy_path, endpoint_for
+
+TOPICS = {"orders": 3}
+
+
+@pytest.fixture
+def emu():
+    with run_in_thread(make_config({"group.initial.rebalance.delay.ms": 0}, topics=TOPICS),
+                       control_port=0) as emulator:
+        yield emulator
+
+
+@pytest.fixture
+def client(emu):
+    with httpx.Client(base_url=emu.control_url, timeout=30) as http:
+        yield http
+
+
+def _error(response: httpx.Response, status: int) -> dict:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert set(body) == {"error"} and body["error"]["message"], body
+    return body["error"]
+
+
+# -- the endpoint itself --------------------------------------------------------------------
+
+def test_health_and_a_valid_openapi_document_naming_every_operation(client):
+    assert client.get("/health").json()["status"] == "up"
+    document = client.get("/openapi.json").json()
+    validate(document)  # raises if it is not a valid OpenAPI 3.1 document
+    assert document["openapi"].startswith("3.1")
+    ids = {spec["operationId"]: (method.upper(), path)
+           for path, item in document["paths"].items() for method, spec in item.items()}
+    operations = all_operations()
+    assert operations, "the table is empty"
+    for name, op in operations.items():
+        assert ids.get(name) == (op.method, op.path), name
+
+
+def test_the_document_describes_each_parameter_where_the_endpoint_reads_it(client):
+    document = client.get("/openapi.json").json()
+    for op in all_operations().values():
+        spec = document["paths"][op.path][op.method.lower()]
+        hints = _hints(op.params)
+        in_path = path_params(op)
+        listed = {p["name"]: p for p in spec.get("parameters", [])}
+        body = spec.get("requestBody", {}).get("content", {}).get("application/json", {})
+        properties = body.get("schema", {}).get("properties", {})
+        for field in attrs.fields(op.params):
+            where = ("path" if field.name in in_path else "query" if op.method == "GET"
+                     else "body")
+            if where == "body":
+                schema = properties[field.name]
+            else:
+                assert listed[field.name]["in"] == where, (op.name, field.name)
+                schema = listed[field.name]["schema"]
+            expected = json_schema(hints[field.name])
+            assert {k: schema[k] for k in expected} == expected, (op.name, field.name)
+
+
+def test_an_unknown_path_is_404_and_a_wrong_method_405(client):
+    assert _error(client.get("/no/such/thing"), 404)["operation"] is None
+    response = client.put("/topics")
+    _error(response, 405)
+    assert set(response.headers["allow"].split(", ")) == {"GET", "POST"}
+    _error(client.post("/openapi.json"), 405)
+
+
+def test_malformed_bodies_are_400_and_change_nothing(client):
+    before = digest(client)
+    for content in [b"{not json", b"[1, 2]", b"\xff\xfe", b'"a string"']:
+        error = _error(client.post("/topics", content=content), 400)
+        assert error["operation"] == "create_topic"
+    _error(client.post("/topics?name=x", json={}), 400)  # POST reads a body, not the query
+    _error(client.request("GET", "/topics", content=b'{"a": 1}'), 400)
+    _error(client.post("/topics", content=b" " * (1 << 20) + b"{}"), 413)
+    assert digest(client) == before
+
+
+def test_a_path_value_and_a_different_body_value_are_refused(emu):
+    table = {"echo": Operation("echo", "POST", "/echo/{name}", _Named, _echo, "echo")}
+    with endpoint_for(table) as (url, _, _errors):
+        assert httpx.post(f"{url}/echo/a%2Fb", json={"name": "a/b"}).json() == {"result": "a/b"}
+        _error(httpx.post(f"{url}/echo/a", json={"name": "b"}), 400)
+
+
+@attrs.frozen(kw_only=True)
+class _Named:
+    name: str
+
+
+def _echo(broker, params):
+    return params.name
+
+
+def test_operations_run_on_the_emulators_thread_and_may_be_async():
+    seen = {}
+
+    def where(broker, params):
+        seen["sync"] = threading.current_thread()
+        return broker.now_ms() >= 0
+
+    async def waits(broker, params):
+        await trio.sleep(0.01)
+        seen["async"] = threading.current_thread()
+        return {"slept": True}
+
+    table = {"where": Operation("where", "GET", "/where", NoParams, where, "where"),
+             "waits": Operation("waits", "POST", "/waits", NoParams, waits, "waits")}
+    with endpoint_for(table) as (url, broker, errors):
+        assert httpx.get(f"{url}/where").json() == {"result": True}
+        assert httpx.post(f"{url}/waits").json() == {"result": {"slept": True}}
+    assert seen["sync"] is seen["async"] and seen["sync"] is not threading.main_thread()
+    assert errors == []
+
+
+def test_an_unexpected_exception_is_500_json_and_recorded_as_the_brokers_error():
+    def broken(broker, params):
+        raise KeyError("a bug")
+
+    def refuses(broker, params):
+        raise ControlError("no such member 'm'", 404)
+
+    table = {"broken": Operation("broken", "POST", "/broken", NoParams, broken, "broken"),
+             "refuses": Operation("refuses", "POST", "/refuses", NoParams, refuses, "refuses")}
+    with endpoint_for(table) as (url, _, errors):
+        error = _error(httpx.post(f"{url}/broken"), 500)
+        assert error["operation"] == "broken" and "a bug" in error["message"]
+        assert _error(httpx.post(f"{url}/refuses"), 404)["message"] == "no such member 'm'"
+        assert httpx.get(f"{url}/health").status_code == 200  # the endpoint lives on
+    assert [type(e) for e in errors] == [KeyError]
+
+
+def test_the_endpoint_stops_with_the_emulator():
+    with run_in_thread(control_port=0) as emulator:
+        url = emulator.control_url
+        assert httpx.get(f"{url}/health").status_code == 200
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{url}/health", timeout=5)
+
+
+# -- every registered operation, generically --------------------------------------------------
+
+def _value_for(op: Operation):
+    hints = _hints(op.params)
+
+    def value(name: str):
+        schema = json_schema(hints[name])
+        return 1 if schema.get("type") == "integer" else "no-such-thing"
+    return value
+
+
+def _send(client: httpx.Client, op: Operation, params: dict) -> httpx.Response:
+    path = dummy_path(op, _value_for(op))
+    if op.method == "GET":
+        return client.get(path, params=params)
+    return client.request(op.method, path, json=params)
+
+
+def _valid_value(schema: dict):
+    """Some value of the type ``schema`` names (not necessarily one the operation accepts)."""
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kinds = schema.get("type")
+    kind = (kinds[0] if isinstance(kinds, list) else kinds) or "string"
+    return {"integer": 1, "number": 1.0, "boolean": True, "array": [], "object": {},
+            "null": None}.get(kind, "x")
+
+
+def _wrong_value(schema: dict):
+    """A JSON value ``schema`` refuses, or None when it takes anything."""
+    kinds = schema.get("type")
+    kinds = set(kinds if isinstance(kinds, list) else [kinds] if kinds else [])
+    if "enum" in schema:
+        return "not-one-of-them"
+    if not kinds or "string" in kinds:
+        return {"an": "object"} if "object" not in kinds and kinds else None
+    if kinds & {"integer", "number", "boolean", "array", "object"}:
+        return "not-a-number" if kinds & {"integer", "number"} else {"an": "object"}
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(all_operations()))
+def test_bad_input_to_every_operation_is_a_4xx_json_error_that_changes_nothing(client, name):
+    op = all_operations()[name]
+    before = digest(client)
+    error = _error(_send(client, op, {"no_such_parameter": 1}), 400)
+    assert "no_such_parameter" in error["message"] and error["operation"] == name
+
+    hints = _hints(op.params)
+    in_path = set(path_params(op))
+    for field in attrs.fields(op.params):
+        if field.name in in_path:
+            continue
+        if field.default is attrs.NOTHING:  # leave out one required parameter
+            required = {f.name: _valid_value(json_schema(hints[f.name]))
+                        for f in attrs.fields(op.params)
+                        if f.default is attrs.NOTHING and f.name not in in_path}
+            del required[field.name]
+            assert field.name in _error(_send(client, op, required), 400)["message"]
+        wrong = _wrong_value(json_schema(hints[field.name]))
+        if wrong is None or op.method == "GET" and isinstance(wrong, dict):
+            continue  # a query string cannot carry an object
+        response = _send(client, op, {field.name: wrong})
+        assert 400 <= response.status_code < 500, (name, field.name, response.text)
+        _error(response, response.status_code)
+    assert digest(client) == before, name
+
+
+# -- the cluster operations -------------------------------------------------------------------
+
+def test_topics_listed_and_created_with_409_and_400_for_bad_requests(client):
+    assert [t["name"] for t in client.get("/topics").json()["result"]] == ["orders"]
+    created = client.post("/topics", json={"name": "payments", "partitions": 2}).json()["result"]
+    assert created["name"] == "payments" and created["partitions"] == 2
+    assert _error(client.post("/topics", json={"name": "payments", "partitions": 2}), 409)
+    assert "at least 1" in _error(client.post("/topics", json={"name": "x", "partitions": 0}),
+                                  400)["message"]
+    assert _error(client.post("/topics", json={"name": "bad name!"}), 400)
+    assert _error(client.post("/topics", json={"partitions": 1}), 400)["message"] == \
+        "create_topic needs name"
+    listed = {t["name"]: t["partitions"] for t in client.get("/topics").json()["result"]}
+    assert listed == {"orders": 3, "payments": 2}
+
+
+def test_groups_listed_and_described_with_decoded_assignments(emu, client):
+    from kafka import KafkaConsumer
+
+    _error(client.get("/groups/no-such-group"), 404)
+    _error(client.get("/groups/a%2Fb"), 404)  # an encoded slash is part of the id
+    consumer = KafkaConsumer(bootstrap_servers=emu.bootstrap_servers, group_id="g/1",
+                             client_id="http-test", session_timeout_ms=6000,
+                             heartbeat_interval_ms=500, consumer_timeout_ms=200)
+    try:
+        consumer.subscribe(["orders"])
+        for _ in range(100):
+            consumer.poll(timeout_ms=100)
+            if consumer.assignment():
+                break
+        assert consumer.assignment()
+        listed = client.get("/groups", params={"states": "stable"}).json()["result"]
+        assert listed == [{"group_id": "g/1", "protocol_type": "consumer", "state": "Stable"}]
+        assert client.get("/groups", params={"states": ["Empty", "Dead"]}).json()["result"] == []
+        group = client.get("/groups/g%2F1").json()["result"]
+        assert group["state"] == "Stable" and group["protocol"] == "range"
+        [member] = group["members"]
+        assert member["client_id"] == "http-test"
+        assert member["assignment"] == {"orders": [0, 1, 2]}
+    finally:
+        consumer.close()
