@@ -185,7 +185,9 @@ def _value(schema: dict, text: str) -> Any:
             return json.loads(text)
         except ValueError:
             return text
-    for kind in kinds:
+    # "27" for a ``str | int`` is the number: text is the last resort
+    order = ["integer", "number", "boolean", "object", "string"]
+    for kind in sorted(kinds, key=lambda k: order.index(k) if k in order else len(order)):
         try:
             if kind == "integer":
                 return int(text)
@@ -193,8 +195,6 @@ def _value(schema: dict, text: str) -> Any:
                 return float(text)
             if kind == "boolean" and text.lower() in ("true", "false"):
                 return text.lower() == "true"
-            if kind == "null" and text == "null":
-                return None
             if kind == "object":
                 value = json.loads(text)
                 if isinstance(value, dict):
