@@ -99,6 +99,11 @@ def _template(op: Operation) -> Segments:
     return tuple(op.path.strip("/").split("/"))
 
 
+def _shape(template: Segments) -> Segments:
+    """The template with its placeholders' names dropped: what routing can tell apart."""
+    return tuple("{}" if s.startswith("{") else s for s in template)
+
+
 class ControlApp:
     """ASGI app serving ``operations`` (all of the table by default) against ``broker``."""
 
@@ -112,6 +117,12 @@ class ControlApp:
             if missing:
                 raise RuntimeError(f"control operation {op.name}: path {op.path} names "
                                    f"{', '.join(missing)}, which {op.params.__name__} lacks")
+            clash = next((other for template, other in self.routes
+                          if other.method == op.method
+                          and _shape(template) == _shape(_template(op))), None)
+            if clash is not None:
+                raise RuntimeError(f"control operations {clash.name} and {op.name} are both "
+                                   f"{op.method} {op.path}")
             self.routes.append((_template(op), op))
         self._document: bytes | None = None
 

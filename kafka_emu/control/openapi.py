@@ -127,9 +127,9 @@ def _operation(op: Operation) -> dict[str, Any]:
     doc["responses"] = {
         "200": {"description": "the operation's result",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Result"}}}},
-        "400": _error_response("bad input; nothing was changed"),
-        "404": _error_response("an unknown group, member, rule, ...; nothing was changed"),
-        "409": _error_response("conflicts with the emulator's state; nothing was changed"),
+        "4XX": _error_response("refused, nothing was changed: 400 bad input, 404 an unknown "
+                               "group, member, rule, ..., 405 another method, 408 a wait that "
+                               "timed out, 409 a conflict with the emulator's state"),
         "500": _error_response("a bug in kafka-emu (recorded as an unexpected error)"),
     }
     return doc

@@ -15,6 +15,7 @@ import pytest
 import trio
 from openapi_spec_validator import validate
 
+from kafka_emu.control.http import ControlApp
 from kafka_emu.control.openapi import json_schema, path_params
 from kafka_emu.control.operations import (ControlError, NoParams, Operation, _hints,
                                           all_operations)
@@ -82,6 +83,14 @@ def test_the_document_describes_each_parameter_where_the_endpoint_reads_it(clien
             assert {k: schema[k] for k in expected} == expected, (op.name, field.name)
 
 
+def test_no_two_operations_share_a_method_and_path():
+    ControlApp(broker=None)  # raises naming both operations if two would answer one request
+    table = {"a": Operation("a", "GET", "/x/{one}", _OneTwo, _echo, "a"),
+             "b": Operation("b", "GET", "/x/{two}", _OneTwo, _echo, "b")}
+    with pytest.raises(RuntimeError, match="a and b are both GET"):
+        ControlApp(broker=None, operations=table)
+
+
 def test_an_unknown_path_is_404_and_a_wrong_method_405(client):
     assert _error(client.get("/no/such/thing"), 404)["operation"] is None
     response = client.put("/topics")
@@ -111,6 +120,12 @@ def test_a_path_value_and_a_different_body_value_are_refused(emu):
 @attrs.frozen(kw_only=True)
 class _Named:
     name: str
+
+
+@attrs.frozen(kw_only=True)
+class _OneTwo:
+    one: str = ""
+    two: str = ""
 
 
 def _echo(broker, params):
@@ -245,30 +260,3 @@ def test_topics_listed_and_created_with_409_and_400_for_bad_requests(client):
         "create_topic needs name"
     listed = {t["name"]: t["partitions"] for t in client.get("/topics").json()["result"]}
     assert listed == {"orders": 3, "payments": 2}
-
-
-def test_groups_listed_and_described_with_decoded_assignments(emu, client):
-    from kafka import KafkaConsumer
-
-    _error(client.get("/groups/no-such-group"), 404)
-    _error(client.get("/groups/a%2Fb"), 404)  # an encoded slash is part of the id
-    consumer = KafkaConsumer(bootstrap_servers=emu.bootstrap_servers, group_id="g/1",
-                             client_id="http-test", session_timeout_ms=6000,
-                             heartbeat_interval_ms=500, consumer_timeout_ms=200)
-    try:
-        consumer.subscribe(["orders"])
-        for _ in range(100):
-            consumer.poll(timeout_ms=100)
-            if consumer.assignment():
-                break
-        assert consumer.assignment()
-        listed = client.get("/groups", params={"states": "stable"}).json()["result"]
-        assert listed == [{"group_id": "g/1", "protocol_type": "consumer", "state": "Stable"}]
-        assert client.get("/groups", params={"states": ["Empty", "Dead"]}).json()["result"] == []
-        group = client.get("/groups/g%2F1").json()["result"]
-        assert group["state"] == "Stable" and group["protocol"] == "range"
-        [member] = group["members"]
-        assert member["client_id"] == "http-test"
-        assert member["assignment"] == {"orders": [0, 1, 2]}
-    finally:
-        consumer.close()

@@ -24,6 +24,8 @@ def control_schema():
 @pytest.mark.parametrize("name", sorted(all_operations()))
 def test_every_answer_matches_the_document(control_schema, name, mode):
     op = all_operations()[name]
+    if op.is_async:
+        pytest.skip(f"{name} waits (up to its own timeout): generated timeouts would stall the run")
     operation = control_schema[op.path][op.method]
 
     @given(operation.as_strategy(generation_mode=mode))
