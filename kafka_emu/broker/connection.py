@@ -248,7 +248,11 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
     faults = broker.faults  # None unless a control-plane fault rule can fire
     fault = faults.match(api_key, version, ctx.client_id, request) if faults is not None else None
     if fault is None:
-        response = await _handle(handler, ctx, request)
+        try:
+            response = await handler.fn(ctx, request)
+        except KafkaError as exc:
+            # Kafka's handleError: the request fails as a whole, answered in its own shape
+            response = error_response(api, version, request, exc.code, exc.message)
     else:
         response = await _faulted(broker, conn, ctx, handler, request, fault)
     emit = broker.observer  # a sink may have subscribed while the request was parked
@@ -264,6 +268,9 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
             latency_ms=elapsed_ms() if elapsed_ms is not None else 0.0, error_code=top,
             partition_errors=partitions,
             throttle_time_ms=getattr(response, "throttle_time_ms", 0) or 0))
+    if fault is not None and fault.action == "close_after":
+        # applied (and recorded above), but the client never sees the answer
+        raise FaultClose(f"closed by fault rule {fault.rule_id} after {api.name} was applied")
     if response is None:
         return None
     data = encode_response(api, version, correlation_id, response)
@@ -276,10 +283,10 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
 
 
 async def _handle(handler, ctx: RequestContext, request):
+    """The handler's response, or the error response for a KafkaError it raised."""
     try:
         return await handler.fn(ctx, request)
     except KafkaError as exc:
-        # Kafka's handleError: the request fails as a whole, answered in its own shape
         return error_response(ctx.api, ctx.version, request, exc.code, exc.message)
 
 
@@ -306,9 +313,6 @@ async def _faulted(broker: Broker, conn: Connection, ctx: RequestContext, handle
     if action == "delay":
         await conn.park(partial(trio.sleep, fault.delay_ms / 1000))
     response = await _handle(handler, ctx, request)
-    if action == "close_after":
-        raise FaultClose(f"closed by fault rule {fault.rule_id} after {ctx.api.name} "
-                         "was applied")
     if action == "throttle" and response is not None:
         if any(s.name == "throttle_time_ms" and ctx.version in s.versions
                for s in fields_of(type(response))):
