@@ -155,7 +155,8 @@ class ControlApp:
         except _Reply as reply:
             status, headers = reply.status, reply.headers
             body = {"error": {"message": reply.message, "operation": reply.operation}}
-        payload = json.dumps(body, separators=(",", ":")).encode()
+        # one line per answer: a shell running curl twice gets two lines, not one
+        payload = json.dumps(body, separators=(",", ":")).encode() + b"\n"
         await send({"type": "http.response.start", "status": status, "headers": [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(payload)).encode()), *headers]})
