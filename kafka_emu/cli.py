@@ -76,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also serve the HTTP control endpoint (0 = any free port)")
     serve.add_argument("--control-host", default="127.0.0.1",
                        help="address of the control endpoint (default 127.0.0.1)")
+    serve.add_argument("--trace-dir", metavar="DIR",
+                       help="write this run's trace to DIR/date=YYYY-MM-DD/run=<id>.jsonl")
+    serve.add_argument("--trace-label", dest="trace_labels", type=_setting, action="append",
+                       default=[], metavar="KEY=VALUE", help="a label on the trace (repeatable)")
+    serve.add_argument("--trace-compress", choices=["gzip"], help="compress the trace")
 
     from .admin import cli as admin_cli
     admin_cli.add_commands(sub)
@@ -102,6 +107,14 @@ def _serve(parser: argparse.ArgumentParser, args) -> int:
         parser.error(str(exc))
     logging.basicConfig(level=args.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    writer = None
+    if args.trace_dir is not None:
+        from .trace.writer import TraceError, TraceWriter
+        try:
+            writer = TraceWriter(args.trace_dir, labels=dict(args.trace_labels),
+                                 compress=args.trace_compress).open()
+        except TraceError as exc:
+            parser.error(str(exc))
     import trio
 
     from .broker.server import serve
@@ -114,6 +127,12 @@ def _serve(parser: argparse.ArgumentParser, args) -> int:
                 print(f"kafka-emu: error: cannot listen on {config.host}:{config.port}: "
                       f"{exc.strerror or exc}", file=sys.stderr)
                 raise SystemExit(1) from None
+            if writer is not None:
+                try:
+                    writer.attach(bound.broker, nursery, config)
+                except TraceError as exc:
+                    print(f"kafka-emu: error: {exc}", file=sys.stderr)
+                    raise SystemExit(2) from None
             control = None
             if args.control_port is not None:
                 from .control.http import serve_control
@@ -135,7 +154,11 @@ def _serve(parser: argparse.ArgumentParser, args) -> int:
                     nursery.cancel_scope.cancel()
                     break
 
-    trio.run(run)
+    try:
+        trio.run(run)
+    finally:
+        if writer is not None:
+            writer.close()
     return 0
 
 

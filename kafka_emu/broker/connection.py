@@ -47,7 +47,7 @@ from .events import ConnectionClosed, ConnectionOpened, FaultFired, RequestHandl
 from .handlers import HANDLERS
 from .handlers.api_versions import unsupported_version_response
 from .log_limits import warn_limited
-from .observe import request_identity, response_errors
+from .observe import request_identity, request_partitions, response_errors
 from .state import Broker
 from .throttle import client_throttles
 
@@ -267,7 +267,10 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
             member_id=member, group_instance_id=instance, generation_id=generation,
             latency_ms=elapsed_ms() if elapsed_ms is not None else 0.0, error_code=top,
             partition_errors=partitions,
-            throttle_time_ms=getattr(response, "throttle_time_ms", 0) or 0))
+            throttle_time_ms=getattr(response, "throttle_time_ms", 0) or 0,
+            partitions=request_partitions(request, broker.topics.lookup_id),
+            session_timeout_ms=getattr(request, "session_timeout_ms", None),
+            rebalance_timeout_ms=getattr(request, "rebalance_timeout_ms", None)))
     if fault is not None and fault.action == "close_after":
         # applied (and recorded above), but the client never sees the answer
         raise FaultClose(f"closed by fault rule {fault.rule_id} after {api.name} was applied")

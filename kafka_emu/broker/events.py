@@ -48,6 +48,12 @@ class RequestHandled:
     error_code: int | None  # the response's top-level error code, where it has one
     partition_errors: tuple[tuple[str, int, int], ...] = ()  # non-zero (topic, partition, code)
     throttle_time_ms: int = 0
+    # The (topic, partition) pairs the request names (Fetch v13+ topic ids resolved to names),
+    # so a reader can tell who fetched or committed what; JoinGroup's timeouts, so a reader can
+    # judge heartbeat pacing and rejoin delays.
+    partitions: tuple[tuple[str, int], ...] = ()
+    session_timeout_ms: int | None = None
+    rebalance_timeout_ms: int | None = None
 
 
 @attrs.frozen(kw_only=True)

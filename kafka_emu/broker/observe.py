@@ -122,3 +122,39 @@ def _walk(struct: Any, topic: str | None, found: list) -> None:
                 continue
             item_topic = getattr(item, "name", None) or getattr(item, "topic", None)
             _walk(item, item_topic if isinstance(item_topic, str) else topic, found)
+
+
+def request_partitions(request: Any, lookup_id: Callable[[Any], Any]) -> tuple[tuple[str, int], ...]:
+    """Every (topic, partition) the request names, found by walking the declaration as
+    ``response_errors`` does: a struct of ``partition_index``/``partition`` structs or an array
+    of int partitions, under a topic struct with a ``name``/``topic`` or a ``topic_id`` (resolved
+    with ``lookup_id``, Fetch v13+; an unknown id stays as its text)."""
+    found: list[tuple[str, int]] = []
+    _walk_request(request, None, lookup_id, found)
+    return tuple(found)
+
+
+def _walk_request(struct: Any, topic: str | None, lookup_id, found: list) -> None:
+    for name in _struct_arrays(type(struct)):
+        items = getattr(struct, name)
+        if not items:
+            continue
+        for item in items:
+            partition = getattr(item, "partition_index", None)
+            if partition is None:
+                partition = getattr(item, "partition", None)
+            if isinstance(partition, int):
+                found.append((topic or "", partition))
+                continue
+            item_topic = getattr(item, "name", None) or getattr(item, "topic", None)
+            if not isinstance(item_topic, str) or not item_topic:
+                topic_id = getattr(item, "topic_id", None)
+                info = lookup_id(topic_id) if topic_id is not None else None
+                item_topic = info.name if info is not None else (
+                    str(topic_id) if topic_id is not None else topic)
+            ints = getattr(item, "partitions", None)
+            if ints and isinstance(ints[0], int) and name != "forgotten_topics_data":
+                found.extend((item_topic or "", p) for p in ints)
+                continue
+            if name != "forgotten_topics_data":
+                _walk_request(item, item_topic, lookup_id, found)

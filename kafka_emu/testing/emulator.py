@@ -137,20 +137,38 @@ def _raise_unexpected(errors: list[BaseException]) -> None:
         raise EmulatorError(errors) from errors[0]
 
 
+def _trace_writer(trace_dir, labels, compress):
+    """An opened TraceWriter when tracing is asked for (raises TraceError at once if the
+    directory cannot be written), else None."""
+    if trace_dir is None:
+        return None
+    from ..trace.writer import TraceWriter, parse_labels
+    return TraceWriter(trace_dir, labels=parse_labels(
+        labels.items() if isinstance(labels, Mapping) else labels), compress=compress).open()
+
+
 @contextlib.contextmanager
 def run_in_thread(config: BrokerConfig | None = None, *,
                   observer: Callable[[Any], None] | None = None,
                   control_port: int | None = None,
-                  control_host: str = "127.0.0.1") -> Iterator[Emulator]:
+                  control_host: str = "127.0.0.1",
+                  trace_dir: str | None = None, trace_labels: Mapping[str, str] | None = None,
+                  trace_compress: str | None = None) -> Iterator[Emulator]:
     """Start kafka-emu in a daemon thread; stop it on exit. With ``control_port`` (0 = any free
-    port) it also serves the HTTP control endpoint at ``emu.control_url``."""
+    port) it also serves the HTTP control endpoint at ``emu.control_url``.
+
+    ``trace_dir`` writes this run's trace file there (see kafka_emu/trace), with
+    ``trace_labels`` such as {"client": "aiokafka"} and ``trace_compress="gzip"`` if wanted."""
     config = config or make_config()
     ready = threading.Event()
     box: dict[str, Any] = {}
+    writer = _trace_writer(trace_dir, trace_labels, trace_compress)
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             box["bound"] = await nursery.start(partial(serve, config, observer=observer))
+            if writer is not None:
+                writer.attach(box["bound"].broker, nursery, config)
             box["control"] = await _start_control(nursery, box["bound"], control_host,
                                                   control_port)
             box["token"] = trio.lowlevel.current_trio_token()
@@ -168,7 +186,9 @@ def run_in_thread(config: BrokerConfig | None = None, *,
     thread = threading.Thread(target=thread_main, name="kafka-emu", daemon=True)
     thread.start()
     ready.wait()
-    if "bound" not in box:
+    if "bound" not in box or "token" not in box:
+        if writer is not None:
+            writer.close("failed to start")
         raise RuntimeError("kafka-emu failed to start") from box.get("error")
     token = box["token"]
 
@@ -183,6 +203,8 @@ def run_in_thread(config: BrokerConfig | None = None, *,
         with contextlib.suppress(trio.RunFinishedError):
             trio.from_thread.run_sync(box["scope"].cancel, trio_token=token)
         thread.join(timeout=10)
+        if writer is not None:
+            writer.close()
     _raise_unexpected(errors)
     if "error" in box:
         raise box["error"]
@@ -191,15 +213,26 @@ def run_in_thread(config: BrokerConfig | None = None, *,
 @contextlib.asynccontextmanager
 async def open_emulator(config: BrokerConfig | None = None, *,
                         observer: Callable[[Any], None] | None = None,
-                        control_port: int | None = None, control_host: str = "127.0.0.1"):
-    """Start kafka-emu as a task of the calling trio program; stop it on exit."""
+                        control_port: int | None = None, control_host: str = "127.0.0.1",
+                        trace_dir: str | None = None,
+                        trace_labels: Mapping[str, str] | None = None,
+                        trace_compress: str | None = None):
+    """Start kafka-emu as a task of the calling trio program; stop it on exit (control and
+    tracing as in ``run_in_thread``)."""
     config = config or make_config()
-    async with trio.open_nursery() as nursery:
-        bound = await nursery.start(partial(serve, config, observer=observer))
-        control = await _start_control(nursery, bound, control_host, control_port)
-        emulator = Emulator(bound, config, lambda fn: fn(), control=control)
-        try:
-            yield emulator
-        finally:
-            nursery.cancel_scope.cancel()
+    writer = _trace_writer(trace_dir, trace_labels, trace_compress)
+    try:
+        async with trio.open_nursery() as nursery:
+            bound = await nursery.start(partial(serve, config, observer=observer))
+            if writer is not None:
+                writer.attach(bound.broker, nursery, config)
+            control = await _start_control(nursery, bound, control_host, control_port)
+            emulator = Emulator(bound, config, lambda fn: fn(), control=control)
+            try:
+                yield emulator
+            finally:
+                nursery.cancel_scope.cancel()
+    finally:
+        if writer is not None:
+            writer.close()
     _raise_unexpected(list(bound.broker.unexpected))

@@ -1,0 +1,7 @@
+"""Trace files of every run: the schema declared once (``schema``) and the writer fed by the
+observer seam (``writer``). See the README's "Traces and the report"."""
+
+from .schema import SCHEMA_VERSION, to_record
+from .writer import TraceError, TraceWriter, parse_labels
+
+__all__ = ["SCHEMA_VERSION", "TraceError", "TraceWriter", "parse_labels", "to_record"]

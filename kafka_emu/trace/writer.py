@@ -1,0 +1,271 @@
+"""The trace writer: one JSON Lines file per run, fed by the observer seam.
+
+Theory of operation. ``TraceWriter.open()`` picks the file
+``DIR/date=YYYY-MM-DD/run=<id>.jsonl[.gz]`` (a layout Spark's partition discovery and any glob
+read), checks that the directory is writable and the disk not full, and writes the ``run_start``
+line synchronously, so a bad ``--trace-dir`` is an error before the server accepts anything.
+
+On the request path the sink only appends the event object to a deque (events are frozen, so
+converting them later is safe). A trio task of the emulator (``flush_loop``) wakes every
+``flush_interval_s``, turns what has queued into numbered lines (``schema.to_json_line``, a
+compiled formatter per kind) and hands them to a worker thread that compresses (if asked) and
+appends them to the file in one write of whole lines. Encoding stays on the emulator's thread on
+purpose: a second Python thread doing it would fight the serving thread for the GIL on every
+socket call, which costs far more than the encoding itself (measured in bench/bench_trace.py).
+A process killed mid-run leaves a file whose every line is complete, up to the last flush. With
+gzip each flush is its own gzip member: concatenated members are a valid gzip stream
+(RFC 1952), so the file stays readable after a crash too.
+
+The sink runs on the emulator's trio thread, so it may read broker state: before an assignment
+goes out it queues a ``topics_known`` snapshot (partition counts), from which a reader can tell
+which subscribed partitions were left unassigned.
+
+A write error mid-run (disk full) is logged once; the run goes on and later events are counted
+as dropped in ``run_end``: tracing never stops serving.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import gzip
+import json
+import logging
+import os
+import secrets
+import shutil
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ..coordinator.events import AssignmentsDistributed
+import trio
+
+from .schema import SCHEMA_VERSION, to_json_line
+
+log = logging.getLogger("kafka_emu.trace")
+
+COMPRESSIONS = ("gzip",)
+MIN_FREE_BYTES = 1 << 20  # refuse to start a trace on a disk with less than 1 MiB free
+
+
+class TraceError(Exception):
+    """The trace cannot be written (message is one line, for the CLI)."""
+
+
+def new_run_id(now: datetime.datetime | None = None) -> str:
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    return f"{now:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+
+
+def _emu_version() -> str:
+    from .. import __version__
+    return __version__
+
+
+def config_map(config: Any) -> dict[str, str]:
+    """A BrokerConfig (or any attrs value) flattened to text, nested values dotted."""
+    out: dict[str, str] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if attrs.has(type(value)):
+            for f in attrs.fields(type(value)):
+                walk(f"{prefix}{f.name}.", getattr(value, f.name))
+        else:
+            out[prefix.rstrip(".")] = str(value)
+    if config is not None:
+        walk("", config)
+    return out
+
+
+class TraceWriter:
+    def __init__(self, trace_dir: str | os.PathLike, *, labels: Mapping[str, str] | None = None,
+                 compress: str | None = None, run_id: str | None = None,
+                 flush_interval_s: float = 0.2) -> None:
+        if compress not in (None, *COMPRESSIONS):
+            raise TraceError(f"unknown trace compression {compress!r} (choose from "
+                             f"{', '.join(COMPRESSIONS)})")
+        self.trace_dir = Path(trace_dir)
+        self.labels = dict(labels or {})
+        self.compress = compress
+        self.run_id = run_id or new_run_id()
+        self.flush_interval_s = flush_interval_s
+        self.path: Path | None = None
+        self._queue: collections.deque = collections.deque()
+        self._seq = 0
+        self._dropped = 0
+        self._fd: int | None = None
+        self._broken: OSError | None = None
+        self._lock = threading.Lock()  # one write at a time (the worker thread and close())
+        self._broker: Any = None
+        self._topics_seen: tuple = ()
+        self._unsubscribe = None
+
+    # -- start -----------------------------------------------------------------------------
+    def open(self) -> "TraceWriter":
+        """Create the run's file (checking the directory and the disk). Raises TraceError."""
+        now = datetime.datetime.now(datetime.timezone.utc)
+        folder = self.trace_dir / f"date={now:%Y-%m-%d}"
+        suffix = ".jsonl.gz" if self.compress == "gzip" else ".jsonl"
+        self.path = folder / f"run={self.run_id}{suffix}"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            free = shutil.disk_usage(folder).free
+            if free < MIN_FREE_BYTES:
+                raise TraceError(f"cannot write traces to {self.trace_dir}: only {free} bytes "
+                                 f"free on its disk")
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND,
+                               0o644)
+        except TraceError:
+            raise
+        except OSError as exc:
+            raise TraceError(f"cannot write traces to {self.trace_dir}: "
+                             f"{exc.strerror or exc}") from None
+        return self
+
+    def attach(self, broker: Any, nursery: trio.Nursery, config: Any = None) -> None:
+        """Write ``run_start`` (synchronously: a failure raises TraceError), subscribe to the
+        broker's observer seam and start ``flush_loop`` in the emulator's nursery."""
+        if self._fd is None:
+            self.open()
+        start = {"kind": "run_start", "run": self.run_id, "seq": 0, "at_ms": broker.now_ms(),
+                 "schema_version": SCHEMA_VERSION, "emu_version": _emu_version(),
+                 "config": config_map(config if config is not None else broker.config),
+                 "labels": self.labels, "host": broker.bound_host, "port": broker.bound_port}
+        try:
+            self._write([start])
+        except OSError as exc:
+            self._close_fd()
+            raise TraceError(f"cannot write traces to {self.trace_dir}: "
+                             f"{exc.strerror or exc}") from None
+        self._seq = 1
+        self._broker = broker
+        self._unsubscribe = broker.observation.subscribe(self.sink)
+        nursery.start_soon(self.flush_loop)
+
+    # -- the sink: on the emulator's thread, cheap ------------------------------------------
+    def sink(self, event: Any) -> None:
+        if type(event) is AssignmentsDistributed and self._broker is not None:
+            self._snapshot_topics(event.at_ms)
+        self._queue.append(event)
+
+    def _snapshot_topics(self, at_ms: int) -> None:
+        topics = tuple(sorted((t.name, t.partitions) for t in self._broker.topics.all()))
+        if topics != self._topics_seen:
+            self._topics_seen = topics
+            self._queue.append({"kind": "topics_known", "at_ms": at_ms, "topic_partitions": [
+                {"topic": name, "count": count} for name, count in topics]})
+
+    # -- flushing ------------------------------------------------------------------------------
+    async def flush_loop(self) -> None:
+        """Run as a task of the emulator's nursery: write what has queued, every interval."""
+        while True:
+            await trio.sleep(self.flush_interval_s)
+            data = await self._encode_pending()
+            if data:
+                await trio.to_thread.run_sync(self._write_bytes, data)
+
+    async def _encode_pending(self, chunk: int = 2000) -> bytes:
+        parts: list[str] = []
+        while self._queue:
+            parts.append(self._encode(chunk))
+            await trio.lowlevel.checkpoint()  # a long backlog must not stall serving
+        return "".join(parts).encode()
+
+    def _encode(self, limit: int | None = None) -> str:
+        queue, pop = self._queue, self._queue.popleft
+        run, run_json, seq = self.run_id, json.dumps(self.run_id), self._seq
+        lines = []
+        while queue and (limit is None or len(lines) < limit):
+            item = pop()
+            if isinstance(item, dict):
+                lines.append(json.dumps(item | {"run": run, "seq": seq},
+                                        separators=(",", ":")) + "\n")
+            else:
+                lines.append(to_json_line(item, run, seq))
+            seq += 1
+        self._seq = seq
+        return "".join(lines)
+
+    def flush(self) -> None:
+        """Write everything queued now (synchronously; at the end of a run)."""
+        data = self._encode().encode()
+        if data:
+            self._write_bytes(data)
+
+    def _write_bytes(self, data: bytes) -> None:
+        with self._lock:
+            if self._broken is not None:
+                self._dropped += data.count(b"\n")
+                return
+            try:
+                self._write_raw(data)
+            except OSError as exc:
+                self._broken = exc
+                self._dropped += data.count(b"\n")
+                log.error("trace %s: cannot write (%s); the run goes on, later events are "
+                          "dropped", self.path, exc.strerror or exc)
+
+    def _write(self, records: list[dict]) -> None:
+        self._write_raw("".join(json.dumps(r, separators=(",", ":"), default=str) + "\n"
+                                for r in records).encode())
+
+    def _write_raw(self, text: bytes) -> None:
+        if self.compress == "gzip":
+            text = gzip.compress(text, compresslevel=6)  # one whole member per flush
+        view = memoryview(text)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+
+    # -- end -------------------------------------------------------------------------------
+    def close(self, reason: str = "stopped") -> None:
+        """Flush what is queued, write ``run_end``, close the file (idempotent)."""
+        if self._fd is None:
+            return
+        self.flush()
+        end_seq = self._seq
+        with self._lock:
+            if self._broken is None:
+                try:
+                    self._write([{"kind": "run_end", "run": self.run_id, "seq": end_seq,
+                                  "at_ms": self._last_at_ms(), "events": end_seq,
+                                  "dropped": self._dropped, "reason": reason}])
+                except OSError as exc:
+                    log.error("trace %s: cannot write its end (%s)", self.path,
+                              exc.strerror or exc)
+            self._close_fd()
+
+    def _last_at_ms(self) -> int:
+        return int(datetime.datetime.now(datetime.timezone.utc).timestamp() * 1000)
+
+    def _close_fd(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    @property
+    def dropped(self) -> int:
+        return self._dropped
+
+    def __enter__(self) -> "TraceWriter":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close("error" if exc[0] is not None else "stopped")
+
+
+def parse_labels(items) -> dict[str, str]:
+    """["client=aiokafka", ...] or [("client", "aiokafka"), ...] -> {"client": "aiokafka"}."""
+    labels = {}
+    for item in items or ():
+        if isinstance(item, str):
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise TraceError(f"expected a trace label key=value, got {item!r}")
+            item = (key.strip(), value.strip())
+        labels[item[0]] = item[1]
+    return labels

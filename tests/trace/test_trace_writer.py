@@ -1,0 +1,184 @@
+"""The trace writer: what a run writes, a run killed mid-way, and directories it cannot use."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+import trio
+
+from kafka_emu.errors import ErrorCode
+from kafka_emu.protocol import BY_NAME
+from kafka_emu.protocol.headers import encode_request
+from kafka_emu.protocol.messages import consumer_protocol as cp
+from kafka_emu.protocol.messages.api_versions import ApiVersionsRequest
+from kafka_emu.protocol.messages.heartbeat import HeartbeatRequest
+from kafka_emu.protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
+from kafka_emu.protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
+from kafka_emu.testing import make_config
+from kafka_emu.testing.emulator import open_emulator, run_in_thread
+from kafka_emu.testing.wire import WireClient
+from kafka_emu.trace import TraceError, TraceWriter, schema
+
+JOIN, SYNC, HEARTBEAT = BY_NAME["JoinGroup"], BY_NAME["SyncGroup"], BY_NAME["Heartbeat"]
+VALIDATOR = jsonschema.Draft202012Validator(json.loads(schema.SCHEMA_FILE.read_text()))
+
+
+def read_trace(path: Path) -> list[dict]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        return [json.loads(line) for line in f]
+
+
+def only_file(trace_dir: Path) -> Path:
+    files = sorted(trace_dir.glob("date=*/run=*.jsonl*"))
+    assert len(files) == 1, files
+    return files[0]
+
+
+async def _one_member_group(bound):
+    client = await WireClient.connect(bound.host, bound.port, "trace-test")
+    await client.request(BY_NAME["ApiVersions"], 3, ApiVersionsRequest(
+        client_software_name="trace-test", client_software_version="1.2"))
+    subscription = cp.encode_subscription(cp.ConsumerProtocolSubscription(topics=["orders"]), 0)
+    join = JoinGroupRequest(group_id="g", session_timeout_ms=6000, rebalance_timeout_ms=9000,
+                            member_id="", group_instance_id=None, protocol_type="consumer",
+                            protocols=[JoinGroupRequestProtocol(name="range",
+                                                                metadata=subscription)])
+    first = await client.request(JOIN, 5, join)
+    assert first.error_code == ErrorCode.MEMBER_ID_REQUIRED
+    joined = await client.request(JOIN, 5, attrs_evolve(join, member_id=first.member_id))
+    assert joined.error_code == 0
+    assignment = cp.encode_assignment(cp.ConsumerProtocolAssignment(
+        assigned_partitions=[cp.TopicPartition(topic="orders", partitions=[0, 1])]), 0)
+    synced = await client.request(SYNC, 5, SyncGroupRequest(
+        group_id="g", generation_id=1, member_id=first.member_id, protocol_type="consumer",
+        protocol_name="range",
+        assignments=[SyncGroupRequestAssignment(member_id=first.member_id,
+                                                assignment=assignment)]))
+    assert synced.error_code == 0
+    for _ in range(3):
+        hb = await client.request(HEARTBEAT, 4, HeartbeatRequest(
+            group_id="g", generation_id=1, member_id=first.member_id))
+        assert hb.error_code == 0
+    await client.aclose()
+    return first.member_id
+
+
+def attrs_evolve(value, **changes):
+    import attrs
+    return attrs.evolve(value, **changes)
+
+
+@pytest.mark.parametrize("compress", [None, "gzip"])
+async def test_a_run_writes_its_events_as_schema_valid_lines(tmp_path, compress):
+    config = make_config(topics={"orders": 3})
+    async with open_emulator(config, trace_dir=tmp_path, trace_labels={"client": "wire"},
+                             trace_compress=compress) as emu:
+        member = await _one_member_group(emu._bound)
+        await trio.sleep(0.05)
+    path = only_file(tmp_path)
+    assert path.name.endswith(".jsonl.gz" if compress else ".jsonl")
+    assert path.parent.name.startswith("date=") and path.name.startswith("run=")
+    records = read_trace(path)
+    for record in records:
+        VALIDATOR.validate(record)
+    assert [r["seq"] for r in records] == list(range(len(records)))
+    assert len({r["run"] for r in records}) == 1
+    start, end = records[0], records[-1]
+    assert start["kind"] == "run_start" and start["labels"] == {"client": "wire"}
+    assert start["schema_version"] == schema.SCHEMA_VERSION and start["port"] == emu.port
+    assert end["kind"] == "run_end" and end["dropped"] == 0 and end["events"] == len(records) - 1
+    requests = [r for r in records if r["kind"] == "request_handled"]
+    assert [r["api"] for r in requests] == ["ApiVersions", "JoinGroup", "JoinGroup", "SyncGroup",
+                                            "Heartbeat", "Heartbeat", "Heartbeat"]
+    joins = [r for r in requests if r["api"] == "JoinGroup"]
+    assert joins[0]["error_code"] == ErrorCode.MEMBER_ID_REQUIRED
+    assert joins[1]["session_timeout_ms"] == 6000 and joins[1]["rebalance_timeout_ms"] == 9000
+    assert all(r["client_software_name"] == "trace-test" for r in requests[1:])
+    subscribed = next(r for r in records if r["kind"] == "member_subscribed")
+    assert subscribed["member_id"] == member and subscribed["metadata"]["topics"] == ["orders"]
+    distributed = next(r for r in records if r["kind"] == "assignments_distributed")
+    assert distributed["assignments"] == [{"member_id": member, "raw": None, "topics": [
+        {"topic": "orders", "partitions": [0, 1]}]}]
+    known = [r for r in records if r["kind"] == "topics_known"]
+    assert known and known[0]["seq"] < distributed["seq"]
+    assert {"topic": "orders", "count": 3} in known[0]["topic_partitions"]
+    assert {"state_changed", "generation_changed", "member_added", "connection_opened",
+            "connection_closed"} <= {r["kind"] for r in records}
+
+
+def test_run_in_thread_traces_too(tmp_path):
+    with run_in_thread(trace_dir=tmp_path / "t", trace_labels={"k": "v"}) as emu:
+        with socket.create_connection((emu.host, emu.port)) as s:
+            s.sendall(encode_request(BY_NAME["ApiVersions"], 0, 1, "sync", ApiVersionsRequest()))
+            s.recv(65536)
+    records = read_trace(only_file(tmp_path / "t"))
+    assert records[0]["labels"] == {"k": "v"}
+    assert any(r["kind"] == "request_handled" and r["client_id"] == "sync" for r in records)
+
+
+def test_an_unwritable_directory_is_an_error_before_serving(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(TraceError, match="cannot write traces to .*a-file"):
+        TraceWriter(blocker / "traces").open()
+    with pytest.raises(TraceError):
+        with run_in_thread(trace_dir=blocker):
+            pass
+
+
+def test_cli_unwritable_trace_dir_is_one_line_and_exit_2(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    proc = subprocess.run([sys.executable, "-m", "kafka_emu", "serve", "--port", "0",
+                           "--trace-dir", str(blocker)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "cannot write traces to" in proc.stderr
+
+
+@pytest.mark.parametrize("compress", [None, "gzip"])
+def test_a_run_killed_mid_way_leaves_every_written_line_readable(tmp_path, compress):
+    args = [sys.executable, "-m", "kafka_emu", "serve", "--port", "0", "--trace-dir",
+            str(tmp_path), "--trace-label", "case=kill"]
+    if compress:
+        args += ["--trace-compress", compress]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env=os.environ | {"PYTHONUNBUFFERED": "1"})
+    try:
+        host, port = proc.stdout.readline().strip().rsplit(":", 1)
+        with socket.create_connection((host, int(port))) as s:
+            deadline = time.monotonic() + 60
+            sent = 0
+            while time.monotonic() < deadline:
+                for _ in range(50):
+                    sent += 1
+                    s.sendall(encode_request(BY_NAME["ApiVersions"], 0, sent, "kill-test",
+                                             ApiVersionsRequest()))
+                    s.recv(65536)
+                path = next(iter(tmp_path.glob("date=*/run=*")), None)
+                if path is not None and path.stat().st_size > 2000:
+                    break
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGKILL)  # no chance to flush or write run_end
+            proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    records = read_trace(only_file(tmp_path))  # raises if any line or gzip member is torn
+    assert records[0]["kind"] == "run_start" and records[0]["labels"] == {"case": "kill"}
+    assert records[-1]["kind"] != "run_end"
+    assert sum(r["kind"] == "request_handled" for r in records) >= 10
+    for record in records:
+        VALIDATOR.validate(record)
