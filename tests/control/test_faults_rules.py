@@ -178,6 +178,15 @@ def test_probability_is_deterministic_under_a_seed():
     assert 30 < sum(first) < 90  # about 60 of 200
 
 
+def test_listed_rules_are_json():
+    import json
+    _, store = rules(dict(action="error", error=27, api="Heartbeat", always=True,
+                          probability=0.5, seed=3), dict(action="throttle", throttle_ms=100))
+    listed = json.loads(json.dumps([r.describe() for r in store.rules.values()]))
+    assert listed[0]["error"] == "REBALANCE_IN_PROGRESS" and listed[0]["count"] is None
+    assert listed[0]["seed"] == 3 and listed[1]["throttle_ms"] == 100
+
+
 def test_remove_and_clear():
     broker, store = rules(dict(action="error", error=27), dict(action="blackhole"))
     store.remove(1)
