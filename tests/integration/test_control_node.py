@@ -62,3 +62,21 @@ def test_kafkajs_rejoins_after_a_commit_fault_added_over_http(scenario):
     assert any(after > before for before, after in zip(result["joins_before"],
                                                        result["joins_after"])), result
     assert result["consumed"] == 20
+
+
+SESSION_TIMEOUT_MS = 45000  # control.mjs's session.timeout.ms
+
+
+def test_kafkajs_member_killed_then_expired_over_http_long_before_its_session_ends(scenario):
+    """One member of two (a child process) is SIGKILLed; one heartbeat later the test moves the
+    emulator's time to the group's next session deadline over HTTP: exactly the dead member
+    expires, and the survivor takes every partition -- without waiting out the 45 s."""
+    if "advance_to_next_deadline" not in all_operations():  # until the time operations land
+        pytest.skip("no advance_to_next_deadline operation in this kafka-emu")
+    result = scenario("session")
+    assert result["doomed"] and result["survivor"] and result["doomed"] != result["survivor"]
+    assert result["expired"] == [result["doomed"]], result
+    # time jumped by most of a session (the dead member's deadline), not by nothing
+    assert SESSION_TIMEOUT_MS / 2 < result["advanced_ms"] <= SESSION_TIMEOUT_MS, result
+    # the survivor owned all four partitions before the session could have run out on its own
+    assert result["took_ms"] < SESSION_TIMEOUT_MS, result
