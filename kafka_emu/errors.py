@@ -131,6 +131,7 @@ class ErrorCode(enum.IntEnum):
     TELEMETRY_TOO_LARGE = 118
     INVALID_REGISTRATION = 119
     TRANSACTION_ABORTABLE = 120
+    INVALID_REGULAR_EXPRESSION = 128  # ConsumerGroupHeartbeat v1+ (KIP-848)
 
     @property
     def message(self) -> str:

@@ -57,6 +57,9 @@ class Broker:
         self.timers_changed = trio.Event()
         from .handlers import advertised_versions
         self.advertised = advertised_versions(dict(config.api_max_versions))
+        if "consumer" not in config.coordinator.group_coordinator_rebalance_protocols:
+            for key in (68, 69):  # KIP-848 APIs, off as on a broker without the consumer protocol
+                self.advertised.pop(key, None)
         self.bound_host: str = config.host
         self.bound_port: int = config.port
         # connections: accepted (counted against max.connections) and described (by id)

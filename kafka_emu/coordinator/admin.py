@@ -46,6 +46,10 @@ def handle_list(core: Core, cmd: ListGroups) -> None:
                 group_type=GROUP_TYPE,
             )
         )
+    if core.consumer_groups:
+        from .consumer import listed as consumer_listed
+
+        listed.extend(consumer_listed(core, states, types))
     core.reply(cmd.request_id, "ListGroups", None, ListGroupsResult(error=ErrorCode.NONE, groups=tuple(listed)))
 
 
@@ -54,7 +58,8 @@ def describe_group(core: Core, group_id: str, not_found_is_error: bool = True) -
     if group is None:
         return DescribedGroup(
             error=ErrorCode.GROUP_ID_NOT_FOUND if not_found_is_error else ErrorCode.NONE,
-            error_message=f"Group {group_id} not found." if not_found_is_error else None,
+            error_message=(f"Group {group_id} is not a classic group." if group_id in core.consumer_groups
+                           else f"Group {group_id} not found.") if not_found_is_error else None,
             group_id=group_id,
             state=GroupState.DEAD.value,
         )
@@ -90,7 +95,11 @@ def handle_delete_groups(core: Core, cmd: DeleteGroups) -> None:
     results = []
     for gid in dict.fromkeys(cmd.group_ids):  # duplicates collapse, first-seen order (3.16)
         group = core.groups.get(gid)
-        if group is None or group.state is GroupState.DEAD:
+        if group is None and gid in core.consumer_groups:
+            from .consumer import delete_result
+
+            results.append((gid, delete_result(core, gid)))
+        elif group is None or group.state is GroupState.DEAD:
             results.append((gid, ErrorCode.GROUP_ID_NOT_FOUND))
         elif group.state is not GroupState.EMPTY:
             results.append((gid, ErrorCode.NON_EMPTY_GROUP))

@@ -87,6 +87,8 @@ class OffsetCommit:
     offsets: tuple[CommitOffset, ...]
     retention_time_ms: int = -1
     missing_group_is_not_found: bool = True
+    # v9+: may commit for a consumer group (KIP-848) member; older versions get UNSUPPORTED_VERSION
+    supports_member_epochs: bool = True
 
 
 @attrs.frozen(kw_only=True)
@@ -95,6 +97,9 @@ class OffsetFetch:
     group_id: str
     topics: tuple[tuple[str, tuple[int, ...]], ...] | None
     require_stable: bool = False
+    # v9+ (KIP-848): checked against consumer groups only, as Kafka does
+    member_id: str | None = None
+    member_epoch: int = -1
 
 
 @attrs.frozen(kw_only=True)

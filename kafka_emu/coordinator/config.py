@@ -24,7 +24,30 @@ _KAFKA_FIELDS: dict[str, tuple[str, int]] = {
     "offsets.retention.minutes": ("offsets_retention_minutes", 1),
     "offsets.retention.check.interval.ms": ("offsets_retention_check_interval_ms", 1),
     "offset.metadata.max.bytes": ("offset_metadata_max_bytes", 0),
+    # Consumer groups (KIP-848); Kafka validates these with atLeast(1).
+    "group.consumer.heartbeat.interval.ms": ("group_consumer_heartbeat_interval_ms", 1),
+    "group.consumer.min.heartbeat.interval.ms": ("group_consumer_min_heartbeat_interval_ms", 1),
+    "group.consumer.max.heartbeat.interval.ms": ("group_consumer_max_heartbeat_interval_ms", 1),
+    "group.consumer.session.timeout.ms": ("group_consumer_session_timeout_ms", 1),
+    "group.consumer.min.session.timeout.ms": ("group_consumer_min_session_timeout_ms", 1),
+    "group.consumer.max.session.timeout.ms": ("group_consumer_max_session_timeout_ms", 1),
+    "group.consumer.max.size": ("group_consumer_max_size", 1),
 }
+
+# Comma-separated list configs (Kafka's LIST type): name -> (attribute, allowed values).
+_KAFKA_LISTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "group.coordinator.rebalance.protocols": ("group_coordinator_rebalance_protocols",
+                                              ("classic", "consumer")),
+    "group.consumer.assignors": ("group_consumer_assignors", ("uniform", "range")),
+}
+_ASSIGNOR_CLASSES = {
+    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range",
+}
+# Kafka's values are disabled, downgrade, upgrade, bidirectional (default). Converting a non-empty
+# group between the classic and the consumer type is not built here, so only "disabled" is
+# accepted and it is the default: every conversion is refused as Kafka refuses it when disabled.
+_MIGRATION_POLICIES = ("disabled",)
 
 
 @attrs.frozen(kw_only=True)
@@ -39,8 +62,20 @@ class CoordinatorConfig:
     # Not a broker config in Kafka (a constant in GroupCoordinatorConfig, 3.7); exposed here only
     # so tests can shorten it. from_kafka does not accept it.
     new_member_join_timeout_ms: int = 300_000
+    # Consumer groups (KIP-848), Kafka 4.x defaults.
+    group_coordinator_rebalance_protocols: tuple[str, ...] = ("classic", "consumer")
+    group_consumer_heartbeat_interval_ms: int = 5000
+    group_consumer_min_heartbeat_interval_ms: int = 5000
+    group_consumer_max_heartbeat_interval_ms: int = 15000
+    group_consumer_session_timeout_ms: int = 45000
+    group_consumer_min_session_timeout_ms: int = 45000
+    group_consumer_max_session_timeout_ms: int = 60000
+    group_consumer_assignors: tuple[str, ...] = ("uniform", "range")
+    group_consumer_max_size: int = INT32_MAX
+    group_consumer_migration_policy: str = "disabled"
 
-    KAFKA_NAMES: ClassVar[frozenset[str]] = frozenset(_KAFKA_FIELDS)
+    KAFKA_NAMES: ClassVar[frozenset[str]] = frozenset(
+        [*_KAFKA_FIELDS, *_KAFKA_LISTS, "group.consumer.migration.policy"])
 
     @property
     def offsets_retention_ms(self) -> int:
@@ -54,8 +89,11 @@ class CoordinatorConfig:
         """
         kwargs: dict[str, Any] = dict(overrides)
         for name, raw in settings.items():
+            if name in _KAFKA_LISTS or name == "group.consumer.migration.policy":
+                kwargs.update(_parse_text_config(name, raw))
+                continue
             if name not in _KAFKA_FIELDS:
-                known = ", ".join(sorted(_KAFKA_FIELDS))
+                known = ", ".join(sorted(cls.KAFKA_NAMES))
                 raise ValueError(f"unknown coordinator config {name!r} (known: {known})")
             attr, minimum = _KAFKA_FIELDS[name]
             try:
@@ -72,4 +110,50 @@ class CoordinatorConfig:
                 f"({config.group_min_session_timeout_ms}) exceeds group.max.session.timeout.ms "
                 f"({config.group_max_session_timeout_ms})"
             )
+        _check_consumer_group_config(config)
         return config
+
+
+def _parse_text_config(name: str, raw: Any) -> dict[str, Any]:
+    if name == "group.consumer.migration.policy":
+        value = str(raw).strip().lower()
+        if value in ("upgrade", "downgrade", "bidirectional"):
+            raise ValueError(f"config {name}: {value!r} is not supported by kafka-emu (converting "
+                             "non-empty groups between classic and consumer is not built); "
+                             "use 'disabled'")
+        if value not in _MIGRATION_POLICIES:
+            raise ValueError(f"config {name}: expected one of disabled, downgrade, upgrade, "
+                             f"bidirectional, got {raw!r}")
+        return {"group_consumer_migration_policy": value}
+    attr, allowed = _KAFKA_LISTS[name]
+    items = raw if isinstance(raw, (list, tuple)) else str(raw).split(",")
+    values = []
+    for item in items:
+        item = str(item).strip()
+        if not item:
+            continue
+        item = _ASSIGNOR_CLASSES.get(item, item) if attr == "group_consumer_assignors" else item.lower()
+        if item not in allowed:
+            raise ValueError(f"config {name}: unknown value {item!r} (known: {', '.join(allowed)})")
+        if item not in values:
+            values.append(item)
+    if not values:
+        raise ValueError(f"config {name}: needs at least one value")
+    if attr == "group_coordinator_rebalance_protocols" and "classic" not in values:
+        raise ValueError(f"config {name}: must contain 'classic' (as Kafka requires)")
+    return {attr: tuple(values)}
+
+
+def _check_consumer_group_config(config: "CoordinatorConfig") -> None:
+    """The cross-checks of Kafka's GroupCoordinatorConfig for the consumer group settings."""
+    for what in ("session_timeout", "heartbeat_interval"):
+        low = getattr(config, f"group_consumer_min_{what}_ms")
+        value = getattr(config, f"group_consumer_{what}_ms")
+        high = getattr(config, f"group_consumer_max_{what}_ms")
+        name = "group.consumer." + what.replace("_", ".") + ".ms"
+        if not low <= value <= high:
+            raise ValueError(f"config {name} ({value}) must be between its min ({low}) and "
+                             f"max ({high})")
+    if config.group_consumer_heartbeat_interval_ms >= config.group_consumer_session_timeout_ms:
+        raise ValueError("config group.consumer.heartbeat.interval.ms must be less than "
+                         "group.consumer.session.timeout.ms")

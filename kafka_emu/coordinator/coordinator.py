@@ -18,7 +18,7 @@ from typing import Callable
 
 from kafka_emu.errors import ErrorCode, KafkaError
 
-from . import admin, join, membership, offsets
+from . import admin, consumer, join, membership, offsets
 from .commands import (
     Command,
     DeleteGroups,
@@ -66,6 +66,8 @@ _HANDLERS: dict[type, tuple[str, Callable]] = {
     ListGroups: ("ListGroups", admin.handle_list),
     DescribeGroups: ("DescribeGroups", admin.handle_describe),
     DeleteGroups: ("DeleteGroups", admin.handle_delete_groups),
+    consumer.ConsumerGroupHeartbeat: ("ConsumerGroupHeartbeat", consumer.handle_heartbeat),
+    consumer.ConsumerGroupDescribe: ("ConsumerGroupDescribe", consumer.handle_describe),
 }
 
 
@@ -96,6 +98,9 @@ class Coordinator:
         api, handler = entry
         core = self._core
         self._start(now_ms)
+        if core.consumer_groups and getattr(command, "group_id", None) in core.consumer_groups:
+            # classic-group APIs aimed at a consumer group (offsets, classic members)
+            handler = consumer.SHARED_HANDLERS.get(type(command), handler)
         try:
             handler(core, command)
         except KafkaError as exc:
@@ -196,6 +201,8 @@ class Coordinator:
                 on_join_timer(core, key[1], payload)
             elif kind == "sync":
                 on_sync_expired(core, key[1], payload)
+            elif kind in consumer.TIMER_KINDS:
+                consumer.on_timer(core, key, payload)
             else:
                 offsets.on_retention_timer(core, admin.delete_group)
 
@@ -224,6 +231,11 @@ def error_result(command: Command, code: ErrorCode) -> Result:
         return DescribeGroupsResult(
             groups=tuple(DescribedGroup(error=code, group_id=gid, state="") for gid in command.group_ids)
         )
+    if isinstance(command, consumer.ConsumerGroupHeartbeat):
+        return consumer.ConsumerGroupHeartbeatResult(error=code)
+    if isinstance(command, consumer.ConsumerGroupDescribe):
+        return consumer.ConsumerGroupDescribeResult(groups=tuple(
+            consumer.DescribedConsumerGroup(error=code, group_id=gid) for gid in command.group_ids))
     if isinstance(command, DeleteGroups):
         return DeleteGroupsResult(results=tuple((gid, code) for gid in dict.fromkeys(command.group_ids)))
     raise TypeError(f"not a coordinator command: {command!r}")

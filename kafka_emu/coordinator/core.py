@@ -49,6 +49,7 @@ class Core:
         self.observing = observer is not None
         self.new_member_uuid = new_member_uuid or _uuid4
         self.groups: dict[str, Group] = {}
+        self.consumer_groups: dict = {}  # group id -> consumer.ConsumerGroup (KIP-848)
         self.timers = Timers()
         self.offsets = OffsetStore()
         self.now = 0

@@ -46,7 +46,16 @@ async def test_api_versions_advertises_every_handled_api(start_broker):
     assert ranges[11] == (0, 9) and ranges[14] == (0, 5) and ranges[12] == (0, 4)
     assert ranges[18] == (0, 4) and ranges[10] == (0, 6) and ranges[16] == (0, 5)
     assert ranges[15] == (0, 6)
-    assert 68 not in ranges and 69 not in ranges  # KIP-848 APIs are not served
+    assert ranges[68] == (0, 1) and ranges[69] == (0, 1)  # KIP-848, as Kafka 4.x
+
+
+async def test_kip848_apis_are_not_advertised_without_the_consumer_protocol(start_broker):
+    bound = await start_broker({"group.coordinator.rebalance.protocols": "classic"})
+    client = await connect(bound)
+    resp = await client.request(API_VERSIONS, 3, ApiVersionsRequest(
+        client_software_name="wire-test", client_software_version="1.0"))
+    ranges = {k.api_key for k in resp.api_keys}
+    assert 68 not in ranges and 69 not in ranges and 11 in ranges
 
 
 async def test_api_versions_too_new_gets_v0_unsupported_version(start_broker):

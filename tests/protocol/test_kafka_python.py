@@ -36,8 +36,16 @@ OLD_ONLY = [(cls, v) for cls in message_classes() for v in cls.__kafka__.valid
             if v not in _overlap(cls) and old_class(cls, v) is not None]
 
 
+# kafka-python 3.x ships no schema for the KIP-848 APIs (its consumer speaks only the classic
+# protocol); their declarations are cross-checked against librdkafka's bytes instead
+# (tests/coordinator/consumer and the confluent-kafka integration tests).
+NOT_IN_KAFKA_PYTHON = {68, 69}  # ConsumerGroupHeartbeat, ConsumerGroupDescribe
+
+
 @pytest.mark.parametrize("cls", message_classes(), ids=lambda c: c.__name__)
 def test_kafka_python_knows_the_message_and_some_of_its_versions(cls):
+    if cls.__kafka__.api_key in NOT_IN_KAFKA_PYTHON and kp_class(cls) is None:
+        pytest.skip("kafka-python has no schema for this KIP-848 API")
     kcls = kp_class(cls)
     assert kcls is not None, f"kafka-python has no class for {cls.__name__}"
     assert _overlap(cls), (f"{cls.__name__}: no version known to both (ours "

@@ -19,6 +19,11 @@ def missing_group_is_not_found(version: int) -> bool:
     return version >= 9
 
 
+def supports_member_epochs(version: int) -> bool:
+    """v9+: commits from consumer group (KIP-848) members, checked against their member epoch."""
+    return version >= 9
+
+
 def render(order, rejected: dict, result) -> OffsetCommitResponse:
     errors = dict(rejected)
     if result is not None:
@@ -40,7 +45,8 @@ async def offset_commit(ctx, request) -> OffsetCommitResponse:
                                      leader_epoch=p.committed_leader_epoch,
                                      metadata=p.committed_metadata) for t, p in known),
         retention_time_ms=request.retention_time_ms,
-        missing_group_is_not_found=missing_group_is_not_found(ctx.version))
+        missing_group_is_not_found=missing_group_is_not_found(ctx.version),
+        supports_member_epochs=supports_member_epochs(ctx.version))
     return await ctx.submit(command, partial(render, order, rejected))
 
 

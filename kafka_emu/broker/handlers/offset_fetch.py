@@ -30,8 +30,9 @@ def _by_topic(result: c.OffsetFetchResult, make_partition, make_topic, group_err
     return [make_topic(name=name, partitions=parts) for name, parts in topics.items()]
 
 
-async def _fetch(ctx, group_id: str, topics, require_stable: bool) -> c.OffsetFetchResult:
-    command = c.OffsetFetch(
+async def _fetch(ctx, group_id: str, topics, require_stable: bool, member_id=None,
+                 member_epoch: int = -1) -> c.OffsetFetchResult:
+    command = c.OffsetFetch(member_id=member_id, member_epoch=member_epoch,
         request_id=ctx.broker.new_request_id(), group_id=group_id,
         topics=None if topics is None else tuple((t.name, tuple(t.partition_indexes))
                                                  for t in topics),
@@ -44,7 +45,8 @@ async def offset_fetch(ctx, request):
     if batches_groups(v):
         groups = []
         for g in request.groups:
-            result = await _fetch(ctx, g.group_id, g.topics, request.require_stable)
+            result = await _fetch(ctx, g.group_id, g.topics, request.require_stable,
+                                  g.member_id, g.member_epoch)
             groups.append(m.OffsetFetchResponseGroup(
                 group_id=g.group_id, error_code=result.error,
                 topics=_by_topic(result, m.OffsetFetchResponsePartitions,

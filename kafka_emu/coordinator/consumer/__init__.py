@@ -1,0 +1,31 @@
+"""Consumer groups: the group type of the new consumer group protocol (KIP-848).
+
+Beside the classic groups and sharing their offsets, timers and observer. Members send one
+request, ConsumerGroupHeartbeat; the coordinator computes a target assignment with a server-side
+assignor and reconciles each member towards it with epochs (see ``model`` for the epochs and
+states, ``reconcile`` for the rules, ``heartbeat`` for the request, ``assignors`` for uniform and
+range, ``shared`` for offsets and the multi-group APIs, ``regex`` for SubscribedTopicRegex).
+
+Consumer groups live in ``core.consumer_groups``; a group id names either a classic group
+(``core.groups``) or a consumer group, never both.
+"""
+
+from .commands import (ConsumerGroupDescribe, ConsumerGroupDescribeResult, ConsumerGroupHeartbeat,
+                       ConsumerGroupHeartbeatResult, DescribedConsumerGroup,
+                       DescribedConsumerMember)
+from .events import (ConsumerGroupStateChanged, GroupEpochBumped, MemberReconciled,
+                     TargetAssignmentComputed)
+from .heartbeat import REBALANCE, SESSION, handle_heartbeat, on_timer
+from .model import ConsumerGroup, ConsumerGroupState, ConsumerMember, MemberState
+from .shared import SHARED_HANDLERS, delete_result, handle_describe, listed
+
+TIMER_KINDS = frozenset({SESSION, REBALANCE})
+
+__all__ = [
+    "ConsumerGroup", "ConsumerGroupDescribe", "ConsumerGroupDescribeResult",
+    "ConsumerGroupHeartbeat", "ConsumerGroupHeartbeatResult", "ConsumerGroupState",
+    "ConsumerGroupStateChanged", "ConsumerMember", "DescribedConsumerGroup",
+    "DescribedConsumerMember", "GroupEpochBumped", "MemberReconciled", "MemberState",
+    "SHARED_HANDLERS", "TIMER_KINDS", "TargetAssignmentComputed", "delete_result",
+    "handle_describe", "handle_heartbeat", "listed", "on_timer",
+]

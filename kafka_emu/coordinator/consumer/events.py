@@ -1,0 +1,46 @@
+"""Observation events of consumer groups, emitted through the coordinator's one observer seam
+(``core.emit``) beside the shared ones (GroupCreated, MemberAdded, MemberRemoved, ReplyEmitted).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen(kw_only=True)
+class ConsumerGroupStateChanged:
+    at_ms: int
+    group_id: str
+    old: str
+    new: str
+
+
+@attrs.frozen(kw_only=True)
+class GroupEpochBumped:
+    at_ms: int
+    group_id: str
+    group_epoch: int
+    reason: str  # "member_joined", "subscription_changed", "metadata_changed", "member_removed"
+
+
+@attrs.frozen(kw_only=True)
+class TargetAssignmentComputed:
+    at_ms: int
+    group_id: str
+    assignment_epoch: int
+    assignor: str
+    # (member id, ((topic, (partition, ...)), ...)) per member
+    target: tuple[tuple[str, tuple[tuple[str, tuple[int, ...]], ...]], ...]
+
+
+@attrs.frozen(kw_only=True)
+class MemberReconciled:
+    """A member's epoch, state or partitions changed in one heartbeat."""
+
+    at_ms: int
+    group_id: str
+    member_id: str
+    member_epoch: int
+    state: str  # "stable", "unrevoked_partitions", "unreleased_partitions"
+    assigned: tuple[tuple[str, tuple[int, ...]], ...]
+    pending_revocation: tuple[tuple[str, tuple[int, ...]], ...]

@@ -1,0 +1,462 @@
+"""ConsumerGroupHeartbeat in the pure coordinator (Kafka's GroupMetadataManager.consumerGroupHeartbeat).
+
+One heartbeat, in order:
+1. validate the request (INVALID_REQUEST, UNSUPPORTED_ASSIGNOR, INVALID_REGULAR_EXPRESSION);
+2. epoch -1 / -2: leave (fence the member, or keep a static member at epoch -2 until its
+   session expires or its instance id rejoins);
+3. find the group (epoch 0 creates it; an Empty classic group is replaced, a non-empty one is
+   refused with GROUP_ID_NOT_FOUND as Kafka does when online upgrade is disabled) and the member
+   (epoch 0 creates it; a static instance id left with -2 is taken over; otherwise the epoch must
+   be the member's, or its previous one with owned partitions within its assignment, else
+   FENCED_MEMBER_EPOCH; unknown ids get UNKNOWN_MEMBER_ID);
+4. apply the changed fields; bump the group epoch if the subscription or the partition counts of
+   subscribed topics changed;
+5. if the group epoch is ahead of the assignment epoch, compute a new target assignment with the
+   preferred assignor (the one most members ask for, else the first of group.consumer.assignors);
+6. reconcile the member one step (reconcile.py), (re)arm the rebalance timeout while it is
+   revoking, and re-arm its session timeout;
+7. answer with the member epoch, the heartbeat interval and, for a full request or a changed
+   assignment, the partitions the member may own now.
+
+Deliberate choices where Kafka is asynchronous: regexes and topic metadata are resolved on each
+heartbeat against the catalogue the broker passes (Kafka refreshes them in the background), so a
+new matching topic is seen at the next heartbeat of a member. An existing dynamic member that
+heartbeats with epoch 0 again (a client rejoining after an error) is reset: its partitions are
+released and it reconciles from scratch without a group epoch bump unless its subscription changed.
+"""
+
+from __future__ import annotations
+
+from kafka_emu.errors import ErrorCode, KafkaError
+
+from ..core import Core
+from ..events import GroupCreated, MemberAdded, MemberRemoved, RemovalReason
+from .assignors import ASSIGNORS
+from .commands import ConsumerGroupHeartbeat, ConsumerGroupHeartbeatResult, as_partitions
+from .events import (ConsumerGroupStateChanged, GroupEpochBumped, MemberReconciled,
+                     TargetAssignmentComputed)
+from .model import (LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerMember, MemberState,
+                    normalized)
+from .reconcile import next_assignment
+from .regex import compile_topic_regex, matching_topics
+
+API = "ConsumerGroupHeartbeat"
+SESSION = "cg_session"
+REBALANCE = "cg_rebalance"
+
+
+def session_key(group_id: str, member_id: str) -> tuple[str, str, str]:
+    return (SESSION, group_id, member_id)
+
+
+def rebalance_key(group_id: str, member_id: str) -> tuple[str, str, str]:
+    return (REBALANCE, group_id, member_id)
+
+
+def _invalid(message: str) -> KafkaError:
+    return KafkaError(ErrorCode.INVALID_REQUEST, message)
+
+
+# ---------------------------------------------------------------------------------- validation
+def validate(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
+    if cmd.group_id == "":
+        raise _invalid("GroupId can't be empty.")
+    if cmd.instance_id == "":
+        raise _invalid("InstanceId can't be empty.")
+    if cmd.rack_id == "":
+        raise _invalid("RackId can't be empty.")
+    epoch = cmd.member_epoch
+    if (cmd.member_id_required or epoch > 0 or epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH)) \
+            and cmd.member_id == "":
+        raise _invalid("MemberId can't be empty.")
+    if epoch == 0:
+        if cmd.rebalance_timeout_ms == -1:
+            raise _invalid("RebalanceTimeoutMs must be provided in first request.")
+        if cmd.owned is None or any(ps for _, ps in cmd.owned):
+            raise _invalid("TopicPartitions must be empty when (re-)joining.")
+        if cmd.subscribed_topic_names is None and cmd.subscribed_topic_regex is None:
+            raise _invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
+    elif epoch == STATIC_LEAVE_EPOCH:
+        if cmd.instance_id is None:
+            raise _invalid("InstanceId can't be null.")
+    elif epoch < 0 and epoch != LEAVE_EPOCH:
+        raise _invalid("MemberEpoch is invalid.")
+    if cmd.subscribed_topic_regex is not None and compile_topic_regex(cmd.subscribed_topic_regex) is None:
+        raise KafkaError(ErrorCode.INVALID_REGULAR_EXPRESSION,
+                         f"SubscribedTopicRegex `{cmd.subscribed_topic_regex}` is not a valid regular expression.")
+    assignors = core.config.group_consumer_assignors
+    if cmd.server_assignor is not None and cmd.server_assignor not in assignors:
+        raise KafkaError(ErrorCode.UNSUPPORTED_ASSIGNOR,
+                         f"ServerAssignor {cmd.server_assignor} is not supported. Supported assignors: "
+                         f"{', '.join(assignors)}.")
+
+
+# ----------------------------------------------------------------------------------- the door
+def handle_heartbeat(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
+    try:
+        _heartbeat(core, cmd)
+    except KafkaError as exc:  # answered here so the error message reaches the client
+        core.reply(cmd.request_id, API, cmd.group_id, ConsumerGroupHeartbeatResult(
+            error=exc.code, error_message=exc.message))
+
+
+def _heartbeat(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
+    validate(core, cmd)
+    if cmd.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+        return _leave(core, cmd)
+    group = _get_or_create_group(core, cmd.group_id, create=cmd.member_epoch == 0)
+    member_id = cmd.member_id or core.new_member_uuid()
+    existing = group.members.get(member_id)
+    if existing is None and cmd.instance_id is not None:
+        existing = group.static_member(cmd.instance_id)
+    if existing is None and len(group.members) >= core.config.group_consumer_max_size:
+        raise KafkaError(ErrorCode.GROUP_MAX_SIZE_REACHED,
+                         f"The consumer group has reached its maximum capacity of "
+                         f"{core.config.group_consumer_max_size} members.")
+    member, is_new = _get_member(core, group, cmd, member_id)
+    old_assigned = member.assigned
+    old_subscription = (member.subscribed_topic_names, member.subscribed_topic_regex, is_new)
+
+    if cmd.instance_id is not None:
+        member.instance_id = cmd.instance_id
+    if cmd.rack_id is not None:
+        member.rack_id = cmd.rack_id
+    if cmd.rebalance_timeout_ms != -1:
+        member.rebalance_timeout_ms = cmd.rebalance_timeout_ms
+    if cmd.server_assignor is not None:
+        member.server_assignor = cmd.server_assignor
+    if cmd.subscribed_topic_names is not None:
+        member.subscribed_topic_names = tuple(sorted(set(cmd.subscribed_topic_names)))
+    if cmd.subscribed_topic_regex is not None:
+        member.subscribed_topic_regex = cmd.subscribed_topic_regex or None
+    member.client_id = cmd.client_id
+    member.client_host = cmd.client_host
+
+    reason = None
+    if is_new:
+        reason = "member_joined"
+    elif old_subscription[:2] != (member.subscribed_topic_names, member.subscribed_topic_regex):
+        reason = "subscription_changed"
+    _resolve_subscription(group, member, cmd.topics)
+    metadata = {t: cmd.topics[t] for t in group.topic_subscribers if t in cmd.topics}
+    if metadata != group.subscription_metadata:
+        group.subscription_metadata = metadata
+        reason = reason or "metadata_changed"
+    if reason is not None:
+        bump_group_epoch(core, group, reason)
+    if group.group_epoch > group.assignment_epoch:
+        compute_target(core, group, cmd.topics)
+
+    owned = None if cmd.owned is None else {t: frozenset(ps) for t, ps in cmd.owned}
+    if cmd.member_epoch == 0:
+        owned = {}
+    reconcile(core, group, member, owned)
+    core.timers.schedule(session_key(group.group_id, member.member_id),
+                         core.now + core.config.group_consumer_session_timeout_ms)
+    update_state(core, group)
+
+    full = cmd.member_epoch == 0 or (
+        cmd.rebalance_timeout_ms != -1 and cmd.owned is not None
+        and (cmd.subscribed_topic_names is not None or cmd.subscribed_topic_regex is not None))
+    assignment = None
+    if full or normalized(old_assigned) != normalized(member.assigned):
+        assignment = as_partitions(member.assigned)
+    core.reply(cmd.request_id, API, group.group_id, ConsumerGroupHeartbeatResult(
+        error=ErrorCode.NONE, member_id=member.member_id, member_epoch=member.member_epoch,
+        heartbeat_interval_ms=core.config.group_consumer_heartbeat_interval_ms,
+        assignment=assignment))
+
+
+# ------------------------------------------------------------------------------ group / member
+def _get_or_create_group(core: Core, group_id: str, *, create: bool) -> ConsumerGroup:
+    group = core.consumer_groups.get(group_id)
+    if group is not None:
+        return group
+    classic = core.groups.get(group_id)
+    if classic is not None:
+        if not create or classic.members or classic.pending_members:
+            # Kafka converts a non-empty classic group only when group.consumer.migration.policy
+            # allows an upgrade; conversion is not built here, so we answer as Kafka does with
+            # the policy disabled.
+            raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+        # An Empty classic group (or a "simple" group of offsets) is replaced; offsets stay.
+        from .shared import replace_empty_classic  # shared imports this module
+        replace_empty_classic(core, classic)
+    elif not create:
+        raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+    group = ConsumerGroup(group_id, created_at_ms=core.now, state_since_ms=core.now)
+    core.consumer_groups[group_id] = group
+    if core.observing:
+        core.emit(GroupCreated(at_ms=core.now, group_id=group_id))
+    return group
+
+
+def _unknown_member(group: ConsumerGroup, member_id: str) -> KafkaError:
+    return KafkaError(ErrorCode.UNKNOWN_MEMBER_ID,
+                      f"Member {member_id} is not a member of group {group.group_id}.")
+
+
+def _check_epoch(member: ConsumerMember, received: int, owned) -> None:
+    if received > member.member_epoch:
+        raise KafkaError(ErrorCode.FENCED_MEMBER_EPOCH,
+                         f"The consumer group member has a greater member epoch ({received}) than the "
+                         f"one known by the group coordinator ({member.member_epoch}). The member "
+                         "must abandon all its partitions and rejoin.")
+    if received < member.member_epoch:
+        # The previous epoch is accepted with a subset of the current assignment: the response
+        # that carried the new epoch may have been lost.
+        subset = owned is not None and all(
+            set(ps) <= member.assigned.get(t, frozenset()) for t, ps in owned)
+        if received != member.previous_member_epoch or not subset:
+            raise KafkaError(ErrorCode.FENCED_MEMBER_EPOCH,
+                             f"The consumer group member has a smaller member epoch ({received}) than "
+                             f"the one known by the group coordinator ({member.member_epoch}). The "
+                             "member must abandon all its partitions and rejoin.")
+
+
+def _get_member(core: Core, group: ConsumerGroup, cmd: ConsumerGroupHeartbeat,
+                member_id: str) -> tuple[ConsumerMember, bool]:
+    joining = cmd.member_epoch == 0
+    if cmd.instance_id is None:
+        member = group.members.get(member_id)
+        if member is None:
+            if not joining:
+                raise _unknown_member(group, member_id)
+            return _add_member(core, group, ConsumerMember(member_id)), True
+        if joining:
+            _reset(core, group, member)
+        else:
+            _check_epoch(member, cmd.member_epoch, cmd.owned)
+        return member, False
+
+    old = group.static_member(cmd.instance_id)
+    if joining:
+        if old is None:
+            return _add_member(core, group, ConsumerMember(member_id, instance_id=cmd.instance_id)), True
+        if old.member_id == member_id:
+            _reset(core, group, old)
+            return old, False
+        if old.member_epoch != STATIC_LEAVE_EPOCH:
+            raise KafkaError(ErrorCode.UNRELEASED_INSTANCE_ID,
+                             f"Static member {member_id} with instance id {cmd.instance_id} cannot join "
+                             f"the group because the instance id is owned by {old.member_id} member.")
+        return _replace_static(core, group, old, member_id), False
+    if old is None:
+        raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {cmd.instance_id} is unknown.")
+    if old.member_id != member_id:
+        raise KafkaError(ErrorCode.FENCED_INSTANCE_ID,
+                         f"Static member {member_id} with instance id {cmd.instance_id} was fenced by "
+                         f"member {old.member_id}.")
+    _check_epoch(old, cmd.member_epoch, cmd.owned)
+    return old, False
+
+
+def _add_member(core: Core, group: ConsumerGroup, member: ConsumerMember) -> ConsumerMember:
+    group.members[member.member_id] = member
+    if member.instance_id is not None:
+        group.static_members[member.instance_id] = member.member_id
+    if core.observing:
+        core.emit(MemberAdded(at_ms=core.now, group_id=group.group_id, member_id=member.member_id,
+                              group_instance_id=member.instance_id, client_id=""))
+    return member
+
+
+def _reset(core: Core, group: ConsumerGroup, member: ConsumerMember) -> None:
+    """A known member joins again with epoch 0: it has dropped its partitions (a joining heartbeat
+    owns none), so release them and reconcile it from scratch."""
+    group.release(member)
+    member.member_epoch = member.previous_member_epoch = 0
+    member.state = MemberState.STABLE
+    member.assigned, member.pending_revocation = {}, {}
+    core.timers.cancel(rebalance_key(group.group_id, member.member_id))
+
+
+def _replace_static(core: Core, group: ConsumerGroup, old: ConsumerMember,
+                    member_id: str) -> ConsumerMember:
+    """A static member left with -2 and its instance id is back under a new member id: the new
+    member takes over the old one's subscription, assignment and target, at epoch 0 (Kafka's
+    replaceMember), so no group epoch bump and no partition moves."""
+    group.release(old)
+    del group.members[old.member_id]
+    core.timers.cancel(session_key(group.group_id, old.member_id))
+    core.timers.cancel(rebalance_key(group.group_id, old.member_id))
+    new = ConsumerMember(
+        member_id, instance_id=old.instance_id, rack_id=old.rack_id,
+        rebalance_timeout_ms=old.rebalance_timeout_ms, server_assignor=old.server_assignor,
+        subscribed_topic_names=old.subscribed_topic_names,
+        subscribed_topic_regex=old.subscribed_topic_regex, subscribed_topics=old.subscribed_topics,
+        member_epoch=0, previous_member_epoch=0, state=old.state,
+        assigned=dict(old.assigned), pending_revocation={})
+    group.members[member_id] = new
+    group.static_members[old.instance_id] = member_id
+    if old.member_id in group.target:
+        group.target[member_id] = group.target.pop(old.member_id)
+    group.claim(new)
+    if core.observing:
+        core.emit(MemberRemoved(at_ms=core.now, group_id=group.group_id, member_id=old.member_id,
+                                group_instance_id=old.instance_id, reason=RemovalReason.REPLACED))
+        core.emit(MemberAdded(at_ms=core.now, group_id=group.group_id, member_id=member_id,
+                              group_instance_id=old.instance_id, client_id="",
+                              replaces=old.member_id))
+    return new
+
+
+def _resolve_subscription(group: ConsumerGroup, member: ConsumerMember, topics) -> None:
+    resolved = set(member.subscribed_topic_names)
+    if member.subscribed_topic_regex is not None:
+        pattern = compile_topic_regex(member.subscribed_topic_regex)
+        if pattern is not None:
+            resolved |= matching_topics(pattern, topics)
+    _set_subscribed(group, member, frozenset(resolved))
+
+
+def _set_subscribed(group: ConsumerGroup, member: ConsumerMember, topics: frozenset[str]) -> None:
+    if topics == member.subscribed_topics:
+        return
+    counts = group.topic_subscribers
+    for t in member.subscribed_topics - topics:
+        counts[t] -= 1
+        if counts[t] == 0:
+            del counts[t]
+    for t in topics - member.subscribed_topics:
+        counts[t] = counts.get(t, 0) + 1
+    member.subscribed_topics = topics
+
+
+# ----------------------------------------------------------------------- epochs and assignment
+def bump_group_epoch(core: Core, group: ConsumerGroup, reason: str) -> None:
+    group.group_epoch += 1
+    if core.observing:
+        core.emit(GroupEpochBumped(at_ms=core.now, group_id=group.group_id,
+                                   group_epoch=group.group_epoch, reason=reason))
+
+
+def preferred_assignor(core: Core, group: ConsumerGroup) -> str:
+    """The server assignor most members ask for; ties go to the earlier one in
+    group.consumer.assignors; with no request the first configured one (Kafka's default)."""
+    configured = core.config.group_consumer_assignors
+    votes: dict[str, int] = {}
+    for member in group.members.values():
+        if member.server_assignor is not None:
+            votes[member.server_assignor] = votes.get(member.server_assignor, 0) + 1
+    if not votes:
+        return configured[0]
+    return max(votes, key=lambda name: (votes[name], -configured.index(name)))
+
+
+def compute_target(core: Core, group: ConsumerGroup, topics) -> None:
+    name = preferred_assignor(core, group)
+    metadata = group.subscription_metadata
+    members = {m.member_id: m.subscribed_topics for m in group.members.values()}
+    group.target = ASSIGNORS[name](members, metadata, group.target)
+    group.assignment_epoch = group.group_epoch
+    if core.observing:
+        core.emit(TargetAssignmentComputed(
+            at_ms=core.now, group_id=group.group_id, assignment_epoch=group.assignment_epoch,
+            assignor=name,
+            target=tuple((m, as_partitions(a)) for m, a in group.target.items())))
+
+
+def reconcile(core: Core, group: ConsumerGroup, member: ConsumerMember, owned) -> None:
+    epoch = group.assignment_epoch
+    if member.is_reconciled_to(epoch):
+        return
+    target = group.target.get(member.member_id, {})
+    new_epoch, state, assigned, pending = next_assignment(
+        member, epoch, target, group.partition_epoch, owned)
+    if (new_epoch, state, assigned, pending) == (member.member_epoch, member.state,
+                                                 member.assigned, member.pending_revocation):
+        return
+    group.release(member)
+    member.previous_member_epoch = member.member_epoch
+    member.member_epoch, member.state = new_epoch, state
+    member.assigned, member.pending_revocation = assigned, pending
+    group.claim(member)
+    key = rebalance_key(group.group_id, member.member_id)
+    if state is MemberState.UNREVOKED_PARTITIONS:
+        core.timers.schedule(key, core.now + max(member.rebalance_timeout_ms, 0), new_epoch)
+    else:
+        core.timers.cancel(key)
+    if core.observing:
+        core.emit(MemberReconciled(
+            at_ms=core.now, group_id=group.group_id, member_id=member.member_id,
+            member_epoch=new_epoch, state=state.value, assigned=as_partitions(assigned),
+            pending_revocation=as_partitions(pending)))
+
+
+def update_state(core: Core, group: ConsumerGroup) -> None:
+    new = group.computed_state()
+    if new is not group.state:
+        old, group.state, group.state_since_ms = group.state, new, core.now
+        if core.observing:
+            core.emit(ConsumerGroupStateChanged(at_ms=core.now, group_id=group.group_id,
+                                                old=old.value, new=new.value))
+
+
+# ------------------------------------------------------------------------------- leave / fence
+def _leave(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
+    group = core.consumer_groups.get(cmd.group_id)
+    if group is None:
+        raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {cmd.group_id} not found.")
+    if cmd.instance_id is None:
+        member = group.members.get(cmd.member_id)
+        if member is None:
+            raise _unknown_member(group, cmd.member_id)
+        fence(core, group, member, RemovalReason.LEFT)
+        epoch = cmd.member_epoch
+    else:
+        member = group.static_member(cmd.instance_id)
+        if member is None:
+            raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {cmd.instance_id} is unknown.")
+        if member.member_id != cmd.member_id:
+            raise KafkaError(ErrorCode.FENCED_INSTANCE_ID,
+                             f"Static member {cmd.member_id} with instance id {cmd.instance_id} was "
+                             f"fenced by member {member.member_id}.")
+        if cmd.member_epoch == STATIC_LEAVE_EPOCH:
+            # Temporarily gone: keep its assignment for its replacement; partitions it was
+            # revoking are free now. Its session timer keeps running and fences it if nobody
+            # takes the instance id over in time.
+            group.release(member)
+            member.member_epoch = STATIC_LEAVE_EPOCH
+            member.pending_revocation = {}
+            group.claim(member)
+            core.timers.cancel(rebalance_key(group.group_id, member.member_id))
+            epoch = STATIC_LEAVE_EPOCH
+        else:
+            fence(core, group, member, RemovalReason.LEFT)
+            epoch = cmd.member_epoch
+    update_state(core, group)
+    core.reply(cmd.request_id, API, group.group_id, ConsumerGroupHeartbeatResult(
+        error=ErrorCode.NONE, member_id=cmd.member_id, member_epoch=epoch))
+
+
+def fence(core: Core, group: ConsumerGroup, member: ConsumerMember, reason: RemovalReason) -> None:
+    """Remove a member and bump the group epoch (Kafka's consumerGroupFenceMember); its partitions
+    become free for the others' next reconciliation."""
+    group.release(member)
+    _set_subscribed(group, member, frozenset())
+    del group.members[member.member_id]
+    if member.instance_id is not None and group.static_members.get(member.instance_id) == member.member_id:
+        del group.static_members[member.instance_id]
+    group.target.pop(member.member_id, None)
+    group.subscription_metadata = {t: n for t, n in group.subscription_metadata.items()
+                                   if t in group.topic_subscribers}
+    core.timers.cancel(session_key(group.group_id, member.member_id))
+    core.timers.cancel(rebalance_key(group.group_id, member.member_id))
+    if core.observing:
+        core.emit(MemberRemoved(at_ms=core.now, group_id=group.group_id, member_id=member.member_id,
+                                group_instance_id=member.instance_id, reason=reason))
+    bump_group_epoch(core, group, "member_removed")
+
+
+def on_timer(core: Core, key, payload) -> None:
+    kind, group_id, member_id = key
+    group = core.consumer_groups.get(group_id)
+    member = None if group is None else group.members.get(member_id)
+    if member is None:
+        return
+    if kind == SESSION:
+        fence(core, group, member, RemovalReason.SESSION_EXPIRED)
+    elif member.member_epoch == payload:  # still stuck revoking in that epoch
+        fence(core, group, member, RemovalReason.REBALANCE_TIMEOUT)
+    update_state(core, group)

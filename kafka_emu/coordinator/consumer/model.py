@@ -1,0 +1,145 @@
+"""Consumer groups (KIP-848): the group and member entities and their states.
+
+A consumer group has three epochs. The **group epoch** is bumped whenever what the assignor would
+see changes (a member joins, leaves or changes its subscription; a subscribed topic's partition
+count changes). The **assignment epoch** is the group epoch for which the **target assignment**
+was last computed. Each member has a **member epoch**: the assignment epoch it has reconciled to.
+
+A member converges to its target one heartbeat at a time (``reconcile.next_assignment``): it
+first gives up partitions the target takes away (UNREVOKED_PARTITIONS, epoch unchanged), then
+takes the target epoch and the partitions that are free (STABLE), or waits for partitions another
+member still owns (UNRELEASED_PARTITIONS, new epoch). ``ConsumerGroup.owners`` records, for every
+partition some member holds or is revoking, who holds it and at which member epoch (Kafka's
+``currentPartitionEpoch``); a partition is never held by two members at once.
+
+Group state is derived, as Kafka does (ConsumerGroup.maybeUpdateGroupState): Empty without members,
+Assigning while the group epoch is ahead of the assignment epoch, Reconciling while some member has
+not reached the target, else Stable.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+Assignment = dict[str, frozenset[int]]  # topic name -> partitions
+
+LEAVE_EPOCH = -1
+STATIC_LEAVE_EPOCH = -2
+
+
+class MemberState(enum.Enum):
+    STABLE = "stable"
+    UNREVOKED_PARTITIONS = "unrevoked_partitions"
+    UNRELEASED_PARTITIONS = "unreleased_partitions"
+
+
+class ConsumerGroupState(enum.Enum):
+    """``.value`` is the wire string (ListGroups, ConsumerGroupDescribe)."""
+
+    EMPTY = "Empty"
+    ASSIGNING = "Assigning"
+    RECONCILING = "Reconciling"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+    @property
+    def lower(self) -> str:
+        return self.value.lower()
+
+
+@attrs.define(eq=False)
+class ConsumerMember:
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    rebalance_timeout_ms: int = -1
+    server_assignor: str | None = None
+    subscribed_topic_names: tuple[str, ...] = ()
+    subscribed_topic_regex: str | None = None
+    # The topics the member's names and regex resolve to in the current catalogue.
+    subscribed_topics: frozenset[str] = frozenset()
+    member_epoch: int = 0
+    previous_member_epoch: int = 0
+    state: MemberState = MemberState.STABLE
+    assigned: Assignment = attrs.field(factory=dict)
+    pending_revocation: Assignment = attrs.field(factory=dict)
+
+    def is_reconciled_to(self, epoch: int) -> bool:
+        return self.state is MemberState.STABLE and self.member_epoch == epoch
+
+
+@attrs.define(eq=False)
+class ConsumerGroup:
+    group_id: str
+    created_at_ms: int = 0
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    state: ConsumerGroupState = ConsumerGroupState.EMPTY
+    state_since_ms: int = 0
+    members: dict[str, ConsumerMember] = attrs.field(factory=dict)  # insertion order
+    static_members: dict[str, str] = attrs.field(factory=dict)  # instance id -> member id
+    target: dict[str, Assignment] = attrs.field(factory=dict)  # member id -> target assignment
+    # (topic, partition) -> (member id, member epoch) for assigned and pending-revocation ones
+    owners: dict[tuple[str, int], tuple[str, int]] = attrs.field(factory=dict)
+    # how many members subscribe to each topic (resolved), and the partition counts last seen
+    topic_subscribers: dict[str, int] = attrs.field(factory=dict)
+    subscription_metadata: dict[str, int] = attrs.field(factory=dict)
+
+    def partition_epoch(self, topic: str, partition: int) -> int:
+        owner = self.owners.get((topic, partition))
+        return -1 if owner is None else owner[1]
+
+    def static_member(self, instance_id: str) -> ConsumerMember | None:
+        member_id = self.static_members.get(instance_id)
+        return None if member_id is None else self.members.get(member_id)
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        return self.topic_subscribers.get(topic, 0) > 0
+
+    def computed_state(self) -> ConsumerGroupState:
+        if not self.members:
+            return ConsumerGroupState.EMPTY
+        if self.group_epoch > self.assignment_epoch:
+            return ConsumerGroupState.ASSIGNING
+        epoch = self.assignment_epoch
+        for member in self.members.values():
+            if not member.is_reconciled_to(epoch):
+                return ConsumerGroupState.RECONCILING
+        return ConsumerGroupState.STABLE
+
+    # ------------------------------------------------------------ ownership bookkeeping
+    def release(self, member: ConsumerMember) -> None:
+        """Forget every partition ``member`` holds or is revoking."""
+        owners = self.owners
+        for assignment in (member.assigned, member.pending_revocation):
+            for topic, partitions in assignment.items():
+                for p in partitions:
+                    if owners.get((topic, p), (None,))[0] == member.member_id:
+                        del owners[(topic, p)]
+
+    def claim(self, member: ConsumerMember) -> None:
+        """Record ``member``'s assigned and pending partitions at its epoch. Two members holding one
+        partition is a coordinator bug (Kafka throws IllegalStateException), never a client error."""
+        owners = self.owners
+        entry = (member.member_id, member.member_epoch)
+        for assignment in (member.assigned, member.pending_revocation):
+            for topic, partitions in assignment.items():
+                for p in partitions:
+                    held = owners.get((topic, p))
+                    if held is not None and held[0] != member.member_id:
+                        raise AssertionError(
+                            f"{topic}-{p} given to {member.member_id} while {held[0]} holds it")
+                    owners[(topic, p)] = entry
+
+
+def count(assignment: Assignment) -> int:
+    return sum(len(p) for p in assignment.values())
+
+
+def normalized(assignment: Assignment) -> Assignment:
+    """Drop topics with no partitions, so equal assignments compare equal."""
+    return {t: frozenset(p) for t, p in assignment.items() if p}

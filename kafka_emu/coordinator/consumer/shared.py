@@ -1,0 +1,228 @@
+"""The APIs consumer groups share with classic groups: offsets, ListGroups, DescribeGroups,
+DeleteGroups, ConsumerGroupDescribe, and what the classic member APIs get from a consumer group.
+
+OffsetCommit (Kafka's ConsumerGroup.validateOffsetCommit): a commit with a negative epoch is
+accepted only while the group has no members (admin tools, assign()-based consumers); otherwise
+the member must exist (UNKNOWN_MEMBER_ID), must use OffsetCommit v9+ (UNSUPPORTED_VERSION) and must
+send its current member epoch (STALE_MEMBER_EPOCH). A commit is not a heartbeat here.
+OffsetFetch v9+ (validateOffsetFetch): without member id and with a negative epoch anyone may
+fetch; otherwise the same member and epoch checks, as a group-level error.
+OffsetDelete: allowed in any state, except for topics the group subscribes to.
+
+Classic member APIs: a JoinGroup to an Empty consumer group turns it back into a classic group
+(offsets kept), as Kafka does; a JoinGroup to a non-empty one is refused with
+INCONSISTENT_GROUP_PROTOCOL (Kafka 4.x lets classic members join a consumer group; that is not
+built here). SyncGroup, Heartbeat and LeaveGroup find no classic member: UNKNOWN_MEMBER_ID.
+"""
+
+from __future__ import annotations
+
+from kafka_emu.errors import ErrorCode, KafkaError
+
+from .. import join as classic_join
+from ..commands import (DeleteGroups, Heartbeat, JoinGroup, LeaveGroup, OffsetCommit, OffsetDelete,
+                        OffsetFetch, SyncGroup)
+from ..core import Core, join_key, sync_key
+from ..events import GroupDeleted, OffsetsCommitted, OffsetsRemoved
+from ..offsets import _fetched, _java_length
+from ..offsets_store import StoredOffset
+from ..results import (FetchedOffset, HeartbeatResult, JoinGroupResult, LeaveGroupResult,
+                       LeaveMemberResult, ListedGroup, OffsetCommitResult, OffsetDeleteResult,
+                       OffsetFetchResult, PartitionError, SyncGroupResult)
+from ..state import GroupState
+from .commands import (ConsumerGroupDescribe, ConsumerGroupDescribeResult, DescribedConsumerGroup,
+                       DescribedConsumerMember, as_partitions)
+from .heartbeat import preferred_assignor
+from .model import ConsumerGroup, ConsumerGroupState
+
+GROUP_TYPE = "consumer"
+
+
+# ------------------------------------------------------------------------------ offsets
+def handle_commit(core: Core, cmd: OffsetCommit) -> None:
+    group = core.consumer_groups[cmd.group_id]
+    error = _validate_commit(group, cmd)
+    if error is not None:
+        return core.reply(cmd.request_id, "OffsetCommit", cmd.group_id, OffsetCommitResult(
+            partitions=tuple(PartitionError(topic=o.topic, partition=o.partition, error=error)
+                             for o in cmd.offsets)))
+    now = core.now
+    expire_at = None if cmd.retention_time_ms == -1 else now + cmd.retention_time_ms
+    results, committed = [], []
+    for o in cmd.offsets:
+        if o.metadata is not None and _java_length(o.metadata) > core.config.offset_metadata_max_bytes:
+            results.append(PartitionError(topic=o.topic, partition=o.partition,
+                                          error=ErrorCode.OFFSET_METADATA_TOO_LARGE))
+            continue
+        core.offsets.put(cmd.group_id, o.topic, o.partition, StoredOffset(
+            offset=o.offset, leader_epoch=o.leader_epoch,
+            metadata=o.metadata if o.metadata is not None else "",
+            commit_timestamp_ms=now, expire_timestamp_ms=expire_at))
+        results.append(PartitionError(topic=o.topic, partition=o.partition, error=ErrorCode.NONE))
+        committed.append((o.topic, o.partition, o.offset))
+    if committed and core.observing:
+        core.emit(OffsetsCommitted(at_ms=now, group_id=cmd.group_id, member_id=cmd.member_id,
+                                   generation_id=cmd.generation_id, offsets=tuple(committed)))
+    core.reply(cmd.request_id, "OffsetCommit", cmd.group_id,
+               OffsetCommitResult(partitions=tuple(results)))
+
+
+def _validate_commit(group: ConsumerGroup, cmd: OffsetCommit) -> ErrorCode | None:
+    if cmd.generation_id < 0 and not group.members:
+        return None
+    member = group.members.get(cmd.member_id)
+    if member is None:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    if not cmd.supports_member_epochs:
+        return ErrorCode.UNSUPPORTED_VERSION
+    if cmd.generation_id != member.member_epoch:
+        return ErrorCode.STALE_MEMBER_EPOCH
+    return None
+
+
+def handle_fetch(core: Core, cmd: OffsetFetch) -> None:
+    group = core.consumer_groups[cmd.group_id]
+    error = ErrorCode.NONE
+    if not (cmd.member_id is None and cmd.member_epoch < 0):
+        member = group.members.get(cmd.member_id or "")
+        if member is None:
+            error = ErrorCode.UNKNOWN_MEMBER_ID
+        elif member.member_epoch != cmd.member_epoch:
+            error = ErrorCode.STALE_MEMBER_EPOCH
+    if error != ErrorCode.NONE:
+        return core.reply(cmd.request_id, "OffsetFetch", cmd.group_id, OffsetFetchResult(error=error))
+    store = core.offsets
+    partitions: list[FetchedOffset] = []
+    if cmd.topics is None:
+        partitions = [_fetched(t, p, v) for t, p, v in store.group_items(cmd.group_id)]
+    else:
+        for topic, indexes in cmd.topics:
+            for p in indexes:
+                partitions.append(_fetched(topic, p, store.get(cmd.group_id, topic, p)))
+    core.reply(cmd.request_id, "OffsetFetch", cmd.group_id,
+               OffsetFetchResult(error=ErrorCode.NONE, partitions=tuple(partitions)))
+
+
+def handle_offset_delete(core: Core, cmd: OffsetDelete) -> None:
+    group = core.consumer_groups[cmd.group_id]
+    results, deleted = [], []
+    for topic, partition in cmd.partitions:
+        if group.is_subscribed_to_topic(topic):
+            results.append(PartitionError(topic=topic, partition=partition,
+                                          error=ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC))
+            continue
+        if core.offsets.delete(cmd.group_id, topic, partition):
+            deleted.append((topic, partition))
+        results.append(PartitionError(topic=topic, partition=partition, error=ErrorCode.NONE))
+    if deleted and core.observing:
+        core.emit(OffsetsRemoved(at_ms=core.now, group_id=cmd.group_id, partitions=tuple(deleted),
+                                 reason="offset_delete"))
+    core.reply(cmd.request_id, "OffsetDelete", cmd.group_id,
+               OffsetDeleteResult(error=ErrorCode.NONE, partitions=tuple(results)))
+
+
+# ----------------------------------------------------------------------- classic member APIs
+def handle_classic_join(core: Core, cmd: JoinGroup) -> None:
+    group = core.consumer_groups[cmd.group_id]
+    if group.members:
+        raise KafkaError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+                         "classic members joining a consumer group is not supported by kafka-emu")
+    remove(core, group, "converted_to_classic", keep_offsets=True)
+    classic_join.handle_join(core, cmd)
+
+
+def handle_classic_member_api(core: Core, cmd) -> None:
+    code = ErrorCode.UNKNOWN_MEMBER_ID
+    if isinstance(cmd, SyncGroup):
+        result = SyncGroupResult(error=code)
+        api = "SyncGroup"
+    elif isinstance(cmd, Heartbeat):
+        result, api = HeartbeatResult(error=code), "Heartbeat"
+    else:
+        result = LeaveGroupResult(error=ErrorCode.NONE, members=tuple(
+            LeaveMemberResult(member_id=m.member_id, group_instance_id=m.group_instance_id,
+                              error=code) for m in cmd.members))
+        api = "LeaveGroup"
+    core.reply(cmd.request_id, api, cmd.group_id, result)
+
+
+SHARED_HANDLERS = {
+    OffsetCommit: handle_commit,
+    OffsetFetch: handle_fetch,
+    OffsetDelete: handle_offset_delete,
+    JoinGroup: handle_classic_join,
+    SyncGroup: handle_classic_member_api,
+    Heartbeat: handle_classic_member_api,
+    LeaveGroup: handle_classic_member_api,
+}
+
+
+# ------------------------------------------------------------------- list / delete / describe
+def listed(core: Core, states: set[str], types: set[str]) -> list[ListedGroup]:
+    if types and GROUP_TYPE not in types:
+        return []
+    return [ListedGroup(group_id=g.group_id, protocol_type=GROUP_TYPE, state=g.state.value,
+                        group_type=GROUP_TYPE)
+            for g in core.consumer_groups.values() if not states or g.state.lower in states]
+
+
+def delete_result(core: Core, group_id: str) -> ErrorCode | None:
+    """DeleteGroups for a consumer group (None: not a consumer group)."""
+    group = core.consumer_groups.get(group_id)
+    if group is None:
+        return None
+    if group.state is not ConsumerGroupState.EMPTY:
+        return ErrorCode.NON_EMPTY_GROUP
+    remove(core, group, "delete_groups", keep_offsets=False)
+    return ErrorCode.NONE
+
+
+def remove(core: Core, group: ConsumerGroup, reason: str, *, keep_offsets: bool) -> None:
+    gid = group.group_id
+    del core.consumer_groups[gid]
+    removed = [] if keep_offsets else core.offsets.delete_group(gid)
+    if core.observing:
+        if removed:
+            core.emit(OffsetsRemoved(at_ms=core.now, group_id=gid, partitions=tuple(removed),
+                                     reason="group_deleted"))
+        core.emit(GroupDeleted(at_ms=core.now, group_id=gid, reason=reason))
+
+
+def replace_empty_classic(core: Core, classic) -> None:
+    """An Empty classic (or simple) group becomes a consumer group: the classic one goes, its
+    offsets stay (Kafka writes only the group metadata tombstone)."""
+    gid = classic.group_id
+    core.timers.cancel(join_key(gid))
+    core.timers.cancel(sync_key(gid))
+    classic.transition_to(GroupState.DEAD)
+    del core.groups[gid]
+    if core.observing:
+        core.emit(GroupDeleted(at_ms=core.now, group_id=gid, reason="converted_to_consumer"))
+
+
+def handle_describe(core: Core, cmd: ConsumerGroupDescribe) -> None:
+    core.reply(cmd.request_id, "ConsumerGroupDescribe", None, ConsumerGroupDescribeResult(
+        groups=tuple(describe(core, gid) for gid in cmd.group_ids)))
+
+
+def describe(core: Core, group_id: str) -> DescribedConsumerGroup:
+    if group_id == "":
+        return DescribedConsumerGroup(error=ErrorCode.INVALID_GROUP_ID, group_id=group_id,
+                                      error_message="Group id can't be empty.")
+    group = core.consumer_groups.get(group_id)
+    if group is None:
+        message = (f"Group {group_id} is not a consumer group." if group_id in core.groups
+                   else f"Group {group_id} not found.")
+        return DescribedConsumerGroup(error=ErrorCode.GROUP_ID_NOT_FOUND, group_id=group_id,
+                                      error_message=message)
+    members = tuple(DescribedConsumerMember(
+        member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id,
+        member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
+        subscribed_topic_names=m.subscribed_topic_names,
+        subscribed_topic_regex=m.subscribed_topic_regex, assignment=as_partitions(m.assigned),
+        target_assignment=as_partitions(group.target.get(m.member_id, {})))
+        for m in group.members.values())
+    return DescribedConsumerGroup(
+        error=ErrorCode.NONE, group_id=group_id, state=group.state.value,
+        group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch,
+        assignor_name=preferred_assignor(core, group), members=members)
