@@ -124,7 +124,9 @@ def test_error_response_for_every_served_version(api, version):
 
 def test_every_served_version_has_an_independent_decoder_mostly():
     # the versions only our own decoder checks stay few
-    ours_only = [f"{a.name} v{v}" for a, v in SERVED
+    # (KIP-848's ConsumerGroupHeartbeat/Describe are absent from kafka-python altogether; librdkafka
+    # decodes them in tests/integration/test_consumer_protocol_confluent.py)
+    ours_only = [f"{a.name} v{v}" for a, v in SERVED if a.key not in (68, 69)
                  if (kp_class(a.response) is None or v not in kp_versions(kp_class(a.response)))
                  and old_class(a.response, v) is None]
     assert len(ours_only) <= 3, ours_only

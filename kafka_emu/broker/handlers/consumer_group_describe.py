@@ -9,7 +9,7 @@ from functools import partial
 from ...coordinator import consumer as cg
 from ...protocol.messages import consumer_group_describe as m
 from . import Handler
-from .describe_groups import ALL_GROUP_OPERATIONS, NOT_PROVIDED
+from ._operations import GROUP_OPERATIONS, NOT_PROVIDED
 
 
 def _assignment(ctx, partitions) -> m.ConsumerGroupDescribeAssignment:
@@ -36,7 +36,7 @@ def render(ctx, with_operations: bool, result: cg.ConsumerGroupDescribeResult):
                 assignment=_assignment(ctx, x.assignment),
                 target_assignment=_assignment(ctx, x.target_assignment),
                 member_type=x.member_type) for x in g.members],
-            authorized_operations=ALL_GROUP_OPERATIONS if with_operations and g.error == 0
+            authorized_operations=GROUP_OPERATIONS if with_operations and g.error == 0
             else NOT_PROVIDED)
         for g in result.groups])
 
