@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Mapping
 from functools import partial
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, unquote_to_bytes, urlsplit
 
 import attrs
 import trio
@@ -170,7 +170,11 @@ class ControlApp:
             if path == "/health":
                 return 200, {"status": "up", "version": __version__}
             return 200, self.document()
-        segments = tuple(unquote(s, errors="strict") for s in path.strip("/").split("/"))
+        try:
+            segments = tuple(unquote_to_bytes(s).decode("utf-8")
+                             for s in raw_path.split(b"?", 1)[0].strip(b"/").split(b"/"))
+        except UnicodeDecodeError:
+            raise _Reply(400, f"{path} is not UTF-8 once percent-decoded") from None
         op, found = self._route(method, segments, path)
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"),
                           keep_blank_values=True)

@@ -99,6 +99,11 @@ def test_an_unknown_path_is_404_and_a_wrong_method_405(client):
     _error(client.post("/openapi.json"), 405)
 
 
+def test_paths_that_are_not_utf8_once_decoded_are_400(client):
+    assert "UTF-8" in _error(client.get("/faults/%ff"), 400)["message"]
+    assert _error(client.get("/%C3%A9"), 404)  # decodes fine (é); no such operation
+
+
 def test_malformed_bodies_are_400_and_change_nothing(client):
     before = digest(client)
     for content in [b"{not json", b"[1, 2]", b"\xff\xfe", b'"a string"']:
@@ -227,6 +232,12 @@ def test_bad_input_to_every_operation_is_a_4xx_json_error_that_changes_nothing(c
     assert "no_such_parameter" in error["message"] and error["operation"] == name
 
     hints = _hints(op.params)
+    for placeholder in path_params(op):  # a path value of the wrong type
+        if json_schema(hints[placeholder]).get("type") == "integer":
+            path = op.path.replace("{" + placeholder + "}", "not-a-number")
+            path = dummy_path(attrs.evolve(op, path=path), _value_for(op))
+            assert client.request(op.method, path).status_code == 400, (name, path)
+
     in_path = set(path_params(op))
     for field in attrs.fields(op.params):
         if field.name in in_path:

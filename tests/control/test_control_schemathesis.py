@@ -29,7 +29,7 @@ def test_every_answer_matches_the_document(control_schema, name, mode):
     operation = control_schema[op.path][op.method]
 
     @given(operation.as_strategy(generation_mode=mode))
-    @settings(max_examples=25, deadline=None, database=None,
+    @settings(max_examples=15, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     def check(case):
         # Left out: schema-valid input may still be refused (the document says "an integer",
