@@ -15,8 +15,11 @@ error and exit code 2.
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
+import os
 import signal
+import socket
 import sys
 from functools import partial
 
@@ -36,6 +39,11 @@ def _topic(text: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(f"partitions must be an integer in {text!r}") from None
     if partitions < 1:
         raise argparse.ArgumentTypeError(f"partitions must be at least 1 in {text!r}")
+    from .log.catalogue import topic_name_error
+
+    reason = topic_name_error(name)
+    if reason is not None:
+        raise argparse.ArgumentTypeError(f"invalid topic name in {text!r}: {reason}")
     return name, partitions
 
 
@@ -70,8 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
                        default=[], metavar="KEY=VALUE", help="a Kafka broker config")
     serve.add_argument("--topic", dest="topics", type=_topic, action="append", default=[],
                        metavar="NAME:PARTITIONS", help="create a topic at start")
-    serve.add_argument("--log-level", default="INFO",
-                       choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    serve.add_argument("--log-level", default="INFO", type=str.upper,
+                       choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                       help="DEBUG: a line per request; INFO: a line per group event (any case)")
     serve.add_argument("--control-port", type=_port, default=None, metavar="PORT",
                        help="also serve the HTTP control endpoint (0 = any free port)")
     serve.add_argument("--control-host", default="127.0.0.1",
@@ -91,13 +100,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:  # bare `kafka-emu`: say what it can do
+        sys.stderr.write(parser.format_help())
+        return 2
     args = parser.parse_args(argv)
-    if args.command == "serve":
-        return _serve(parser, args)
-    return args.run(args)
+    try:
+        code = _serve(parser, args) if args.command == "serve" else args.run(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `kafka-emu versions | head`: the reader left; stop quietly (as Python's docs advise,
+        # pointing stdout at /dev/null so the flush at exit does not complain again).
+        _stdout_gone()
+        return 1
+    return code
 
 
-def _serve(parser: argparse.ArgumentParser, args) -> int:
+def _stdout_gone() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from .broker.config import BrokerConfig
 
     try:
@@ -119,34 +144,49 @@ def _serve(parser: argparse.ArgumentParser, args) -> int:
 
     from .broker.server import serve
 
+    failed: list[tuple[int, str]] = []  # (exit code, message) of a failure to listen
+
+    def _failed_to_listen(exc: BaseException, what: str, host: str, port: int) -> bool:
+        found = _os_error(exc)
+        if found is not None:
+            failed.append(_listen_error(found, host, port, what))
+        return found is not None
+
     async def run() -> None:
         async with trio.open_nursery() as nursery:
             try:
                 bound = await nursery.start(partial(serve, config))
-            except OSError as exc:
-                print(f"kafka-emu: error: cannot listen on {config.host}:{config.port}: "
-                      f"{exc.strerror or exc}", file=sys.stderr)
-                raise SystemExit(1) from None
+            except Exception as exc:  # an OSError, bare or in an ExceptionGroup (trio >= 0.25)
+                if not _failed_to_listen(exc, "", config.host, config.port):
+                    raise
+                nursery.cancel_scope.cancel()
+                return
             if writer is not None:
                 try:
                     writer.attach(bound.broker, nursery, config)
                 except TraceError as exc:
-                    print(f"kafka-emu: error: {exc}", file=sys.stderr)
-                    raise SystemExit(2) from None
+                    # not SystemExit here: inside the nursery it would become an ExceptionGroup
+                    failed.append((2, str(exc)))
+                    nursery.cancel_scope.cancel()
+                    return
             control = None
             if args.control_port is not None:
                 from .control.http import serve_control
                 try:
                     control = await nursery.start(partial(
                         serve_control, bound.broker, args.control_host, args.control_port))
-                except OSError as exc:
-                    print(f"kafka-emu: error: cannot serve the control endpoint on "
-                          f"{args.control_host}:{args.control_port}: {exc.strerror or exc}",
-                          file=sys.stderr)
-                    raise SystemExit(1) from None
-            print(bound.bootstrap, flush=True)  # always the first line: scripts read it
-            if control is not None:
-                print(f"control: {control.url}", flush=True)
+                except Exception as exc:
+                    if not _failed_to_listen(exc, "the control endpoint", args.control_host,
+                                             args.control_port):
+                        raise
+                    nursery.cancel_scope.cancel()
+                    return
+            try:
+                print(bound.bootstrap, flush=True)  # always the first line: scripts read it
+                if control is not None:
+                    print(f"control: {control.url}", flush=True)
+            except BrokenPipeError:  # `kafka-emu serve | head -1`: keep serving, stop printing
+                _stdout_gone()
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async for signum in signals:
                     logging.getLogger("kafka_emu").info("received %s, stopping",
@@ -159,7 +199,37 @@ def _serve(parser: argparse.ArgumentParser, args) -> int:
     finally:
         if writer is not None:
             writer.close()
+    if failed:
+        code, message = failed[0]
+        print(f"kafka-emu: error: {message}", file=sys.stderr)
+        return code
     return 0
+
+
+def _os_error(exc: BaseException) -> OSError | None:
+    """The OSError in ``exc``, looking inside exception groups (trio wraps errors in them
+    from 0.25 on, strict_exception_groups; older trio raises them bare)."""
+    if isinstance(exc, OSError):
+        return exc
+    for inner in getattr(exc, "exceptions", ()):
+        found = _os_error(inner)
+        if found is not None:
+            return found
+    return None
+
+
+def _listen_error(exc: OSError, host: str, port: int, what: str = "") -> tuple[int, str]:
+    """(exit code, one line) for a failure to listen: 2 when the address given is wrong,
+    1 when the machine is in the way (port in use, no permission)."""
+    from .broker.server import host_port
+
+    where = f"cannot listen{' for ' + what if what else ''} on {host_port(host, port)}"
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if isinstance(exc, socket.gaierror):
+        return 2, f"{where}: unknown host {host!r} ({reason})"
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return 2, f"{where}: {reason} (not an address of this machine)"
+    return 1, f"{where}: {reason}"
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from ..errors import ErrorCode
 from . import format as fmt
 from .client import DEFAULT_TIMEOUT, AdminClient, AdminError, parse_bootstrap
 from .model import GroupDescription, api_rows, canonical_state
+from .offsets import group_offsets
 
 
 def _bootstrap(text: str) -> str:
@@ -109,7 +110,7 @@ def _describe(client: AdminClient, group_ids: list[str]) -> int:
         if not first:
             print()
         first = False
-        _print(fmt.description(group))
+        _print(fmt.description(group, group_offsets(client, group)))
     return status
 
 

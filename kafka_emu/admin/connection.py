@@ -187,9 +187,10 @@ class BrokerConnection:
         what = f"{api.name} v{version} at {self.address}"
         try:
             self._sock.sendall(frame)
-            size = int.from_bytes(self._recv_exact(4, what), "big", signed=True)
+            prefix = self._recv_exact(4, what)
+            size = int.from_bytes(prefix, "big", signed=True)
             if not 0 <= size <= DEFAULT_MAX_FRAME:
-                raise AdminError(f"{what}: broker sent a frame of {size} bytes")
+                raise AdminError(self._not_kafka(prefix))
             data = self._recv_exact(size, what)
         except TimeoutError:
             raise AdminError(f"{what}: no response within {self.timeout:g}s") from None
@@ -204,6 +205,26 @@ class BrokerConnection:
             raise AdminError(f"{what}: correlation id {header.correlation_id}, "
                              f"expected {correlation_id}")
         return data[r.pos:]
+
+    def _not_kafka(self, prefix: bytes) -> str:
+        """One line for a peer whose answer cannot be a Kafka frame (its length prefix is out
+        of range): most often another service on that port, e.g. an HTTP server, which we name
+        by the text it sent."""
+        self._sock.settimeout(min(self.timeout, 0.2))
+        try:
+            prefix += self._sock.recv(200)
+        except OSError:
+            pass
+        first_line = prefix.split(b"\r\n", 1)[0].split(b"\n", 1)[0][:60]
+        text = first_line.decode("ascii", "replace")
+        if first_line and text.isprintable():
+            http = first_line.startswith(b"HTTP/") or first_line.lower().startswith(
+                (b"<!doctype html", b"<html"))
+            kind = "an HTTP server" if http else "a text protocol"
+            return (f"{self.address} is not a Kafka broker: it answered like {kind} "
+                    f"({text!r})")
+        return (f"{self.address} is not a Kafka broker: its answer starts with "
+                f"{prefix[:8].hex(' ')}, not a Kafka frame")
 
     def _recv_exact(self, n: int, what: str) -> bytes:
         chunks, left = [], n

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from .model import ApiRow, GroupDescription, GroupListing, MemberDescription
+from .offsets import PartitionOffsets
 
 NONE = "-"
 
@@ -43,12 +44,15 @@ def assignment(member: MemberDescription) -> str:
     return ",".join(f"{topic}({','.join(map(str, parts))})" for topic, parts in member.assignment)
 
 
-def description(group: GroupDescription) -> list[str]:
+def description(group: GroupDescription,
+                offsets: Sequence[PartitionOffsets] | None = None) -> list[str]:
     lines = [f"GROUP:          {group.group_id}",
              f"STATE:          {group.state}",
              f"PROTOCOL-TYPE:  {group.protocol_type or NONE}",
              f"PROTOCOL:       {group.protocol or NONE}",
              ""]
+    if offsets:
+        lines += offset_table(group.group_id, offsets) + [""]
     if not group.members:
         lines.append(f"Consumer group '{group.group_id}' has no active members.")
         return lines
@@ -57,6 +61,15 @@ def description(group: GroupDescription) -> list[str]:
     lines += table(["MEMBER-ID", "GROUP-INSTANCE-ID", "CLIENT-ID", "HOST", "#PARTITIONS",
                     "ASSIGNMENT"], rows)
     return lines
+
+
+def offset_table(group_id: str, offsets: Sequence[PartitionOffsets]) -> list[str]:
+    """kafka-consumer-groups.sh --describe's table: offsets and lag per partition."""
+    rows = [(group_id, o.topic, o.partition, o.committed, o.log_end, o.lag,
+             o.member.member_id if o.member else None, o.member.client_host if o.member else None,
+             o.member.client_id if o.member else None) for o in offsets]
+    return table(["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
+                  "CONSUMER-ID", "HOST", "CLIENT-ID"], rows)
 
 
 def versions(address: str, api_versions_version: int, rows: Sequence[ApiRow]) -> list[str]:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import attrs
 
 from ..coordinator import CoordinatorConfig
+from ..protocol import BY_NAME
 
 DEFAULT_PORT = 9092
 
@@ -43,7 +44,11 @@ def _caps(text: str) -> dict[str, int]:
         name, sep, version = item.partition(":")
         if not sep:
             raise ValueError(f"expected ApiName:maxVersion, got {item!r}")
-        caps[name.strip()] = _int(-1, 32767)(version)
+        name = name.strip()
+        if name not in BY_NAME:  # a typo would otherwise cap nothing, silently
+            raise ValueError(f"unknown API name {name!r} (API names as Kafka spells them, "
+                             "e.g. JoinGroup, Metadata)")
+        caps[name] = _int(-1, 32767)(version)
     return caps
 
 

@@ -47,7 +47,12 @@ class BoundAddress:
 
     @property
     def bootstrap(self) -> str:
-        return f"{self.host}:{self.port}"
+        return host_port(self.host, self.port)
+
+
+def host_port(host: str, port: int) -> str:
+    """``host:port`` as clients parse it: an IPv6 address in brackets (``[::1]:9092``)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 async def serve(config: BrokerConfig, *, observer: Callable[[Any], None] | None = None,
@@ -61,7 +66,7 @@ async def serve(config: BrokerConfig, *, observer: Callable[[Any], None] | None 
         async with trio.open_nursery() as connections:
             for listener in listeners:
                 nursery.start_soon(accept_loop, broker, listener, connections)
-            log.info("kafka-emu listening on %s:%s", config.host, broker.bound_port)
+            log.info("kafka-emu listening on %s", host_port(config.host, broker.bound_port))
             task_status.started(BoundAddress(config.host, broker.bound_port, broker))
             await trio.sleep_forever()
 

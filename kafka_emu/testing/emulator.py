@@ -19,7 +19,7 @@ import trio
 
 from .. import coordinator as c
 from ..broker.config import BrokerConfig
-from ..broker.server import BoundAddress, serve
+from ..broker.server import BoundAddress, host_port, serve
 
 
 class EmulatorError(RuntimeError):
@@ -52,7 +52,8 @@ class Emulator:
 
     @property
     def bootstrap_servers(self) -> str:
-        return f"{self.host}:{self.port}"
+        """``host:port`` for a client's bootstrap setting (IPv6 in brackets: ``[::1]:port``)."""
+        return host_port(self.host, self.port)
 
     @property
     def broker(self):

@@ -8,8 +8,9 @@ UNSUPPORTED_VERSION and its ApiVersions range. Everything it receives is kept in
 anything a correct client would never cause (a version outside the advertised range, an API with
 no handler) lands in ``errors`` and closes the connection, and ``stop()`` re-raises it.
 
-``group_handlers(groups)`` scripts FindCoordinator, ListGroups, DescribeGroups and Metadata from
-a list of ``FakeGroup`` values, honouring ListGroups v4 StatesFilter exactly (case-sensitive).
+``group_handlers(groups)`` scripts FindCoordinator, ListGroups, DescribeGroups, Metadata,
+OffsetFetch (each group's ``committed``) and ListOffsets (``LOG_END`` everywhere) from a list of
+``FakeGroup`` values, honouring ListGroups v4 StatesFilter exactly (case-sensitive).
 """
 
 from __future__ import annotations
@@ -31,7 +32,12 @@ from kafka_emu.protocol.messages.describe_groups import (DescribedGroup, Describ
                                                          DescribeGroupsResponse)
 from kafka_emu.protocol.messages.find_coordinator import Coordinator, FindCoordinatorResponse
 from kafka_emu.protocol.messages.list_groups import ListedGroup, ListGroupsResponse
+from kafka_emu.protocol.messages.list_offsets import (ListOffsetsPartitionResponse,
+                                                      ListOffsetsResponse, ListOffsetsTopicResponse)
 from kafka_emu.protocol.messages.metadata import MetadataResponse, MetadataResponseBroker
+from kafka_emu.protocol.messages.offset_fetch import (
+    OffsetFetchResponse, OffsetFetchResponseGroup, OffsetFetchResponsePartition,
+    OffsetFetchResponsePartitions, OffsetFetchResponseTopic, OffsetFetchResponseTopics)
 from kafka_emu.protocol.versions import Versions, versions as parse_versions
 
 Handler = Callable[["FakeBroker", int, Any], Any]
@@ -197,6 +203,10 @@ class FakeGroup:
     protocol_type: str = "consumer"
     protocol: str = "range"
     members: tuple[FakeMember, ...] = ()
+    committed: tuple[tuple[str, int, int], ...] = ()  # (topic, partition, offset)
+
+
+LOG_END = 100  # the log-end offset the fake reports for every partition
 
 
 def group_handlers(groups: list[FakeGroup], *, coordinator: FakeBroker | None = None
@@ -242,5 +252,29 @@ def group_handlers(groups: list[FakeGroup], *, coordinator: FakeBroker | None = 
         return MetadataResponse(brokers=[MetadataResponseBroker(
             node_id=broker.node_id, host=broker.host, port=broker.port)])
 
+    def offset_fetch(broker: FakeBroker, version: int, req):
+        def topics(group_id, topic_cls, partition_cls):
+            by_topic: dict[str, list] = {}
+            g = by_id.get(group_id)
+            for topic, p, offset in (g.committed if g else ()):
+                by_topic.setdefault(topic, []).append(partition_cls(
+                    partition_index=p, committed_offset=offset, metadata="", error_code=0))
+            return [topic_cls(name=t, partitions=ps) for t, ps in by_topic.items()]
+
+        if version >= 8:
+            return OffsetFetchResponse(groups=[OffsetFetchResponseGroup(
+                group_id=g.group_id, error_code=0, topics=topics(
+                    g.group_id, OffsetFetchResponseTopics, OffsetFetchResponsePartitions))
+                for g in req.groups])
+        return OffsetFetchResponse(error_code=0, topics=topics(
+            req.group_id, OffsetFetchResponseTopic, OffsetFetchResponsePartition))
+
+    def list_offsets(broker: FakeBroker, version: int, req):
+        return ListOffsetsResponse(topics=[ListOffsetsTopicResponse(name=t.name, partitions=[
+            ListOffsetsPartitionResponse(partition_index=p.partition_index, error_code=0,
+                                         offset=LOG_END) for p in t.partitions])
+            for t in req.topics])
+
     return {"FindCoordinator": find_coordinator, "ListGroups": list_groups,
-            "DescribeGroups": describe_groups, "Metadata": metadata}
+            "DescribeGroups": describe_groups, "Metadata": metadata,
+            "OffsetFetch": offset_fetch, "ListOffsets": list_offsets}

@@ -110,7 +110,9 @@ MEMBERS = (
 
 
 def test_describe_prints_members_with_decoded_assignments(fake, capsys):
-    broker = fake(None, group_handlers([FakeGroup(group_id="orders", members=MEMBERS)]))
+    broker = fake(None, group_handlers([FakeGroup(
+        group_id="orders", members=MEMBERS,
+        committed=(("orders", 0, 40), ("orders", 3, 100), ("gone", 0, 7)))]))
     code, out, err = run(capsys, "groups", "--bootstrap-server", broker.bootstrap,
                          "--describe", "--group", "orders")
     assert (code, err) == (0, "")
@@ -120,6 +122,21 @@ def test_describe_prints_members_with_decoded_assignments(fake, capsys):
         "PROTOCOL-TYPE:  consumer",
         "PROTOCOL:       range",
         "",
+        "GROUP   TOPIC   PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG  CONSUMER-ID     "
+        "HOST        CLIENT-ID",
+        "orders  audit   0          -               100             -    consumer-2-bbb  "
+        "/10.0.0.2   consumer-2",
+        "orders  gone    0          7               100             93   -               -"
+        "           -",
+        "orders  orders  0          40              100             60   consumer-1-aaa  "
+        "/127.0.0.1  consumer-1",
+        "orders  orders  1          -               100             -    consumer-1-aaa  "
+        "/127.0.0.1  consumer-1",
+        "orders  orders  2          -               100             -    consumer-2-bbb  "
+        "/10.0.0.2   consumer-2",
+        "orders  orders  3          100             100             0    consumer-1-aaa  "
+        "/127.0.0.1  consumer-1",
+        "",
         "MEMBER-ID       GROUP-INSTANCE-ID  CLIENT-ID   HOST        #PARTITIONS  ASSIGNMENT",
         "consumer-1-aaa  -                  consumer-1  /127.0.0.1  3            orders(0,1,3)",
         "consumer-2-bbb  instance-b         consumer-2  /10.0.0.2   2            "
@@ -128,7 +145,8 @@ def test_describe_prints_members_with_decoded_assignments(fake, capsys):
         "consumer-4-ddd  -                  consumer-4  /127.0.0.1  -            -",
     ]
     assert [(r.api, r.version) for r in broker.requests] == [
-        ("ApiVersions", 3), ("FindCoordinator", 6), ("DescribeGroups", 6)]
+        ("ApiVersions", 3), ("FindCoordinator", 6), ("DescribeGroups", 6),
+        ("FindCoordinator", 6), ("OffsetFetch", 9), ("ListOffsets", 10)]
     find = broker.requests[1].body
     assert (find.coordinator_keys, find.key_type) == (["orders"], 0)
 
