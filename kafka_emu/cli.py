@@ -181,13 +181,15 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                         raise
                     nursery.cancel_scope.cancel()
                     return
-            try:
-                print(bound.bootstrap, flush=True)  # always the first line: scripts read it
-                if control is not None:
-                    print(f"control: {control.url}", flush=True)
-            except BrokenPipeError:  # `kafka-emu serve | head -1`: keep serving, stop printing
-                _stdout_gone()
+            # Listen for signals before saying we are up: a script that reads the address and
+            # sends SIGTERM at once must get a clean stop, not the default handler's kill.
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                try:
+                    print(bound.bootstrap, flush=True)  # always the first line: scripts read it
+                    if control is not None:
+                        print(f"control: {control.url}", flush=True)
+                except BrokenPipeError:  # `kafka-emu serve | head -1`: serve on, print nothing
+                    _stdout_gone()
                 async for signum in signals:
                     logging.getLogger("kafka_emu").info("received %s, stopping",
                                                         signal.Signals(signum).name)
