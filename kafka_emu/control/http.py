@@ -124,10 +124,15 @@ class ControlApp:
                 raise RuntimeError(f"control operations {clash.name} and {op.name} are both "
                                    f"{op.method} {op.path}")
             self.routes.append((_template(op), op))
-        self._document: bytes | None = None
+        # where two templates match one path, the literal segment wins (/faults/summary over
+        # /faults/{rule_id}), whatever order the operations were registered in
+        self.routes.sort(key=lambda route: tuple(s.startswith("{") for s in route[0]))
+        self._document: dict[str, Any] | None = None
 
     def document(self) -> dict[str, Any]:
-        return openapi(self.operations.values(), version=__version__)
+        if self._document is None:  # the table does not change while serving
+            self._document = openapi(self.operations.values(), version=__version__)
+        return self._document
 
     # -- ASGI ------------------------------------------------------------------------------
     async def __call__(self, scope, receive, send) -> None:
@@ -155,6 +160,11 @@ class ControlApp:
         except _Reply as reply:
             status, headers = reply.status, reply.headers
             body = {"error": {"message": reply.message, "operation": reply.operation}}
+        except Exception as exc:  # noqa: BLE001 -- a bug here, not the client's: say so, go on
+            log.exception("control endpoint failed on %s %r", method, raw_path)
+            self.broker.record_unexpected(exc)
+            status, headers = 500, []
+            body = {"error": {"message": f"kafka-emu failed: {exc!r}", "operation": None}}
         # one line per answer: a shell running curl twice gets two lines, not one
         payload = json.dumps(body, separators=(",", ":")).encode() + b"\n"
         await send({"type": "http.response.start", "status": status, "headers": [

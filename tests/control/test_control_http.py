@@ -115,6 +115,19 @@ def test_malformed_bodies_are_400_and_change_nothing(client):
     assert digest(client) == before
 
 
+def test_a_literal_segment_wins_over_a_placeholder_whatever_the_order():
+    table = {"one": Operation("one", "GET", "/x/{one}", _OneTwo, _echo_one, "one"),
+             "fixed": Operation("fixed", "GET", "/x/fixed", NoParams, lambda b, p: "literal", "f")}
+    with endpoint_for(table) as (url, _, errors):
+        assert httpx.get(f"{url}/x/fixed").json() == {"result": "literal"}
+        assert httpx.get(f"{url}/x/other").json() == {"result": "other"}
+    assert errors == []
+
+
+def _echo_one(broker, params):
+    return params.one
+
+
 def test_a_path_value_and_a_different_body_value_are_refused(emu):
     table = {"echo": Operation("echo", "POST", "/echo/{name}", _Named, _echo, "echo")}
     with endpoint_for(table) as (url, _, _errors):
