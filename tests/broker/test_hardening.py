@@ -135,6 +135,43 @@ async def test_parked_join_is_forgotten_when_its_client_goes(start_broker):
     assert bound.broker.pending == {}
 
 
+async def test_parked_sync_is_forgotten_when_its_client_goes(start_broker, autojump_clock):
+    from kafka_emu.protocol.messages.sync_group import SyncGroupRequest
+    reasons = []
+    closed = trio.Event()
+
+    def observe(event):
+        if isinstance(event, ConnectionClosed):
+            reasons.append(event.reason)
+            closed.set()
+
+    # a 3 s initial delay lets both members into the first generation
+    bound = await start_broker({"group.initial.rebalance.delay.ms": 3000}, observer=observe)
+    a = await WireClient.connect(bound.host, bound.port)
+    b = await WireClient.connect(bound.host, bound.port)
+    ids = [await join_as_new_member(a), await join_as_new_member(b)]
+    joined = {}
+
+    async def join(client, member_id):
+        joined[member_id] = await client.request(JOIN, 5, join_request(member_id=member_id))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(join, a, ids[0])
+        nursery.start_soon(join, b, ids[1])
+    leader = joined[ids[0]].leader
+    follower, follower_id = (b, ids[1]) if leader == ids[0] else (a, ids[0])
+    await follower.send(BY_NAME["SyncGroup"], 5, SyncGroupRequest(
+        group_id="g", generation_id=1, member_id=follower_id, protocol_type="consumer",
+        protocol_name="range", assignments=[]))  # parks until the leader syncs
+    while not bound.broker.pending:
+        await trio.sleep(0.01)
+    await follower.aclose()
+    with trio.fail_after(30):
+        await closed.wait()
+    assert reasons == ["closed by peer while its request was parked"]
+    assert bound.broker.pending == {}
+
+
 async def test_responses_before_a_parked_request_are_not_held_back(start_broker):
     bound = await start_broker({"group.initial.rebalance.delay.ms": 600_000})
     client = await WireClient.connect(bound.host, bound.port)
