@@ -15,6 +15,9 @@ free-form values are JSON. The server checks the values, so its error messages a
 Output is the operation's result as indented JSON (``-o json``, the default) or compact text
 (``-o text``: tables for lists of objects, ``key: value`` lines for objects).
 
+``--http-timeout`` (default 300 s) bounds the wait for an answer; an operation that waits takes
+its own ``--timeout``.
+
 Exit codes: 0 done; 1 the endpoint could not be reached or failed (5xx); 2 misuse: an unknown
 operation or flag, or input the server refused (4xx) -- one line on stderr in every case.
 """
@@ -34,7 +37,7 @@ from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 ENV_CONTROL = "KAFKA_EMU_CONTROL"
-DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_TIMEOUT_S = 300.0  # above any wait an operation would reasonably be asked for
 _METHODS = ("get", "post", "delete", "put", "patch")
 
 
@@ -81,7 +84,9 @@ def add_commands(sub) -> None:
                      help=f"the control endpoint (default ${ENV_CONTROL})")
     ctl.add_argument("-o", "--output", choices=["json", "text"], default="json",
                      help="indented JSON (default) or compact text")
-    ctl.add_argument("--timeout", type=_timeout, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+    # not --timeout: operations that wait have a parameter of that name (after OPERATION)
+    ctl.add_argument("--http-timeout", dest="http_timeout", type=_timeout,
+                     default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                      help=f"how long to wait for an answer (default {DEFAULT_TIMEOUT_S:g})")
     ctl.add_argument("operation", nargs="?", metavar="OPERATION",
                      help="`list`, or an operation's name (dashes or underscores)")
@@ -159,7 +164,7 @@ def _request(base: str, method: str, path: str, timeout: float, *, query: str = 
 def _document(args) -> dict:
     if args.control is None:
         return _local_document()
-    document = _request(args.control, "GET", "/openapi.json", args.timeout)
+    document = _request(args.control, "GET", "/openapi.json", args.http_timeout)
     if not isinstance(document, dict) or "paths" not in document:
         raise CtlError(f"{args.control}/openapi.json is not an OpenAPI document", 1)
     return document
@@ -260,7 +265,7 @@ def _call(args, parser: argparse.ArgumentParser, name: str, op: dict) -> Any:
             body[param["name"]] = value
     encoded = urlencode([(k, json.dumps(v) if not isinstance(v, str) else v) for k, v in query])
     data = json.dumps(body).encode() if op["method"] != "GET" else None
-    answer = _request(args.control, op["method"], path, args.timeout, query=encoded, body=data)
+    answer = _request(args.control, op["method"], path, args.http_timeout, query=encoded, body=data)
     return (answer.get("result") if isinstance(answer, dict) and "result" in answer
             else answer), output
 

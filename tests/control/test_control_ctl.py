@@ -181,3 +181,18 @@ def test_serve_prints_the_bootstrap_first_then_the_control_address():
         proc.terminate()
         proc.wait(30)
     assert proc.returncode == 0
+
+
+def test_an_answer_slower_than_the_http_timeout_is_one_line_and_exit_1(capsys):
+    async def slow(broker, params):
+        import trio
+        await trio.sleep(3)
+        return "late"
+
+    table = {"slow": Operation("slow", "POST", "/slow", NoParams, slow, "sleeps")}
+    with endpoint_for(table) as (url, _, errors):
+        code = main(["ctl", "--control", url, "--http-timeout", "0.5", "slow"])
+        out, err = capsys.readouterr()
+    assert code == 1 and out == ""
+    assert len(err.splitlines()) == 1 and "within 0.5 s" in err, err
+    assert errors == []
