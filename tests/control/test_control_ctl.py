@@ -16,7 +16,7 @@ from kafka_emu.cli import main
 from kafka_emu.control.operations import NoParams, Operation, all_operations
 from kafka_emu.testing.emulator import make_config, run_in_thread
 
-from control_http_support import endpoint_for
+from control_http_support import digest, endpoint_for
 
 
 @pytest.fixture(scope="module")
@@ -196,3 +196,17 @@ def test_an_answer_slower_than_the_http_timeout_is_one_line_and_exit_1(capsys):
     assert code == 1 and out == ""
     assert len(err.splitlines()) == 1 and "within 0.5 s" in err, err
     assert errors == []
+
+
+def test_ctl_prints_what_http_answers_for_every_read_without_parameters(emu, ctl):
+    """Every GET operation that needs no parameter, whoever registered it: ctl's JSON is the
+    endpoint's result (reads whose answer moves between two calls, like a clock, are left out)."""
+    import httpx
+
+    with httpx.Client(base_url=emu.control_url, timeout=30) as http:
+        reads = digest(http)
+    assert "list_topics" in reads
+    for name, answer in reads.items():
+        code, out, err = ctl(name.replace("_", "-"))
+        assert (code, err) == (0, ""), (name, err)
+        assert json.loads(out) == answer["result"], name
