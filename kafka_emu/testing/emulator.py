@@ -78,6 +78,17 @@ class Emulator:
             return b.query(cmd).groups[0]
         return self._call(run)
 
+    def describe_consumer_group(self, group_id: str):
+        """ConsumerGroupDescribe (KIP-848) for one group as a value: epochs, state, and per member
+        its epoch and (topic, partitions) assignment and target."""
+        from ..coordinator.consumer import ConsumerGroupDescribe
+
+        def run():
+            b = self._bound.broker
+            cmd = ConsumerGroupDescribe(request_id=b.new_request_id(), group_ids=(group_id,))
+            return b.query(cmd).groups[0]
+        return self._call(run)
+
     def create_topic(self, name: str, partitions: int = 1) -> None:
         self._call(lambda: self._bound.broker.topics.create(name, partitions))
 
