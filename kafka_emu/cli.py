@@ -81,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default="INFO", type=str.upper,
                        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                        help="DEBUG: a line per request; INFO: a line per group event (any case)")
+    serve.add_argument("--log-format", default="text", choices=["text", "json"],
+                       help="text lines (default) or one JSON object per line")
     serve.add_argument("--control-port", type=_port, default=None, metavar="PORT",
                        help="also serve the HTTP control endpoint (0 = any free port)")
     serve.add_argument("--control-host", default="127.0.0.1",
@@ -130,8 +132,9 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                                          topics=tuple(args.topics))
     except ValueError as exc:
         parser.error(str(exc))
-    logging.basicConfig(level=args.log_level, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from .broker.log_sink import attach_log_sink, configure_logging
+
+    configure_logging(args.log_level, args.log_format)
     writer = None
     if args.trace_dir is not None:
         from .trace.writer import TraceError, TraceWriter
@@ -161,6 +164,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                     raise
                 nursery.cancel_scope.cancel()
                 return
+            attach_log_sink(bound.broker)  # group events at INFO, requests at DEBUG
             if writer is not None:
                 try:
                     writer.attach(bound.broker, nursery, config)
