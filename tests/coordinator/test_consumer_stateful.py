@@ -2,7 +2,7 @@
 
 Five client slots (three dynamic, two static) share topics "t" and "u" in group "g". Clients
 join, heartbeat acknowledging what they were told (they own exactly the last assignment they
-received), heartbeat without acknowledging (still owning revoked partitions, or sending null
+received, once reconciled), heartbeat without acknowledging (still owning revoked partitions, or sending null
 owned partitions), change subscription or assignor, leave (-1), leave statically (-2) and come
 back under a new member id, or go silent; time advances past session and rebalance timeouts;
 topics grow. The model keeps what each live client believes it owns.
@@ -49,6 +49,7 @@ class Client:
         self.member_id = f"m{slot}-{generation}"
         self.epoch = 0
         self.owned: dict[str, set[int]] = {}
+        self.pending: dict[str, set[int]] | None = None  # received, not yet reconciled
         self.joined = False
         self.subscription = ("t",)
 
@@ -95,7 +96,12 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         client.joined = True
         client.epoch = result.member_epoch
         if result.assignment is not None:
-            client.owned = {t: set(ps) for t, ps in result.assignment}
+            # like librdkafka: revoke, then assign, then report it on the next heartbeat
+            client.pending = {t: set(ps) for t, ps in result.assignment}
+
+    def reconcile(self, client: Client) -> None:
+        if client.pending is not None:
+            client.owned, client.pending = client.pending, None
 
     def drop(self, client: Client) -> None:
         self.clients.pop(client.slot, None)
@@ -124,6 +130,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
     def heartbeat_ack(self, slot):
         client = self.client(slot)
         if client is not None:
+            self.reconcile(client)
             self.absorb(client, self.send(client, client.epoch))
 
     @rule(slot=st.integers(0, SLOTS - 1), null=st.booleans())
@@ -132,14 +139,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         client = self.client(slot)
         if client is None:
             return
-        result = self.send(client, client.epoch, owned=None if null else "ack")
-        if result.error == ErrorCode.NONE and result.assignment is not None:
-            # it will drop revoked partitions only later; it never takes new ones early
-            told = {t: set(ps) for t, ps in result.assignment}
-            client.owned = {t: client.owned.get(t, set()) & ps for t, ps in told.items()}
-            client.epoch = result.member_epoch
-        elif result.error != ErrorCode.NONE:
-            self.absorb(client, result)
+        self.absorb(client, self.send(client, client.epoch, owned=None if null else "ack"))
 
     @rule(slot=st.integers(0, SLOTS - 1), sub=st.sampled_from(SUBSCRIPTIONS),
           assignor=st.sampled_from([None, "uniform", "range"]))
@@ -148,6 +148,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         if client is None:
             return
         client.subscription = sub
+        self.reconcile(client)
         self.absorb(client, self.send(client, client.epoch, names=sub, assignor=assignor))
 
     @rule(slot=st.integers(0, SLOTS - 1))
@@ -192,11 +193,15 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         for _ in range(8):
             self.now += 10_000
             for client in list(self.clients.values()):
+                self.reconcile(client)
                 self.absorb(client, self.send(client, client.epoch))
             self.c.expire(self.now)
         for _ in range(4):
             for client in list(self.clients.values()):
+                self.reconcile(client)
                 self.absorb(client, self.send(client, client.epoch))
+        for client in self.clients.values():
+            self.reconcile(client)
         group = self.group()
         if group is None or not self.clients:
             return
