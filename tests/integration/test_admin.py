@@ -157,3 +157,21 @@ def test_confluent_lists_all_topics_regression_trailing_bytes(kafka_emu_factory)
     emu = kafka_emu_factory(topics={"listed": 2})
     admin = AdminClient({"bootstrap.servers": emu.bootstrap_servers})
     assert "listed" in admin.list_topics(timeout=5).topics
+
+
+def test_confluent_describe_cluster_reported_no_operations(two_groups):
+    """librdkafka's DescribeCluster (Metadata v8-10 IncludeClusterAuthorizedOperations) showed no
+    operations; without an authorizer Kafka reports every cluster operation, and Kafka 4.x's
+    group set (with DESCRIBE_CONFIGS and ALTER_CONFIGS) for groups."""
+    from confluent_kafka.admin import AclOperation as Op
+    emu, _, stable, _ = two_groups
+    admin = AdminClient({"bootstrap.servers": emu.bootstrap_servers})
+    cluster = admin.describe_cluster(include_authorized_operations=True,
+                                     request_timeout=30).result()
+    assert set(cluster.authorized_operations) == {
+        Op.CREATE, Op.ALTER, Op.DESCRIBE, Op.CLUSTER_ACTION, Op.DESCRIBE_CONFIGS,
+        Op.ALTER_CONFIGS, Op.IDEMPOTENT_WRITE}
+    (future,) = admin.describe_consumer_groups(
+        [stable], include_authorized_operations=True, request_timeout=30).values()
+    assert set(future.result().authorized_operations) == {
+        Op.READ, Op.DELETE, Op.DESCRIBE, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS}
