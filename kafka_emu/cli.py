@@ -2,6 +2,7 @@
 
     kafka-emu serve [--host 127.0.0.1] [--port 9092] [-c key=value ...] [--topic NAME:PARTITIONS ...]
                     [--control-port PORT [--control-host 127.0.0.1]]
+                    [--clock real|manual]
     kafka-emu groups --bootstrap-server HOST:PORT (--list [--state [STATE ...]] | --describe --group G)
     kafka-emu versions --bootstrap-server HOST:PORT
     kafka-emu ctl [--control HOST:PORT] (list | OPERATION [--param value ...])
@@ -92,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--trace-label", dest="trace_labels", type=_setting, action="append",
                        default=[], metavar="KEY=VALUE", help="a label on the trace (repeatable)")
     serve.add_argument("--trace-compress", choices=["gzip"], help="compress the trace")
+    serve.add_argument("--clock", choices=["real", "manual"], default=None,
+                       help="coordinator time: real (default) or manual (moves only when the "
+                            "control plane advances it)")
 
     from .admin import cli as admin_cli
     admin_cli.add_commands(sub)
@@ -127,8 +131,11 @@ def _stdout_gone() -> None:
 def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from .broker.config import BrokerConfig
 
+    settings = dict(args.settings)
+    if args.clock is not None:
+        settings["emu.clock"] = args.clock
     try:
-        config = BrokerConfig.from_kafka(dict(args.settings), host=args.host, port=args.port,
+        config = BrokerConfig.from_kafka(settings, host=args.host, port=args.port,
                                          topics=tuple(args.topics))
     except ValueError as exc:
         parser.error(str(exc))
@@ -185,6 +192,8 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                         raise
                     nursery.cancel_scope.cancel()
                     return
+            from .control.plane import control_of
+            control_of(bound.broker)  # the timeline records from the first client on
             # Listen for signals before saying we are up: a script that reads the address and
             # sends SIGTERM at once must get a clean stop, not the default handler's kill.
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

@@ -2,27 +2,55 @@
 
 Milliseconds since the epoch, advancing with trio's clock: under trio's MockClock (tests with
 ``autojump_clock``) time jumps exactly as the mock does, so session and rebalance timeouts can
-be tested without sleeping, while values still look like Kafka timestamps.
+be tested without sleeping, while values still look like Kafka timestamps. The control plane
+moves it forward (``advance``) or freezes it (manual mode); nothing else changes it.
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 import trio
 
 
 class Clock:
-    def __init__(self) -> None:
+    """The coordinator's time: real (trio's clock plus whatever the control plane added with
+    ``advance``) or manual (frozen at the start plus what was added: time moves only when told).
+
+    Only group semantics read it (session, rebalance and retention timers, commit timestamps,
+    event times, log append times). I/O waits use ``io_now`` and trio's own timeouts, so a
+    Fetch long-poll or an idle connection keeps wall time in both modes.
+    """
+
+    def __init__(self, *, manual: bool = False) -> None:
+        self.manual = manual
         self._trio_start = trio.current_time()
         self._epoch_start_ms = int(time.time() * 1000)
+        self._offset_ms = 0  # added by advance()
 
     def now_ms(self) -> int:
-        return self._epoch_start_ms + int((trio.current_time() - self._trio_start) * 1000)
+        if self.manual:
+            return self._epoch_start_ms + self._offset_ms
+        return self._epoch_start_ms + self._offset_ms + int((trio.current_time() - self._trio_start) * 1000)
+
+    @property
+    def advanced_ms(self) -> int:
+        """How far ``advance`` has moved this clock in total."""
+        return self._offset_ms
+
+    def advance(self, ms: int) -> None:
+        """Move this clock forward by ``ms`` (>= 0); the caller fires what falls due."""
+        if ms < 0:
+            raise ValueError(f"time only moves forward, not by {ms} ms")
+        self._offset_ms += ms
 
     def trio_time(self, deadline_ms: int) -> float:
-        """The trio clock value at which ``now_ms()`` reaches ``deadline_ms``."""
-        return self._trio_start + (deadline_ms - self._epoch_start_ms) / 1000
+        """The trio clock value at which ``now_ms()`` reaches ``deadline_ms`` (never, in manual
+        mode: only ``advance`` gets it there)."""
+        if self.manual:
+            return math.inf
+        return self._trio_start + (deadline_ms - self._epoch_start_ms - self._offset_ms) / 1000
 
 
 def io_now() -> float:

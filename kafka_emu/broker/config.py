@@ -52,6 +52,13 @@ def _caps(text: str) -> dict[str, int]:
     return caps
 
 
+def _clock(text: str) -> str:
+    mode = text.strip().lower()
+    if mode not in ("real", "manual"):
+        raise ValueError(f"expected real or manual, got {text!r}")
+    return mode
+
+
 def _listener(text: str) -> tuple[str, int]:
     """advertised.listeners: take the first PLAINTEXT://host:port entry."""
     first = text.split(",")[0].strip()
@@ -81,6 +88,10 @@ class BrokerConfig:
     api_max_versions: Mapping[str, int] = attrs.field(factory=dict)  # emulate older brokers
     topics: tuple[tuple[str, int], ...] = ()  # created at start: (name, partitions)
     coordinator: CoordinatorConfig = attrs.field(factory=CoordinatorConfig)
+    # "real": the coordinator's time follows the wall clock (plus any control-plane advance);
+    # "manual": it moves only when the control plane advances it.
+    clock: str = attrs.field(default="real", validator=attrs.validators.in_(("real", "manual")))
+    timeline_max_events: int = 10000  # the control plane's in-memory timeline; 0 = off
 
     # Kafka config name -> (BrokerConfig attribute, parser)
     KAFKA_NAMES = {
@@ -98,6 +109,8 @@ class BrokerConfig:
         "auto.create.topics.enable": ("auto_create_topics_enable", _bool),
         "log.retention.bytes": ("log_retention_bytes", _int(-1)),
         "emu.api.max.versions": ("api_max_versions", _caps),
+        "emu.clock": ("clock", _clock),
+        "emu.timeline.max.events": ("timeline_max_events", _int(0, 10**8)),
     }
 
     @classmethod

@@ -43,7 +43,10 @@ class Broker:
                  clock: Clock | None = None) -> None:
         self.config = config
         self.unexpected: list[BaseException] = []  # bugs; the test fixture re-raises them
-        self.clock = clock or Clock()
+        self.clock = clock or Clock(manual=config.clock == "manual")
+        # The control plane's state (timeline, fault rules), attached by kafka_emu.control; the
+        # broker never imports it.
+        self.control: Any = None
         self.coordinator = Coordinator(config.coordinator)
         self.observation = Observation(on_change=self.coordinator.set_observer,
                                        on_error=self.record_unexpected)
@@ -144,10 +147,17 @@ class Broker:
         self.pending.pop(request_id, None)
 
     def query(self, command: Any) -> Any:
-        """Run a read-only coordinator command and return its result (fixtures, admin views)."""
-        for reply in self.coordinator.handle(command, self.now_ms()):
+        """Run a read-only coordinator command and return its result (fixtures, control-plane
+        views); the look itself is not observed (``Coordinator.query``)."""
+        result = None
+        replies = self.coordinator.query(command, self.now_ms())
+        for reply in replies:
             if reply.request_id == command.request_id:
-                return reply.result
+                result = reply.result
+        self.route(r for r in replies if r.request_id != command.request_id)  # timers that fired
+        self.timers_changed.set()
+        if result is not None:
+            return result
         raise RuntimeError(f"the coordinator did not answer {type(command).__name__}")
 
     async def run_timers(self) -> None:
@@ -158,9 +168,10 @@ class Broker:
             if deadline is None:
                 await self.timers_changed.wait()
                 continue
-            with trio.move_on_at(self.clock.trio_time(deadline)):
-                await self.timers_changed.wait()
-                continue
+            if deadline > self.now_ms():  # a manual clock never gets there by waiting
+                with trio.move_on_at(self.clock.trio_time(deadline)):
+                    await self.timers_changed.wait()
+                    continue
             self.route(self.coordinator.expire(max(deadline, self.now_ms())))
 
     def record_unexpected(self, exc: BaseException) -> None:

@@ -132,6 +132,8 @@ def _operation(op: Operation) -> dict[str, Any]:
                                "timed out, 409 a conflict with the emulator's state"),
         "500": _error_response("a bug in kafka-emu (recorded as an unexpected error)"),
     }
+    if op.is_async:  # waiters
+        doc["responses"]["408"] = _error_response("the wait timed out; nothing was changed")
     return doc
 
 

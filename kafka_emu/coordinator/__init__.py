@@ -34,9 +34,12 @@ Deterministic choices where Kafka uses hash-map order (reference 3.3, 3.4, 3.14)
 from .commands import (
     Command,
     CommitOffset,
+    DeleteGroup,
     DeleteGroups,
     DescribeGroups,
+    ExpireMember,
     Heartbeat,
+    IgnoreHeartbeats,
     JoinGroup,
     LeaveGroup,
     LeaveMember,
@@ -44,10 +47,12 @@ from .commands import (
     OffsetCommit,
     OffsetDelete,
     OffsetFetch,
+    SetOffsets,
     SyncGroup,
+    TriggerRebalance,
 )
 from .config import CoordinatorConfig
-from .coordinator import Coordinator, error_result
+from .coordinator import DEADLINE_KINDS, Coordinator, Deadline, error_result
 from .events import (
     Event,
     GenerationChanged,
@@ -85,6 +90,7 @@ from .results import (
     OffsetCommitResult,
     OffsetDeleteResult,
     OffsetFetchResult,
+    OperatorResult,
     PartitionError,
     Reply,
     Result,
@@ -93,6 +99,14 @@ from .results import (
 from .state import VALID_PREVIOUS, GroupState, IllegalStateTransition
 
 __all__ = [
+    "DEADLINE_KINDS",
+    "Deadline",
+    "DeleteGroup",
+    "ExpireMember",
+    "IgnoreHeartbeats",
+    "OperatorResult",
+    "SetOffsets",
+    "TriggerRebalance",
     "Command",
     "CommitOffset",
     "Coordinator",

@@ -129,6 +129,60 @@ class OffsetDelete:
     partitions: tuple[tuple[str, int], ...]
 
 
+# -- operator commands: what a test or an administrator does to a group beyond the wire APIs
+# (the control plane's group operations; see ``operator.py``). Members are named by member id or
+# by group.instance.id; exactly one of the two is given.
+
+
+@attrs.frozen(kw_only=True)
+class ExpireMember:
+    """Expire a member now, exactly as its session (or new-member) timeout would."""
+
+    request_id: Hashable
+    group_id: str
+    member_id: str | None = None
+    group_instance_id: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class IgnoreHeartbeats:
+    """Stop (or resume) honouring a member's heartbeats: they are answered as usual but no longer
+    reset its session, so it expires when its session timeout runs out."""
+
+    request_id: Hashable
+    group_id: str
+    member_id: str | None = None
+    group_instance_id: str | None = None
+    ignore: bool = True
+
+
+@attrs.frozen(kw_only=True)
+class TriggerRebalance:
+    request_id: Hashable
+    group_id: str
+    reason: str = "rebalance triggered by the control plane"
+
+
+@attrs.frozen(kw_only=True)
+class DeleteGroup:
+    """Delete one group. Without ``force`` only an Empty group (as DeleteGroups); with it, every
+    member is removed first (parked JoinGroups get UNKNOWN_MEMBER_ID)."""
+
+    request_id: Hashable
+    group_id: str
+    force: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class SetOffsets:
+    """Write committed offsets as an administrator would, in any group state; an unknown group
+    is created Empty (as an admin commit with generation -1 creates it)."""
+
+    request_id: Hashable
+    group_id: str
+    offsets: tuple[CommitOffset, ...]
+
+
 Command = (
     JoinGroup
     | SyncGroup
@@ -140,4 +194,9 @@ Command = (
     | DescribeGroups
     | DeleteGroups
     | OffsetDelete
+    | ExpireMember
+    | IgnoreHeartbeats
+    | TriggerRebalance
+    | DeleteGroup
+    | SetOffsets
 )

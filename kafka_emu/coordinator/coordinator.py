@@ -16,21 +16,28 @@ from __future__ import annotations
 
 from typing import Callable
 
+import attrs
+
 from kafka_emu.errors import ErrorCode, KafkaError
 
-from . import admin, consumer, join, membership, offsets
+from . import admin, consumer, join, membership, offsets, operator
 from .commands import (
     Command,
+    DeleteGroup,
     DeleteGroups,
     DescribeGroups,
+    ExpireMember,
     Heartbeat,
+    IgnoreHeartbeats,
     JoinGroup,
     LeaveGroup,
     ListGroups,
     OffsetCommit,
     OffsetDelete,
     OffsetFetch,
+    SetOffsets,
     SyncGroup,
+    TriggerRebalance,
 )
 from .config import CoordinatorConfig
 from .core import Core, heartbeat_key, join_key, sync_key
@@ -48,6 +55,7 @@ from .results import (
     OffsetCommitResult,
     OffsetDeleteResult,
     OffsetFetchResult,
+    OperatorResult,
     PartitionError,
     Reply,
     Result,
@@ -68,6 +76,11 @@ _HANDLERS: dict[type, tuple[str, Callable]] = {
     DeleteGroups: ("DeleteGroups", admin.handle_delete_groups),
     consumer.ConsumerGroupHeartbeat: ("ConsumerGroupHeartbeat", consumer.handle_heartbeat),
     consumer.ConsumerGroupDescribe: ("ConsumerGroupDescribe", consumer.handle_describe),
+    ExpireMember: (operator.API, operator.handle_expire_member),
+    IgnoreHeartbeats: (operator.API, operator.handle_ignore_heartbeats),
+    TriggerRebalance: (operator.API, operator.handle_trigger_rebalance),
+    DeleteGroup: (operator.API, operator.handle_delete_group),
+    SetOffsets: (operator.API, operator.handle_set_offsets),
 }
 
 
@@ -105,6 +118,23 @@ class Coordinator:
             handler(core, command)
         except KafkaError as exc:
             core.reply(command.request_id, api, getattr(command, "group_id", None), error_result(command, exc.code))
+        return self._finish()
+
+    def query(self, command: ListGroups | DescribeGroups | OffsetFetch, now_ms: int) -> list[Reply]:
+        """``handle`` for a read-only command from outside the wire (a test or the control plane
+        looking): timers due before now_ms fire, observed as ever, but the look itself emits no
+        event -- it is not something that happened in the group, and a waiter that looks after
+        every event must not wake itself."""
+        if type(command) not in (ListGroups, DescribeGroups, OffsetFetch):
+            raise TypeError(f"not a read-only coordinator command: {command!r}")
+        api, handler = _HANDLERS[type(command)]
+        core = self._core
+        self._start(now_ms)
+        observing, core.observing = core.observing, False
+        try:
+            handler(core, command)
+        finally:
+            core.observing = observing
         return self._finish()
 
     def next_deadline(self) -> int | None:
@@ -164,8 +194,30 @@ class Coordinator:
         """The live entity, for tests and read-only inspection. Do not mutate it."""
         return self._core.groups.get(group_id)
 
+    def has_group(self, group_id: str) -> bool:
+        """A classic or a consumer (KIP-848) group of that id exists."""
+        core = self._core
+        return group_id in core.groups or group_id in core.consumer_groups
+
     def timer_deadlines(self) -> dict[object, int]:
         return dict(self._core.timers.items())
+
+    def deadlines(self) -> list[Deadline]:
+        """Every pending timer as (deadline, kind, group, member), earliest first.
+
+        Kinds: "session" (a member's session timeout), "new_member" (the join timeout of a member
+        added in this rebalance, 3.7), "pending_member" (a MEMBER_ID_REQUIRED id that has not come
+        back, 3.5), "rebalance" (the join phase's rebalance timeout), "initial_delay"
+        (group.initial.rebalance.delay.ms, 3.6), "pending_sync" (members that have not sent
+        SyncGroup, 3.7) and "retention" (the offset retention sweep; no group).
+        """
+        core = self._core
+        found = []
+        for key, deadline, payload in core.timers.entries():
+            kind, group_id, member_id = _timer_kind(core, key, payload)
+            found.append(Deadline(deadline_ms=deadline, kind=kind, group_id=group_id, member_id=member_id))
+        found.sort(key=lambda d: d.deadline_ms)
+        return found
 
     # --------------------------------------------------------------- plumbing
     def _start(self, now_ms: int, *, fire_due_at_now: bool = False) -> None:
@@ -207,6 +259,37 @@ class Coordinator:
                 offsets.on_retention_timer(core, admin.delete_group)
 
 
+DEADLINE_KINDS = ("session", "new_member", "pending_member", "rebalance", "initial_delay", "pending_sync",
+                  "retention")
+
+
+@attrs.frozen(kw_only=True)
+class Deadline:
+    deadline_ms: int
+    kind: str  # one of DEADLINE_KINDS
+    group_id: str | None
+    member_id: str | None = None
+
+
+def _timer_kind(core: Core, key: tuple, payload) -> tuple[str, str | None, str | None]:
+    kind = key[0]
+    if kind == "heartbeat":
+        group = core.groups.get(key[1])
+        member = group.members.get(key[2]) if group is not None else None
+        if member is None:
+            return "pending_member", key[1], key[2]
+        return ("new_member" if member.is_new else "session"), key[1], key[2]
+    if kind == "join":
+        return ("initial_delay" if payload[0] == "initial" else "rebalance"), key[1], None
+    if kind == "sync":
+        return "pending_sync", key[1], None
+    if kind == consumer.heartbeat.SESSION:  # KIP-848 groups: a member's session
+        return "session", key[1], key[2]
+    if kind == consumer.heartbeat.REBALANCE:  # KIP-848: a member's revocation deadline
+        return "rebalance", key[1], key[2]
+    return "retention", None, None
+
+
 def error_result(command: Command, code: ErrorCode) -> Result:
     """The error-shaped result of a command failed as a whole (also usable by the broker)."""
     if isinstance(command, JoinGroup):
@@ -238,4 +321,6 @@ def error_result(command: Command, code: ErrorCode) -> Result:
             consumer.DescribedConsumerGroup(error=code, group_id=gid) for gid in command.group_ids))
     if isinstance(command, DeleteGroups):
         return DeleteGroupsResult(results=tuple((gid, code) for gid in dict.fromkeys(command.group_ids)))
+    if isinstance(command, (ExpireMember, IgnoreHeartbeats, TriggerRebalance, DeleteGroup, SetOffsets)):
+        return OperatorResult(error=code)
     raise TypeError(f"not a coordinator command: {command!r}")

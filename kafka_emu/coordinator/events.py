@@ -138,7 +138,7 @@ class GroupCreated:
 class GroupDeleted:
     at_ms: int
     group_id: str
-    reason: str  # "delete_groups" or "retention"
+    reason: str  # "delete_groups", "retention" or "control" (the operator's DeleteGroup)
 
 
 @attrs.frozen(kw_only=True)

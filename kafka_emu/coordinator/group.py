@@ -54,6 +54,9 @@ class Member:
     # Added in the current rebalance and not yet through a join completion (3.7): such a member
     # can expire even while its JoinGroup is parked.
     is_new: bool = False
+    # Set by the operator command IgnoreHeartbeats: heartbeats (and commits, which double as
+    # heartbeats) are answered but no longer reset the session, so the member expires naturally.
+    heartbeats_ignored: bool = False
     # protocol name -> metadata, for O(1) lookups; kept in step with ``protocols``.
     metadata_by_name: dict[str, bytes] = attrs.field(init=False)
 

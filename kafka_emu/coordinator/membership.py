@@ -130,7 +130,8 @@ def _heartbeat(core: Core, cmd: Heartbeat) -> ErrorCode:
     if group.state is GroupState.EMPTY:
         return ErrorCode.UNKNOWN_MEMBER_ID
     member = group.members[cmd.member_id]
-    core.schedule_heartbeat(group, member.member_id, member.session_timeout_ms)
+    if not member.heartbeats_ignored:
+        core.schedule_heartbeat(group, member.member_id, member.session_timeout_ms)
     if group.state is GroupState.PREPARING_REBALANCE:
         return ErrorCode.REBALANCE_IN_PROGRESS
     return ErrorCode.NONE

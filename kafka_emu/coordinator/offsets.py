@@ -50,7 +50,8 @@ def handle_commit(core: Core, cmd: OffsetCommit) -> None:
     if group.state in (GroupState.STABLE, GroupState.PREPARING_REBALANCE):
         # A commit doubles as a heartbeat in these states (4.1).
         member = group.members[cmd.member_id]
-        core.schedule_heartbeat(group, member.member_id, member.session_timeout_ms)
+        if not member.heartbeats_ignored:
+            core.schedule_heartbeat(group, member.member_id, member.session_timeout_ms)
 
     now = core.now
     expire_at = None if cmd.retention_time_ms == -1 else now + cmd.retention_time_ms

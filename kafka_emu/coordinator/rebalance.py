@@ -214,15 +214,23 @@ def on_heartbeat_expired(core: Core, group_id: str, member_id: str) -> None:
     group = core.groups.get(group_id)
     if group is None or group.state is GroupState.DEAD:
         return
+    expire_member(core, group, member_id, forced=False)
+
+
+def expire_member(core: Core, group: Group, member_id: str, *, forced: bool) -> bool:
+    """The heartbeat timer's work for one member (or pending id): remove it and rebalance as
+    Kafka's onExpireHeartbeat does. ``forced`` (the operator's "expire now") skips the check that
+    a member parked in a join or sync counts as alive. True if something was removed."""
+    core.cancel_heartbeat(group, member_id)
     if member_id in group.pending_members:
         drop_pending(core, group, member_id, RemovalReason.PENDING_EXPIRED)
         # 3.6 edge: this bypasses the initial-delay guard.
         if group.state is GroupState.PREPARING_REBALANCE and group.has_all_members_joined():
             complete_join(core, group)
-        return
+        return True
     member = group.members.get(member_id)
-    if member is None or member.has_satisfied_heartbeat():
-        return
+    if member is None or (not forced and member.has_satisfied_heartbeat()):
+        return False
     reason = RemovalReason.NEW_MEMBER_TIMEOUT if member.is_new else RemovalReason.SESSION_EXPIRED
     detach_member(core, group, member, reason)
     if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
@@ -231,6 +239,7 @@ def on_heartbeat_expired(core: Core, group_id: str, member_id: str) -> None:
         )
     elif group.state is GroupState.PREPARING_REBALANCE and group.has_all_members_joined():
         complete_join(core, group)
+    return True
 
 
 def on_join_timer(core: Core, group_id: str, payload: tuple) -> None:

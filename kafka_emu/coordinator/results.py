@@ -138,6 +138,17 @@ class OffsetDeleteResult:
     partitions: tuple[PartitionError, ...] = ()
 
 
+@attrs.frozen(kw_only=True)
+class OperatorResult:
+    """The answer to an operator command: NONE, or why nothing was changed (GROUP_ID_NOT_FOUND,
+    UNKNOWN_MEMBER_ID, NON_EMPTY_GROUP, COORDINATOR_NOT_AVAILABLE for a Dead group, ...), with a
+    sentence for people and the member ids it acted on."""
+
+    error: ErrorCode
+    detail: str = ""
+    member_ids: tuple[str, ...] = ()
+
+
 Result = Union[
     JoinGroupResult,
     SyncGroupResult,
@@ -149,6 +160,7 @@ Result = Union[
     DescribeGroupsResult,
     DeleteGroupsResult,
     OffsetDeleteResult,
+    OperatorResult,
 ]
 
 

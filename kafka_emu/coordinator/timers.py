@@ -88,6 +88,11 @@ class Timers:
         for key, entry in self._live.items():
             yield key, entry.deadline
 
+    def entries(self) -> Iterator[tuple[Hashable, int, Any]]:
+        """Every live (key, deadline, payload), in no particular order."""
+        for key, entry in self._live.items():
+            yield key, entry.deadline, entry.payload
+
     def _compact(self) -> None:
         self._heap = [e for e in self._heap if e.alive]
         heapq.heapify(self._heap)

@@ -4,7 +4,8 @@ Names are imported lazily so that the pytest plugin and the hypothesis strategie
 without starting to import the broker (and trio).
 """
 
-_EMULATOR_NAMES = ("Emulator", "EmulatorError", "make_config", "open_emulator", "run_in_thread")
+_EMULATOR_NAMES = ("AsyncEmulator", "ControlError", "Emulator", "EmulatorError", "WaitTimeout",
+                   "make_config", "open_emulator", "run_in_thread")
 __all__ = list(_EMULATOR_NAMES)
 
 

@@ -1,16 +1,25 @@
 """Run kafka-emu inside a program: a background thread for any code, or a trio task.
 
 ``with run_in_thread() as emu:`` suits synchronous code and every event loop (kafka-python,
-confluent-kafka, aiokafka): the emulator runs its own trio loop in a daemon thread.
-``async with open_emulator() as emu:`` suits trio code and runs in the caller's nursery.
-Both hand back an :class:`Emulator` and both re-raise, on exit, any unexpected exception the
-server hit (a bug in kafka-emu), so it fails the test that caused it.
+confluent-kafka, aiokafka): the emulator runs its own trio loop in a daemon thread and hands back
+an :class:`Emulator`, whose methods are thread-safe and block until done.
+``async with open_emulator() as emu:`` suits trio code and runs in the caller's nursery; it hands
+back an :class:`AsyncEmulator`, the same methods, each awaitable.
+Both re-raise, on exit, any unexpected exception the server hit (a bug in kafka-emu), so it fails
+the test that caused it.
+
+The control methods (time, group operations, timeline, waiters) run the control plane's
+operations (``kafka_emu.control.operations``): the same code, the same validation and the same
+JSON-able answers as over HTTP and ``kafka-emu ctl``. Bad input raises ``ControlError`` (with an
+HTTP-like ``.status``) and changes nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from typing import Any
@@ -20,6 +29,12 @@ import trio
 from .. import coordinator as c
 from ..broker.config import BrokerConfig
 from ..broker.server import BoundAddress, host_port, serve
+from ..control.operations import ControlError, all_operations, parse_params
+from ..control.plane import control_of
+from ..control.waiters import WaitTimeout
+
+__all__ = ["AsyncEmulator", "ControlError", "Emulator", "EmulatorError", "WaitTimeout",
+           "make_config", "open_emulator", "run_in_thread"]
 
 
 class EmulatorError(RuntimeError):
@@ -31,21 +46,25 @@ class EmulatorError(RuntimeError):
 
 
 def make_config(settings: Mapping[str, Any] | None = None, *, topics: Mapping[str, int] | None = None,
-                host: str = "127.0.0.1", port: int = 0) -> BrokerConfig:
-    """A BrokerConfig from Kafka config names, e.g. {"group.initial.rebalance.delay.ms": 3000}."""
-    return BrokerConfig.from_kafka({k: str(v) for k, v in (settings or {}).items()}, host=host,
-                                   port=port, topics=tuple((topics or {}).items()))
+                host: str = "127.0.0.1", port: int = 0, clock: str | None = None) -> BrokerConfig:
+    """A BrokerConfig from Kafka config names, e.g. {"group.initial.rebalance.delay.ms": 3000};
+    ``clock="manual"`` makes the coordinator's time move only when told (``emu.advance``)."""
+    settings = {k: str(v) for k, v in (settings or {}).items()}
+    if clock is not None:
+        settings["emu.clock"] = clock
+    return BrokerConfig.from_kafka(settings, host=host, port=port,
+                                   topics=tuple((topics or {}).items()))
 
 
-class Emulator:
-    """A running emulator: where it listens, how it is configured, and what its groups are."""
+class _Handle:
+    """What both handles offer. ``_run(fn)`` runs ``fn`` on the emulator's trio thread and
+    ``_op(name, **params)`` runs a control operation; in :class:`Emulator` they return the value,
+    in :class:`AsyncEmulator` an awaitable of it."""
 
-    def __init__(self, bound: BoundAddress, config: BrokerConfig,
-                 call: Callable[[Callable[[], Any]], Any], *, control: Any = None) -> None:
+    def __init__(self, bound: BoundAddress, config: BrokerConfig, *, control: Any = None) -> None:
         self._bound = bound
         # the HTTP control endpoint's base URL (http://host:port), if one was asked for
         self.control_url: str | None = None if control is None else control.url
-        self._call = call  # runs a function on the emulator's trio thread
         self.config = config
         self.host = bound.host
         self.port = bound.port
@@ -60,6 +79,13 @@ class Emulator:
         """The live broker state (only safe to touch from the emulator's own trio thread)."""
         return self._bound.broker
 
+    def _run(self, fn: Callable[[], Any]) -> Any:
+        raise NotImplementedError
+
+    def _op(self, name: str, **params: Any) -> Any:
+        raise NotImplementedError
+
+    # -- groups as coordinator values (these never wait) ------------------------------------
     def list_groups(self, states: tuple[str, ...] = (), types: tuple[str, ...] = ()):
         """ListGroups as values: a tuple of ListedGroup(group_id, protocol_type, state, ...)."""
         def run():
@@ -67,7 +93,7 @@ class Emulator:
             cmd = c.ListGroups(request_id=b.new_request_id(), states_filter=tuple(states),
                                types_filter=tuple(types))
             return b.query(cmd).groups
-        return self._call(run)
+        return self._run(run)
 
     def describe_group(self, group_id: str):
         """DescribeGroups for one group as a value (state "Dead" if it does not exist)."""
@@ -76,7 +102,7 @@ class Emulator:
             cmd = c.DescribeGroups(request_id=b.new_request_id(), group_ids=(group_id,),
                                    not_found_is_error=False)
             return b.query(cmd).groups[0]
-        return self._call(run)
+        return self._run(run)
 
     def describe_consumer_group(self, group_id: str):
         """ConsumerGroupDescribe (KIP-848) for one group as a value: epochs, state, and per member
@@ -90,7 +116,144 @@ class Emulator:
         return self._call(run)
 
     def create_topic(self, name: str, partitions: int = 1) -> None:
-        self._call(lambda: self._bound.broker.topics.create(name, partitions))
+        return self._run(lambda: self._bound.broker.topics.create(name, partitions))
+
+    # -- time -------------------------------------------------------------------------------
+    def advance(self, ms: int) -> dict:
+        """Move the coordinator's time forward by ``ms``: every timer that falls due fires, in
+        deadline order, as if the time had passed. Returns what happened: ``members_expired``,
+        ``members_removed``, ``rebalances_started``, ``generations``, ``groups_deleted`` and
+        every ``events`` entry, plus ``from_ms``/``now_ms``."""
+        return self._op("advance", ms=ms)
+
+    def advance_to_next_deadline(self, group_id: str | None = None, kind: str | None = None) -> dict:
+        """Move time to the earliest pending timer (of ``group_id``, of ``kind``: session,
+        new_member, pending_member, rebalance, initial_delay, pending_sync, retention) and fire
+        it; returns what happened (as ``advance``) and the ``deadline``. 404 if none matches."""
+        return self._op("advance_to_next_deadline", group_id=group_id, kind=kind)
+
+    def deadlines(self, group_id: str | None = None, kind: str | None = None) -> list:
+        """Pending timers, earliest first: deadline_ms, in_ms, kind, group_id, member_id."""
+        return self._op("deadlines", group_id=group_id, kind=kind)
+
+    def clock(self) -> dict:
+        """The coordinator's clock: now_ms, mode ("real" or "manual"), advanced_ms."""
+        return self._op("clock")
+
+    # -- group operations -------------------------------------------------------------------
+    def group_view(self, group_id: str) -> dict:
+        """State, generation, protocol, leader, members with decoded ``subscription`` and
+        ``assignment``, and ``offsets`` (committed_offset, log_end_offset, lag, member_id per
+        partition) with ``total_lag``. 404 if the group does not exist."""
+        return self._op("group_view", group_id=group_id)
+
+    def expire_member(self, group_id: str, member_id: str | None = None, *,
+                      group_instance_id: str | None = None) -> dict:
+        """Expire a member now, exactly as its session timeout would; returns what happened."""
+        return self._op("expire_member", group_id=group_id, member_id=member_id,
+                        group_instance_id=group_instance_id)
+
+    def ignore_heartbeats(self, group_id: str, member_id: str | None = None, *,
+                          group_instance_id: str | None = None, ignore: bool = True) -> dict:
+        """Stop honouring a member's heartbeats, so it expires naturally when its session runs
+        out (``advance`` gets it there at once); ``ignore=False`` honours them again."""
+        return self._op("ignore_heartbeats", group_id=group_id, member_id=member_id,
+                        group_instance_id=group_instance_id, ignore=ignore)
+
+    def trigger_rebalance(self, group_id: str, reason: str | None = None) -> dict:
+        """Start a rebalance of a group that has members."""
+        params = {} if reason is None else {"reason": reason}
+        return self._op("trigger_rebalance", group_id=group_id, **params)
+
+    def remove_static_member(self, group_id: str, group_instance_id: str,
+                             reason: str | None = None) -> dict:
+        """Remove a static member as KIP-345's admin removal does."""
+        return self._op("remove_static_member", group_id=group_id,
+                        group_instance_id=group_instance_id, reason=reason)
+
+    def delete_group(self, group_id: str, *, force: bool = False) -> dict:
+        """Delete a group and its offsets: an Empty one, or with ``force`` any group (its
+        members removed first)."""
+        return self._op("delete_group", group_id=group_id, force=force)
+
+    def committed_offsets(self, group_id: str) -> list:
+        """Committed offsets with log-end offsets and lag (kafka-consumer-groups --describe)."""
+        return self._op("committed_offsets", group_id=group_id)
+
+    def set_offsets(self, group_id: str, offsets: Mapping[tuple[str, int], int]) -> dict:
+        """Commit offsets as an administrator: ``{("orders", 0): 42, ...}``, in any group state
+        (an unknown group is created Empty)."""
+        items = [{"topic": t, "partition": p, "offset": o} for (t, p), o in offsets.items()]
+        return self._op("set_offsets", group_id=group_id, offsets=items)
+
+    # -- timeline and waiters ---------------------------------------------------------------
+    def timeline(self, group_id: str | None = None, since: int | None = None,
+                 types: tuple[str, ...] = (), limit: int | None = None) -> list:
+        """Recorded events, oldest first, as dicts with ``seq`` and ``type`` (the event class:
+        RequestHandled, MemberRemoved, TimeAdvanced, ...); ``since`` is a sequence number."""
+        return self._op("timeline", group_id=group_id, since=since, types=tuple(types), limit=limit)
+
+    def requests(self, api: str | None = None, client_id: str | None = None,
+                 group_id: str | None = None, since: int | None = None,
+                 limit: int | None = None) -> list:
+        """Recorded requests (RequestHandled events), oldest first, filtered."""
+        return self._op("requests", api=api, client_id=client_id, group_id=group_id,
+                        since=since, limit=limit)
+
+    def timeline_seq(self) -> int:
+        """The sequence number of the newest event so far (pass it as ``since`` later)."""
+        return self._run(lambda: control_of(self._bound.broker).timeline.seq)
+
+    def wait_for_group(self, group_id: str, state: str | None = "Stable",
+                       members: int | None = None, timeout: float = 30.0) -> dict:
+        """Block until the group is in ``state`` with ``members`` members (None: any), woken by
+        events; returns the group view. ``WaitTimeout`` (a TimeoutError) after ``timeout`` s."""
+        return self._op("wait_for_group", group_id=group_id, state=state, members=members,
+                        timeout=timeout)
+
+
+class Emulator(_Handle):
+    """A running emulator, driven from any thread: every method blocks until done."""
+
+    def __init__(self, bound: BoundAddress, config: BrokerConfig,
+                 call: Callable[[Callable[[], Any]], Any],
+                 acall: Callable[[Callable[[], Any]], Any] | None = None, *,
+                 control: Any = None) -> None:
+        super().__init__(bound, config, control=control)
+        self._call = call  # runs a function on the emulator's trio thread
+        self._acall = acall  # runs an async function there and waits for it
+
+    def _run(self, fn: Callable[[], Any]) -> Any:
+        return self._call(fn)
+
+    def _op(self, name: str, **params: Any) -> Any:
+        op = all_operations()[name]
+        parsed = parse_params(op, params)
+        broker = self._bound.broker
+        if op.is_async:
+            return self._acall(partial(op.run, broker, parsed))
+        return self._call(lambda: op.run(broker, parsed))
+
+    def wait_for(self, predicate: Callable[[], Any], timeout: float = 30.0) -> Any:
+        """Call ``predicate()`` (in this thread: it may use this emulator and any client) now and
+        again after each new event the emulator records, until it returns something truthy,
+        which is returned. ``WaitTimeout`` after ``timeout`` seconds."""
+        timeline = self._call(lambda: control_of(self._bound.broker).timeline)
+        deadline = time.monotonic() + timeout
+        self._call(timeline.hold)
+        try:
+            while True:
+                seq = self._call(lambda: timeline.seq)
+                result = predicate()
+                if result:
+                    return result
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise WaitTimeout(f"timed out after {timeout:g} s waiting for "
+                                      f"{getattr(predicate, '__name__', 'the predicate')}")
+                self._acall(partial(timeline.wait_after, seq, remaining))
+        finally:
+            self._call(timeline.release)
 
     # -- faults (control/faults.py; the operations of control/ops/faults.py) ------------------
     def _fault_op(self, name: str, **raw: Any) -> Any:
@@ -133,6 +296,61 @@ class Emulator:
 
     def unexpected_errors(self) -> list[BaseException]:
         return self._call(lambda: list(self._bound.broker.unexpected))
+
+
+class AsyncEmulator(_Handle):
+    """A running emulator in the caller's trio program: every method is awaitable."""
+
+    # -- faults: Emulator's fault methods, awaitable (same operations) -----------------------
+    async def add_fault(self, action: str, **rule: Any) -> int:
+        """Add a fault rule (the keywords of ``Emulator.add_fault``); returns its id."""
+        added = await self._op("add_fault", action=action,
+                               **{k: v for k, v in rule.items() if v is not None})
+        return added["id"]
+
+    async def faults(self) -> list[dict]:
+        return await self._op("list_faults")
+
+    async def remove_fault(self, rule_id: int) -> dict:
+        return await self._op("remove_fault", rule_id=rule_id)
+
+    async def clear_faults(self) -> int:
+        return (await self._op("clear_faults"))["removed"]
+
+    async def unexpected_errors(self) -> list[BaseException]:
+        return list(self._bound.broker.unexpected)
+
+    async def _run(self, fn: Callable[[], Any]) -> Any:
+        return fn()
+
+    async def _op(self, name: str, **params: Any) -> Any:
+        op = all_operations()[name]
+        parsed = parse_params(op, params)
+        result = op.run(self._bound.broker, parsed)
+        return await result if op.is_async else result
+
+    async def wait_for(self, predicate: Callable[[], Any], timeout: float = 30.0) -> Any:
+        """Evaluate ``predicate()`` (a plain or an async function) now and after each new event,
+        until it returns something truthy, which is returned; ``WaitTimeout`` after ``timeout``
+        seconds of wall time."""
+        timeline = control_of(self._bound.broker).timeline
+        deadline = trio.current_time() + timeout
+        timeline.hold()
+        try:
+            while True:
+                seq = timeline.seq
+                result = predicate()
+                if inspect.isawaitable(result):
+                    result = await result
+                if result:
+                    return result
+                remaining = deadline - trio.current_time()
+                if remaining <= 0:
+                    raise WaitTimeout(f"timed out after {timeout:g} s waiting for "
+                                      f"{getattr(predicate, '__name__', 'the predicate')}")
+                await timeline.wait_after(seq, remaining)
+        finally:
+            timeline.release()
 
 
 async def _start_control(nursery: trio.Nursery, bound: BoundAddress, host: str,
@@ -178,11 +396,11 @@ def run_in_thread(config: BrokerConfig | None = None, *,
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
-            box["bound"] = await nursery.start(partial(serve, config, observer=observer))
+            box["bound"] = bound = await nursery.start(partial(serve, config, observer=observer))
+            control_of(bound.broker)  # the timeline records from the first client on
             if writer is not None:
-                writer.attach(box["bound"].broker, nursery, config)
-            box["control"] = await _start_control(nursery, box["bound"], control_host,
-                                                  control_port)
+                writer.attach(bound.broker, nursery, config)
+            box["control"] = await _start_control(nursery, bound, control_host, control_port)
             box["token"] = trio.lowlevel.current_trio_token()
             box["scope"] = nursery.cancel_scope
             ready.set()
@@ -207,7 +425,10 @@ def run_in_thread(config: BrokerConfig | None = None, *,
     def call(fn):
         return trio.from_thread.run_sync(fn, trio_token=token)
 
-    emulator = Emulator(box["bound"], config, call, control=box["control"])
+    def acall(afn):
+        return trio.from_thread.run(afn, trio_token=token)
+
+    emulator = Emulator(box["bound"], config, call, acall, control=box["control"])
     try:
         yield emulator
     finally:
@@ -230,16 +451,17 @@ async def open_emulator(config: BrokerConfig | None = None, *,
                         trace_labels: Mapping[str, str] | None = None,
                         trace_compress: str | None = None):
     """Start kafka-emu as a task of the calling trio program; stop it on exit (control and
-    tracing as in ``run_in_thread``)."""
+    tracing as in ``run_in_thread``). Yields an :class:`AsyncEmulator`."""
     config = config or make_config()
     writer = _trace_writer(trace_dir, trace_labels, trace_compress)
     try:
         async with trio.open_nursery() as nursery:
             bound = await nursery.start(partial(serve, config, observer=observer))
+            control_of(bound.broker)
             if writer is not None:
                 writer.attach(bound.broker, nursery, config)
             control = await _start_control(nursery, bound, control_host, control_port)
-            emulator = Emulator(bound, config, lambda fn: fn(), control=control)
+            emulator = AsyncEmulator(bound, config, control=control)
             try:
                 yield emulator
             finally:

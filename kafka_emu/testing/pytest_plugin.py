@@ -6,7 +6,12 @@
   persist between tests, so use unique names).
 - ``kafka_emu_factory``: ``kafka_emu_factory({"group.initial.rebalance.delay.ms": 3000},
   topics={"orders": 3})`` starts emulators with custom config, all stopped after the test;
-  ``control_port=0`` also serves the HTTP control endpoint at ``emu.control_url``.
+  ``control_port=0`` also serves the HTTP control endpoint at ``emu.control_url``;
+  ``clock="manual"`` gives one whose coordinator time moves only when told (``emu.advance``).
+
+Each yields an ``Emulator``: its control methods (advance, advance_to_next_deadline, group
+operations, timeline, wait_for_group, wait_for) work from the test's thread. Trio tests that
+want awaitable methods use ``kafka_emu.testing.open_emulator`` instead.
 
 Each fixture fails the test at teardown if the emulator hit an unexpected exception.
 
@@ -39,10 +44,11 @@ def _tracing(pytestconfig) -> dict:
             "trace_compress": pytestconfig.getoption("kafka_emu_trace_compress", None)}
 
 
-def _emulator(settings=None, *, topics=None, observer=None, control_port=None, tracing=None):
+def _emulator(settings=None, *, topics=None, observer=None, control_port=None, tracing=None,
+              clock=None):
     # imported here so that loading the plugin (in every pytest run) stays cheap
     from .emulator import make_config, run_in_thread
-    return run_in_thread(make_config(settings, topics=topics), observer=observer,
+    return run_in_thread(make_config(settings, topics=topics, clock=clock), observer=observer,
                          control_port=control_port, **(tracing or {}))
 
 @pytest.fixture
@@ -59,7 +65,8 @@ def kafka_emu_session(pytestconfig):
 def kafka_emu_factory(pytestconfig):
     tracing = _tracing(pytestconfig)
     with contextlib.ExitStack() as stack:
-        def start(settings=None, *, topics=None, observer=None, control_port=None):
+        def start(settings=None, *, topics=None, observer=None, control_port=None, clock=None):
             return stack.enter_context(_emulator(settings, topics=topics, observer=observer,
-                                                 control_port=control_port, tracing=tracing))
+                                                 control_port=control_port, tracing=tracing,
+                                                 clock=clock))
         yield start

@@ -40,7 +40,7 @@ async def committed(emu, group="g"):
 async def test_error_rule_answers_per_partition_once_then_lets_requests_through():
     events = []
     async with open_emulator(make_config(topics={"t": 1}), observer=events.append) as emu:
-        rule = emu.add_fault("error", api="OffsetCommit", group_id="g",
+        rule = await emu.add_fault("error", api="OffsetCommit", group_id="g",
                              error="REBALANCE_IN_PROGRESS")
         client = await WireClient.connect(emu.host, emu.port, client_id="app")
         first = await client.request(COMMIT, 8, commit_request())
@@ -48,7 +48,7 @@ async def test_error_rule_answers_per_partition_once_then_lets_requests_through(
         assert await committed(emu) == {}  # the faulted commit was not applied
         second = await client.request(COMMIT, 8, commit_request())
         assert commit_errors(second) == [("t", 0, ErrorCode.NONE)]
-        (listed,) = emu.faults()
+        (listed,) = (await emu.faults())
         assert (listed["id"], listed["matched"], listed["fired"], listed["active"]) == (
             rule, 1, 1, False)
         fired = [e for e in events if isinstance(e, FaultFired)]
@@ -58,7 +58,7 @@ async def test_error_rule_answers_per_partition_once_then_lets_requests_through(
 
 async def test_error_rule_on_a_top_level_api():
     async with open_emulator() as emu:
-        emu.add_fault("error", api="Heartbeat", error=ErrorCode.NOT_COORDINATOR)
+        await emu.add_fault("error", api="Heartbeat", error=ErrorCode.NOT_COORDINATOR)
         client = await WireClient.connect(emu.host, emu.port)
         resp = await client.request(HEARTBEAT, 4, hb.HeartbeatRequest(group_id="g",
                                                                        member_id="m"))
@@ -67,23 +67,23 @@ async def test_error_rule_on_a_top_level_api():
 
 async def test_close_before_does_not_apply_close_after_does():
     async with open_emulator(make_config(topics={"t": 1})) as emu:
-        emu.add_fault("close_before", api="OffsetCommit")
+        await emu.add_fault("close_before", api="OffsetCommit")
         client = await WireClient.connect(emu.host, emu.port)
         await client.send(COMMIT, 8, commit_request(offset=5))
         assert await client.receive_frame() is None  # closed, no answer
         assert await committed(emu) == {}
 
-        emu.add_fault("close_after", api="OffsetCommit")
+        await emu.add_fault("close_after", api="OffsetCommit")
         client = await WireClient.connect(emu.host, emu.port)
         await client.send(COMMIT, 8, commit_request(offset=7))
         assert await client.receive_frame() is None  # closed, no answer ...
         assert await committed(emu) == {("t", 0): 7}  # ... but the commit was applied
-        assert emu.unexpected_errors() == []
+        assert (await emu.unexpected_errors()) == []
 
 
 async def test_blackhole_never_answers_and_is_released_when_the_client_goes():
     async with open_emulator(make_config(topics={"t": 1})) as emu:
-        emu.add_fault("blackhole", api="OffsetCommit")
+        await emu.add_fault("blackhole", api="OffsetCommit")
         client = await WireClient.connect(emu.host, emu.port)
         await client.send(COMMIT, 8, commit_request(offset=3))
         with trio.move_on_after(0.3) as waited:
@@ -94,12 +94,12 @@ async def test_blackhole_never_answers_and_is_released_when_the_client_goes():
             while emu.broker.connections:
                 await trio.sleep(0.01)
         assert await committed(emu) == {}  # never applied
-        assert emu.unexpected_errors() == []
+        assert (await emu.unexpected_errors()) == []
 
 
 async def test_delay_holds_the_request_back(autojump_clock):
     async with open_emulator(make_config(topics={"t": 1})) as emu:
-        emu.add_fault("delay", api="OffsetCommit", delay_ms=2000)
+        await emu.add_fault("delay", api="OffsetCommit", delay_ms=2000)
         client = await WireClient.connect(emu.host, emu.port)
         start = trio.current_time()
         resp = await client.request(COMMIT, 8, commit_request())
@@ -109,7 +109,7 @@ async def test_delay_holds_the_request_back(autojump_clock):
 
 async def test_throttle_kip219_answers_at_once_then_mutes_the_connection(autojump_clock):
     async with open_emulator() as emu:
-        emu.add_fault("throttle", api="Heartbeat", throttle_ms=3000)
+        await emu.add_fault("throttle", api="Heartbeat", throttle_ms=3000)
         client = await WireClient.connect(emu.host, emu.port)
         start = trio.current_time()
         req = hb.HeartbeatRequest(group_id="g", member_id="m")
@@ -125,7 +125,7 @@ async def test_throttle_kip219_answers_at_once_then_mutes_the_connection(autojum
 
 async def test_throttle_before_kip219_delays_the_response(autojump_clock):
     async with open_emulator() as emu:
-        emu.add_fault("throttle", api="Heartbeat", throttle_ms=3000)
+        await emu.add_fault("throttle", api="Heartbeat", throttle_ms=3000)
         client = await WireClient.connect(emu.host, emu.port)
         start = trio.current_time()
         resp = await client.request(HEARTBEAT, 1, hb.HeartbeatRequest(group_id="g",
@@ -136,20 +136,20 @@ async def test_throttle_before_kip219_delays_the_response(autojump_clock):
 
 async def test_error_on_acks0_produce_sends_nothing_and_the_connection_goes_on():
     async with open_emulator(make_config(topics={"t": 1})) as emu:
-        emu.add_fault("error", api="Produce", error="NOT_LEADER_OR_FOLLOWER")
+        await emu.add_fault("error", api="Produce", error="NOT_LEADER_OR_FOLLOWER")
         client = await WireClient.connect(emu.host, emu.port)
         await client.send(PRODUCE, 9, pr.ProduceRequest(acks=0, timeout_ms=100, topic_data=[
             pr.TopicProduceData(name="t", partition_data=[pr.PartitionProduceData(index=0)])]))
         resp = await client.request(HEARTBEAT, 4, hb.HeartbeatRequest(group_id="g",
                                                                        member_id="m"))
         assert resp.error_code != 0  # answered: the unknown member's own error
-        assert emu.faults()[0]["fired"] == 1
+        assert (await emu.faults())[0]["fired"] == 1
 
 
 async def test_probability_rule_fires_the_same_requests_every_run():
     async def run():
         async with open_emulator() as emu:
-            emu.add_fault("error", api="Heartbeat", error=27, always=True, probability=0.5,
+            await emu.add_fault("error", api="Heartbeat", error=27, always=True, probability=0.5,
                           seed=42)
             client = await WireClient.connect(emu.host, emu.port)
             codes = []

@@ -1,0 +1,54 @@
+"""Time: advance the coordinator's clock, jump to the next deadline, read the clock and timers."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from ...coordinator import DEADLINE_KINDS
+from .. import timing
+from ..operations import NoParams, operation
+
+Kind = Literal[DEADLINE_KINDS]  # type: ignore[valid-type]
+
+
+@attrs.frozen(kw_only=True)
+class AdvanceParams:
+    ms: int  # milliseconds to move forward (>= 0)
+
+
+@attrs.frozen(kw_only=True)
+class NextDeadlineParams:
+    group_id: str | None = None
+    kind: Kind | None = None  # session, new_member, pending_member, rebalance, initial_delay, pending_sync, retention
+
+
+@operation("POST", "/time/advance", AdvanceParams)
+def advance(broker, params: AdvanceParams) -> dict:
+    """Move the coordinator's time forward by ms, firing every timer that falls due, in deadline
+    order, as if the time had passed; returns what happened (members expired, rebalances started,
+    groups deleted, every event)."""
+    return timing.advance(broker, params.ms)
+
+
+@operation("POST", "/time/advance-to-next-deadline", NextDeadlineParams)
+def advance_to_next_deadline(broker, params: NextDeadlineParams) -> dict:
+    """Move time to the earliest pending timer (optionally of one group and one kind) and fire it;
+    returns what happened, and the deadline it moved to."""
+    return timing.advance_to_next_deadline(broker, params.group_id, params.kind)
+
+
+@operation("GET", "/time/deadlines", NextDeadlineParams)
+def deadlines(broker, params: NextDeadlineParams) -> list:
+    """Pending coordinator timers, earliest first: deadline, ms from now, kind, group, member."""
+    now = broker.now_ms()
+    return [timing.deadline_dict(d, now) for d in timing.deadlines(broker, params.group_id, params.kind)]
+
+
+@operation("GET", "/time", NoParams)
+def clock(broker, params: NoParams) -> dict:
+    """The coordinator's clock: now (ms since the epoch), its mode (real or manual) and how far
+    the control plane has moved it."""
+    return {"now_ms": broker.now_ms(), "mode": "manual" if broker.clock.manual else "real",
+            "advanced_ms": broker.clock.advanced_ms}

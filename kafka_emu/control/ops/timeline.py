@@ -1,0 +1,64 @@
+"""The timeline (every request and coordinator event, with a sequence number) and waiters."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from ...coordinator import GroupState
+from .. import waiters
+from ..plane import control_of
+from ..operations import operation
+
+State = Literal[tuple(s.value for s in GroupState)]  # type: ignore[valid-type]
+
+
+@attrs.frozen(kw_only=True)
+class TimelineParams:
+    group_id: str | None = None
+    since: int | None = None  # only events after this sequence number
+    types: tuple[str, ...] = ()  # event class names, e.g. MemberRemoved, RequestHandled
+    limit: int | None = None  # at most the newest N
+
+
+@attrs.frozen(kw_only=True)
+class RequestsParams:
+    api: str | None = None  # name (case-insensitive) or key, e.g. Heartbeat or 12
+    client_id: str | None = None
+    group_id: str | None = None
+    since: int | None = None
+    limit: int | None = None
+
+
+@attrs.frozen(kw_only=True)
+class WaitGroupParams:
+    group_id: str
+    state: State | None = "Stable"
+    members: int | None = None
+    timeout: float = 30.0  # seconds of wall time
+
+
+@operation("GET", "/timeline", TimelineParams)
+def timeline(broker, params: TimelineParams) -> list:
+    """Recorded events, oldest first, each with its sequence number ("seq") and type; filter by
+    group, by sequence number (since) and by type."""
+    return control_of(broker).timeline.select(since=params.since, group_id=params.group_id,
+                                              types=params.types, limit=params.limit)
+
+
+@operation("GET", "/timeline/requests", RequestsParams)
+def requests(broker, params: RequestsParams) -> list:
+    """Recorded requests (api, version, client id and software, peer, group, member, generation,
+    latency, error codes), oldest first; filter by api, client id, group and since."""
+    return control_of(broker).timeline.requests(since=params.since, api=params.api,
+                                                client_id=params.client_id,
+                                                group_id=params.group_id, limit=params.limit)
+
+
+@operation("GET", "/groups/{group_id}/wait", WaitGroupParams)
+async def wait_for_group(broker, params: WaitGroupParams) -> dict:
+    """Wait (woken by events, not polling) until the group is in a state with a number of members;
+    returns the group view, or 408 after timeout seconds."""
+    return await waiters.wait_for_group(broker, params.group_id, params.state, params.members,
+                                        params.timeout)

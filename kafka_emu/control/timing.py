@@ -1,0 +1,70 @@
+"""Moving the coordinator's time: ``advance`` and ``advance_to_next_deadline``.
+
+Theory of operation. The broker's clock (``broker/clock.py``, the one place that reads a clock)
+carries an offset the control plane adds to; in manual mode it carries nothing else. Advancing
+adds to the offset and then calls the coordinator's ``expire(now)``, which fires every timer that
+fell due *at its own deadline*, earliest first (the coordinator sets its time to each timer's
+deadline while that timer's work runs) -- so a jump of 45 s gives the same result as 45 s
+passing: members that did not heartbeat within the span expire, the rebalances they cause start,
+and a rebalance timeout that falls inside the span fires too. Replies for requests parked on the
+groups (a surviving member's JoinGroup) go out at once, and the broker's timer task is woken
+because the earliest deadline moved.
+
+What happened is collected from the events emitted during the call (the one observer seam), so
+the answer and the timeline tell the same story. ``TimeAdvanced`` comes first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..broker.events import TimeAdvanced
+from ..coordinator import DEADLINE_KINDS, Deadline
+from .operations import ControlError
+from .plane import observing, what_happened
+
+
+def advance(broker: Any, ms: int) -> dict:
+    if ms < 0:
+        raise ControlError(f"time only moves forward: ms must be >= 0, got {ms}")
+    with observing(broker) as events:
+        before = broker.now_ms()
+        broker.clock.advance(ms)
+        now = broker.now_ms()
+        broker.observation.emit(TimeAdvanced(at_ms=now, by_ms=ms))
+        broker.route(broker.coordinator.expire(now))
+        broker.timers_changed.set()
+    return {"from_ms": before, "now_ms": now, "advanced_ms": ms, **what_happened(events)}
+
+
+def deadlines(broker: Any, group_id: str | None = None, kind: str | None = None) -> list[Deadline]:
+    """Pending coordinator timers, earliest first, of one group and/or one kind."""
+    if kind is not None and kind not in DEADLINE_KINDS:
+        raise ControlError(f"kind: expected one of {', '.join(DEADLINE_KINDS)}, got {kind!r}")
+    if group_id is not None and not broker.coordinator.has_group(group_id):
+        raise ControlError(f"group {group_id!r} does not exist", 404)
+    return [d for d in broker.coordinator.deadlines()
+            if (kind is None or d.kind == kind)
+            # the retention sweep belongs to no group; asked for by kind, it may delete this one
+            and (group_id is None or d.group_id == group_id or kind == "retention")]
+
+
+def deadline_dict(deadline: Deadline, now_ms: int) -> dict:
+    return {"deadline_ms": deadline.deadline_ms, "in_ms": deadline.deadline_ms - now_ms,
+            "kind": deadline.kind, "group_id": deadline.group_id, "member_id": deadline.member_id}
+
+
+def advance_to_next_deadline(broker: Any, group_id: str | None = None,
+                             kind: str | None = None) -> dict:
+    """Advance to the earliest pending timer (of that group and kind) and fire it -- with
+    everything else due by then, as the passing time would."""
+    found = deadlines(broker, group_id, kind)
+    if not found:
+        what = " ".join(filter(None, [kind and f"{kind}", "deadline",
+                                      group_id and f"in group {group_id!r}"]))
+        raise ControlError(f"no pending {what}", 404)
+    target = found[0]
+    now = broker.now_ms()
+    result = advance(broker, max(target.deadline_ms - now, 0))
+    result["deadline"] = deadline_dict(target, now)
+    return result
