@@ -110,8 +110,24 @@ async def test_create_topics_partition_cap_counts_defaults_and_assignments(start
     # a duplicated name is not forwarded to Kafka's controller, so it does not count
     resp = await client.request(CREATE, 5, CreateTopicsRequest(
         topics=[_topic("a"), _topic("b"), _topic("d", 1), _topic("d", 1)], validate_only=True))
-    assert [t.error_code for t in resp.topics] == [
-        ErrorCode.NONE, ErrorCode.NONE, ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST]
+    assert [(t.name, t.error_code) for t in resp.topics] == [
+        ("a", ErrorCode.NONE), ("b", ErrorCode.NONE), ("d", ErrorCode.INVALID_REQUEST)]
+
+
+async def test_create_topics_duplicate_names_get_one_result_each_as_kafka_4(start_broker):
+    """Was: one "Found multiple entries" result per occurrence, in request order. Kafka 4.x's
+    ControllerApis answers each duplicated name once, "Duplicate topic name.", after the
+    created topics, in its HashSet's order (bar, bucket 2, before foo, bucket 7)."""
+    bound = await start_broker()
+    client = await WireClient.connect(bound.host, bound.port)
+    resp = await client.request(CREATE, 7, CreateTopicsRequest(topics=[
+        _topic("foo", 1), _topic("foo", 2), _topic("bar", 1), _topic("baz", 1),
+        _topic("bar", 1)]))
+    assert [(t.name, t.error_code, t.error_message) for t in resp.topics] == [
+        ("baz", ErrorCode.NONE, None),
+        ("bar", ErrorCode.INVALID_REQUEST, "Duplicate topic name."),
+        ("foo", ErrorCode.INVALID_REQUEST, "Duplicate topic name.")]
+    assert bound.broker.topics.lookup("foo") is None
 
 
 API_VERSIONS = BY_NAME["ApiVersions"]

@@ -2,7 +2,8 @@
 replication_factor -1 mean the broker default; v5 flexible, returns partitions, replication
 factor and configs; v7 topic ids. One broker: a replication factor above 1 is
 INVALID_REPLICATION_FACTOR, as a single-broker Kafka answers. A name given twice in one request
-is INVALID_REQUEST for that name. A request for more than 10,000 partitions in total is refused
+gets one INVALID_REQUEST "Duplicate topic name." result after the others (Kafka 4.x's
+ControllerApis.createTopics). A request for more than 10,000 partitions in total is refused
 whole, every topic POLICY_VIOLATION, as Kafka's controller refuses it
 (``ReplicationControlManager.validateTotalNumberOfPartitions``), so one request cannot stall
 every other client while it builds partitions.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ...coordinator.java_order import hashmap_order
 from ...errors import ErrorCode, KafkaError
 from ...protocol.messages.create_topics import API, CreatableTopicResult, CreateTopicsResponse
 from . import Handler
@@ -72,16 +74,13 @@ def _partitions(ctx, topic) -> int:
 async def create_topics(ctx, request) -> CreateTopicsResponse:
     v = ctx.version
     counts = Counter(t.name for t in request.topics)
-    # Kafka counts only the topics it forwards to the controller: duplicated names are not
+    # Kafka's broker forwards only the names given once to the controller (ControllerApis)...
     unique = [t for t in request.topics if counts[t.name] == 1]
     if _requested_partitions(unique, ctx.broker.config.num_partitions) > MAX_PARTITIONS_PER_REQUEST:
         return _refuse_all(request.topics, ErrorCode.POLICY_VIOLATION, TOO_MANY_PARTITIONS)
     results = []
-    for t in request.topics:
+    for t in unique:
         try:
-            if counts[t.name] > 1:
-                raise KafkaError(ErrorCode.INVALID_REQUEST,
-                                 f"Found multiple entries for topic {t.name}.")
             info = ctx.broker.topics.create(
                 t.name, _partitions(ctx, t), configs={c.name: c.value for c in t.configs},
                 validate_only=request.validate_only)
@@ -95,6 +94,12 @@ async def create_topics(ctx, request) -> CreateTopicsResponse:
             error_message=None,
             num_partitions=info.partitions if details else -1,
             replication_factor=1 if details else -1, configs=[] if details else None))
+    # ... and adds one result per duplicated name after the controller's, in the order of its
+    # HashSet of those names
+    duplicated = hashmap_order(name for name, n in counts.items() if n > 1)
+    results += [CreatableTopicResult(name=name, error_code=ErrorCode.INVALID_REQUEST,
+                                     error_message="Duplicate topic name.")
+                for name in duplicated]
     return CreateTopicsResponse(topics=results)
 
 
