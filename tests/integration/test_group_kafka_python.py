@@ -73,3 +73,28 @@ def test_static_member_restart_keeps_generation(kafka_emu_factory, topic_name, g
     finally:
         for c in consumers:
             c.close()
+
+
+def test_protocol_vote_tie_goes_to_kafkas_hash_order_not_the_alphabet(kafka_emu_factory, topic_name,
+                                                                      group_id):
+    """Two kafka-python consumers preferring range and sticky in opposite orders tie 1-1. Kafka's
+    vote map iterates sticky (bucket 8) before range (bucket 9), so the group runs sticky; the
+    emulator used to pick the alphabetically first, range."""
+    from kafka.coordinator.assignors.range import RangePartitionAssignor
+    from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
+    emu = kafka_emu_factory(topics={topic_name: PARTITIONS})
+    consumers = [
+        make_consumer(emu, group_id, topic_name,
+                      partition_assignment_strategy=(RangePartitionAssignor,
+                                                     StickyPartitionAssignor)),
+        make_consumer(emu, group_id, topic_name,
+                      partition_assignment_strategy=(StickyPartitionAssignor,
+                                                     RangePartitionAssignor)),
+    ]
+    try:
+        mine = wait_for_split(emu, consumers, group_id, topic_name)
+        assert_disjoint_cover(mine, topic_name, PARTITIONS)
+        assert emu.describe_group(group_id).protocol_data == "sticky"
+    finally:
+        for c in consumers:
+            c.close()
