@@ -71,8 +71,6 @@ def test_kafkajs_member_killed_then_expired_over_http_long_before_its_session_en
     """One member of two (a child process) is SIGKILLed; one heartbeat later the test moves the
     emulator's time to the group's next session deadline over HTTP: exactly the dead member
     expires, and the survivor takes every partition -- without waiting out the 45 s."""
-    if "advance_to_next_deadline" not in all_operations():  # until the time operations land
-        pytest.skip("no advance_to_next_deadline operation in this kafka-emu")
     result = scenario("session")
     assert result["doomed"] and result["survivor"] and result["doomed"] != result["survivor"]
     assert result["expired"] == [result["doomed"]], result
