@@ -99,3 +99,4 @@ def test_the_ctl_example_runs_each_line(served):
     assert "delay" in proc.stdout and "Heartbeat" in proc.stdout  # the text listing
     removed = int(re.search(r'"removed": (\d+)', proc.stdout).group(1))
     assert removed >= 1  # clear-faults removed at least the rule added above
+    assert "advanced_ms: 1000" in proc.stdout.splitlines()  # time moved, shown as text
