@@ -16,11 +16,12 @@ HTTP-like ``.status``) and changes nothing.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import inspect
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from typing import Any
 
@@ -86,8 +87,13 @@ class _Handle:
         raise NotImplementedError
 
     # -- groups as coordinator values (these never wait) ------------------------------------
-    def list_groups(self, states: tuple[str, ...] = (), types: tuple[str, ...] = ()):
-        """ListGroups as values: a tuple of ListedGroup(group_id, protocol_type, state, ...)."""
+    def list_groups(self, states: str | Iterable[str] = (), types: str | Iterable[str] = ()):
+        """ListGroups as values: a tuple of ListedGroup(group_id, protocol_type, state, ...).
+
+        ``states`` / ``types`` filter as KIP-518 / KIP-848 do (any case): a tuple of names, or
+        one name as a string (``states="Stable"``). Anything else raises TypeError."""
+        states, types = _names("states", states), _names("types", types)
+
         def run():
             b = self._bound.broker
             cmd = c.ListGroups(request_id=b.new_request_id(), states_filter=tuple(states),
@@ -117,6 +123,31 @@ class _Handle:
 
     def create_topic(self, name: str, partitions: int = 1) -> None:
         return self._run(lambda: self._bound.broker.topics.create(name, partitions))
+
+    def reset(self) -> Any:
+        """Back to the configured start between tests sharing this emulator: delete every topic
+        (with its log and committed offsets) and every group that has no members, clear fault
+        rules, and create the configured topics again. Returns the ids of the groups that stay
+        because members are still joined (clients that were not closed)."""
+        def run() -> tuple[str, ...]:
+            b = self._bound.broker
+            for topic in list(b.topics.all()):
+                b.delete_topic(topic.name)
+            listed = b.query(c.ListGroups(request_id=b.new_request_id(), states_filter=(),
+                                          types_filter=())).groups
+            ops = all_operations()
+            kept = []
+            for group in listed:  # the control plane's delete_group: Empty groups only
+                try:
+                    ops["delete_group"].run(b, parse_params(ops["delete_group"],
+                                                            {"group_id": group.group_id}))
+                except ControlError:
+                    kept.append(group.group_id)
+            ops["clear_faults"].run(b, parse_params(ops["clear_faults"], {}))
+            for name, partitions in self.config.topics:
+                b.topics.create(name, partitions)
+            return tuple(kept)
+        return self._run(run)
 
     # -- time -------------------------------------------------------------------------------
     def advance(self, ms: int) -> dict:
@@ -353,6 +384,40 @@ class AsyncEmulator(_Handle):
             timeline.release()
 
 
+def _names(what: str, value: str | Iterable[str]) -> tuple[str, ...]:
+    """A filter argument as a tuple: one string is one name (not its characters)."""
+    if isinstance(value, str):
+        return (value,)
+    try:
+        names = tuple(value)
+    except TypeError:
+        raise TypeError(f"{what} must be a string or an iterable of strings, "
+                        f"not {type(value).__name__}") from None
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"{what} must hold strings, not {type(name).__name__}")
+    return names
+
+
+def _in_trio_thread() -> bool:
+    try:
+        trio.lowlevel.current_task()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _from_any_thread(run: Callable[..., Any], fn: Any, token: trio.lowlevel.TrioToken) -> Any:
+    """``trio.from_thread.run(_sync)`` that also works from inside another trio loop (a trio
+    test using the thread fixture), where trio forbids blocking calls: there a helper thread
+    makes the call and this one waits, briefly blocking that loop as any synchronous client
+    call in a test would."""
+    if _in_trio_thread():
+        with concurrent.futures.ThreadPoolExecutor(1) as helper:
+            return helper.submit(run, fn, trio_token=token).result()
+    return run(fn, trio_token=token)
+
+
 async def _start_control(nursery: trio.Nursery, bound: BoundAddress, host: str,
                          port: int | None):
     """The HTTP control endpoint's ControlAddress, or None when no port was asked for."""
@@ -423,10 +488,10 @@ def run_in_thread(config: BrokerConfig | None = None, *,
     token = box["token"]
 
     def call(fn):
-        return trio.from_thread.run_sync(fn, trio_token=token)
+        return _from_any_thread(trio.from_thread.run_sync, fn, token)
 
     def acall(afn):
-        return trio.from_thread.run(afn, trio_token=token)
+        return _from_any_thread(trio.from_thread.run, afn, token)
 
     emulator = Emulator(box["bound"], config, call, acall, control=box["control"])
     try:
@@ -434,7 +499,7 @@ def run_in_thread(config: BrokerConfig | None = None, *,
     finally:
         errors = emulator.unexpected_errors() if thread.is_alive() else []
         with contextlib.suppress(trio.RunFinishedError):
-            trio.from_thread.run_sync(box["scope"].cancel, trio_token=token)
+            call(box["scope"].cancel)
         thread.join(timeout=10)
         if writer is not None:
             writer.close()
