@@ -7,9 +7,9 @@ from __future__ import annotations
 from functools import partial
 
 from ... import coordinator as c
+from ...errors import ErrorCode
 from ...protocol.messages.describe_groups import (API, DescribedGroup, DescribedGroupMember,
                                                   DescribeGroupsResponse)
-from ...errors import ErrorCode
 from . import Handler
 from ._operations import GROUP_OPERATIONS, NOT_PROVIDED
 
