@@ -284,3 +284,29 @@ def test_topics_listed_and_created_with_409_and_400_for_bad_requests(client):
         "create_topic needs name"
     listed = {t["name"]: t["partitions"] for t in client.get("/topics").json()["result"]}
     assert listed == {"orders": 3, "payments": 2}
+
+
+# -- the issue's list of bad input, over HTTP ---------------------------------------------------
+
+@pytest.mark.parametrize("method, path, body, status, words", [
+    ("POST", "/faults", {"action": "error", "api": "NoSuchApi", "error": "NOT_COORDINATOR"},
+     400, "NoSuchApi"),
+    ("POST", "/faults", {"action": "error", "api": "Heartbeat", "error": "NO_SUCH_ERROR"},
+     400, "NO_SUCH_ERROR"),
+    ("POST", "/faults", {"action": "delay", "api": "Heartbeat", "delay_ms": -5}, 400, "delay_ms"),
+    ("DELETE", "/faults/999", None, 404, "999"),
+    ("POST", "/groups/no-such-group/expire-member", {"member_id": "m"}, 404, "no-such-group"),
+    ("POST", "/groups/known/expire-member", {"member_id": "no-such-member"}, 404,
+     "no-such-member"),
+    ("POST", "/time/advance", {"ms": -1}, 400, "ms"),
+    ("POST", "/time/advance-to-next-deadline", {"kind": "no-such-kind"}, 400, "no-such-kind"),
+])
+def test_bad_input_named_by_the_issue_is_refused_over_http(client, method, path, body, status,
+                                                             words):
+    # a group that exists (Empty, with a committed offset) for the unknown-member case
+    setup = client.post("/groups/known/offsets", json={"offsets": ["orders:0=5"]})
+    assert setup.status_code == 200, setup.text
+    before = digest(client)
+    error = _error(client.request(method, path, json=body), status)
+    assert words in error["message"], error
+    assert digest(client) == before
