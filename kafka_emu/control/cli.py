@@ -211,6 +211,19 @@ def _value(schema: dict, text: str) -> Any:
     return text
 
 
+def _items(schema: dict, text: str) -> list:
+    """The list items one flag of a list parameter holds: a JSON array or object as written
+    (``--offsets '{"topic": "t", "partition": 0, "offset": 5}'``), else comma-separated values."""
+    if text.lstrip()[:1] in ("[", "{"):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            pass
+        else:
+            return value if isinstance(value, list) else [value]
+    return [_value(schema, t) for t in text.split(",") if t]
+
+
 def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
@@ -252,9 +265,9 @@ def _call(args, parser: argparse.ArgumentParser, name: str, op: dict) -> Any:
             continue
         value = given[param["name"]]
         schema = param["schema"]
-        if isinstance(value, list):  # a repeated flag; each may hold commas
-            texts = [t for v in value for t in v.split(",") if t]
-            value = [_value(schema.get("items") or {}, t) for t in texts]
+        if isinstance(value, list):  # a repeated flag
+            items = schema.get("items") or {}
+            value = [item for text in value for item in _items(items, text)]
         elif isinstance(value, str):
             value = _value(schema, value)
         if param["in"] == "path":

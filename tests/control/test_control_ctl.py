@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+from typing import Any
 
 import attrs
 import pytest
@@ -125,6 +126,7 @@ class _Knobs:
     keys: tuple[str, ...] = ()
     on: bool = False
     extra: dict | None = None
+    things: tuple[Any, ...] = ()  # free-form items: JSON objects or plain values
 
 
 def _knobs(broker, params):
@@ -141,12 +143,14 @@ def test_subcommands_come_from_the_servers_document_not_the_local_table(capsys):
     assert "server_only" not in all_operations()
     with endpoint_for(table) as (url, _, errors):
         argv = ["ctl", "--control", url, "server-only", "--group", "a/b", "--count", "3",
-                "--keys", "x,y", "--keys", "z", "--on", "--extra", '{"k": [1]}']
+                "--keys", "x,y", "--keys", "z", "--on", "--extra", '{"k": [1]}',
+                "--things", '{"a": 1, "b": 2}', "--things", "[3, 4]", "--things", "5,6"]
         assert main(argv) == 0
         out, err = capsys.readouterr()
         assert err == ""
         assert json.loads(out) == {"group": "a/b", "count": 3, "keys": ["x", "y", "z"],
-                                   "on": True, "extra": {"k": [1]}}
+                                   "on": True, "extra": {"k": [1]},
+                                   "things": [{"a": 1, "b": 2}, 3, 4, 5, 6]}
         assert main(["ctl", "--control", url, "-o", "text", "ping"]) == 0
         assert capsys.readouterr().out == "pong\n"
     assert errors == []
