@@ -310,3 +310,28 @@ def test_bad_input_named_by_the_issue_is_refused_over_http(client, method, path,
     error = _error(client.request(method, path, json=body), status)
     assert words in error["message"], error
     assert digest(client) == before
+
+
+def test_a_waiting_operation_answers_once_a_real_consumer_makes_the_group_stable(emu, client):
+    """GET /groups/{id}/wait (an async operation of the table) parks the HTTP request on the
+    emulator's loop while kafka-python joins over its own connection; 408 after its timeout."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kafka import KafkaConsumer
+
+    assert _error(client.get("/groups/g-wait/wait", params={"timeout": 0.2}), 408)
+    with ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(client.get, "/groups/g-wait/wait",
+                              params={"state": "Stable", "members": 1, "timeout": 30})
+        consumer = KafkaConsumer(bootstrap_servers=emu.bootstrap_servers, group_id="g-wait",
+                                 session_timeout_ms=6000, heartbeat_interval_ms=500)
+        try:
+            consumer.subscribe(["orders"])
+            while not waiting.done():
+                consumer.poll(timeout_ms=100)
+            answer = waiting.result()
+        finally:
+            consumer.close()
+    assert answer.status_code == 200, answer.text
+    view = answer.json()["result"]
+    assert view["state"] == "Stable" and len(view["members"]) == 1
