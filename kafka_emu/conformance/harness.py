@@ -1,0 +1,321 @@
+"""One scenario's world: a fresh emulator, the client processes, the records, the waits.
+
+Theory of operation. Kafka's system tests drive a ``VerifiableConsumer`` service (a set of
+nodes, each running the client program) and a ``VerifiableProducer`` against a cluster, and wait
+on the consumers' own events ("all members joined", "consumed 100 more"). :class:`Harness` does
+the same against one in-process emulator per scenario:
+
+- consumer nodes ``c1``, ``c2``, ... are started, stopped (SIGTERM), killed (SIGKILL) and
+  restarted; every start is a new *life* with client id ``<node>.<life>``, written into the
+  ``--consumer.config`` file so server events map back to the node;
+- records come from the kit itself, appended straight into the emulator's partition logs (fast,
+  and the consumer is what is under test); ``produce_in_background`` keeps a trickle going while
+  consumers bounce, as Kafka's tests keep their producer running;
+- waits read a :class:`~kafka_emu.conformance.record.Tracker` fed live from the clients' events,
+  and the emulator's own view of the group; a wait that times out fails the scenario with what
+  it was waiting for and what it saw;
+- the emulator's events (requests, faults, coordinator events) are collected through the
+  observer seam, stamped with the wall time, for the server-side verdicts;
+- time: a session expiry is made to happen *now* with the control plane's
+  ``advance_to_next_deadline(kind="session")`` when the emulator has it; without it the kit
+  falls back to a short session timeout and real waiting.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..log.records import Record, build_batch
+from .clients import ClientSpec
+from .process import ClientProcess
+from .record import TP, NodeState, RunLog, Tracker
+
+T = TypeVar("T")
+
+# Fast group settings for scenarios that are not about expiry (Kafka's tests use 10-60 s).
+SESSION_TIMEOUT_MS = 10000
+STATIC_SESSION_TIMEOUT_MS = 60000  # Kafka's static-membership tests use 60 s
+HEARTBEAT_MS = 250
+REBALANCE_TIMEOUT_MS = 15000  # max.poll.interval.ms: the rebalance timeout of every client
+WAIT_S = 30.0
+# Broker settings of the kit's emulators: short sessions allowed (the fallback when time cannot
+# be advanced); the first rebalance of a group waits a little, as Kafka's system tests configure
+# (a client that joins the instant it subscribes could otherwise assign from empty metadata).
+BROKER_SETTINGS = {"group.min.session.timeout.ms": 500, "group.initial.rebalance.delay.ms": 100}
+
+
+class ScenarioFailed(Exception):
+    """A scenario expectation that did not hold (a wait timed out, a client died...)."""
+
+
+class ScenarioSkipped(Exception):
+    """The scenario cannot run here; the message says why."""
+
+
+class Harness:
+    def __init__(self, emu: Any, client: ClientSpec, *, scenario: str, topic: str,
+                 partitions: int, group: str, workdir: Path,
+                 server_events: list[tuple[float, Any]]) -> None:
+        self.emu = emu
+        self.client = client
+        self.scenario = scenario
+        self.topic = topic
+        self.partitions = partitions
+        self.group = group
+        self.workdir = workdir
+        self.log = RunLog()
+        self.tracker = Tracker()
+        self.server_events = server_events
+        self.procs: dict[str, ClientProcess] = {}
+        self.lives: dict[str, int] = {}
+        self.node_config: dict[str, dict[str, Any]] = {}
+        self._seen = 0
+        self._producer: threading.Thread | None = None
+        self._producing = threading.Event()
+        self._sequence = itertools.count()
+        # nodes whose overlap with a successor is not their fault: a fenced static member keeps
+        # its partitions until its next request tells it (Kafka's zombie window)
+        self.fenced_nodes: set[str] = set()
+
+    # -- records -----------------------------------------------------------------------------
+    @property
+    def all_partitions(self) -> list[TP]:
+        return [(self.topic, p) for p in range(self.partitions)]
+
+    def produce(self, per_partition: int) -> None:
+        """Append ``per_partition`` records to every partition (in the emulator's own thread,
+        waking any consumer long-polling for them)."""
+        now_wall = int(time.time() * 1000)
+        start = next(self._sequence) * per_partition
+
+        def run() -> None:
+            broker = self.emu.broker
+            for p in range(self.partitions):
+                batch = build_batch([Record(value=f"{p}.{start + i}".encode(),
+                                            timestamp_ms=now_wall) for i in range(per_partition)])
+                broker.topics.partition(self.topic, p).append(batch, broker.now_ms())
+            broker.topics.notify_append()
+        self.emu._call(run)
+
+    def produce_in_background(self, per_partition: int = 5, every_s: float = 0.05) -> None:
+        """Keep appending while consumers come and go (Kafka's tests keep producing)."""
+        self._producing.set()
+
+        def loop() -> None:
+            while self._producing.is_set():
+                self.produce(per_partition)
+                time.sleep(every_s)
+        self._producer = threading.Thread(target=loop, name="kit-producer", daemon=True)
+        self._producer.start()
+
+    def stop_producing(self) -> None:
+        self._producing.clear()
+        if self._producer is not None:
+            self._producer.join()
+            self._producer = None
+
+    def log_end(self) -> dict[TP, int]:
+        def run():
+            topics = self.emu.broker.topics
+            return {(self.topic, p): topics.partition(self.topic, p).log_end_offset
+                    for p in range(self.partitions)}
+        return self.emu._call(run)
+
+    # -- consumers ---------------------------------------------------------------------------
+    def start(self, node: str, *, instance_id: str | None = None, autocommit: bool = False,
+              session_timeout_ms: int = SESSION_TIMEOUT_MS, max_messages: int = -1,
+              extra: dict[str, Any] | None = None) -> ClientProcess:
+        if node in self.procs and self.procs[node].running:
+            raise ScenarioFailed(f"{node} is already running")
+        life = self.lives.get(node, 0) + 1
+        self.lives[node] = life
+        props = {"client.id": f"{node}.{life}", "heartbeat.interval.ms": HEARTBEAT_MS,
+                 # Java and librdkafka require max.poll.interval.ms >= session.timeout.ms
+                 "max.poll.interval.ms": max(REBALANCE_TIMEOUT_MS, session_timeout_ms),
+                 **(extra or {})}
+        conf = self.workdir / f"{node}.{life}.properties"
+        conf.write_text("".join(f"{k}={v}\n" for k, v in props.items()), encoding="utf-8")
+        argv = [*self.client.consumer, "--topic", self.topic, "--group-id", self.group,
+                self.client.bootstrap_flag, self.emu.bootstrap_servers,
+                "--session-timeout", str(session_timeout_ms), "--consumer.config", str(conf)]
+        if instance_id:
+            argv += ["--group-instance-id", instance_id]
+        if autocommit:
+            argv.append("--enable-autocommit")
+        if max_messages >= 0:
+            argv += ["--max-messages", str(max_messages)]
+        self.node_config[node] = {"instance_id": instance_id}
+        proc = ClientProcess(node, life, argv, self.log, stderr_dir=self.workdir,
+                             meta={"instance_id": instance_id})
+        self.procs[node] = proc
+        return proc
+
+    def stop(self, node: str, *, clean: bool = True, wait: bool = True) -> None:
+        proc = self.procs[node]
+        if clean:
+            proc.terminate()
+        else:
+            proc.kill()
+        if wait and not proc.wait():
+            raise ScenarioFailed(f"{node} did not stop within {30}s after "
+                                 f"{'SIGTERM' if clean else 'SIGKILL'}")
+
+    def stop_all(self, *, clean: bool = True) -> None:
+        for node, proc in self.procs.items():
+            if proc.running:
+                proc.terminate() if clean else proc.kill()
+        for node, proc in self.procs.items():
+            if not proc.wait():
+                proc.kill()
+                proc.wait(5)
+                raise ScenarioFailed(f"{node} did not stop within 30s after SIGTERM")
+
+    def kill_everything(self) -> None:
+        """Teardown: no process outlives its scenario."""
+        self.stop_producing()
+        for proc in self.procs.values():
+            if proc.proc.poll() is None:
+                proc.kill()
+        for proc in self.procs.values():
+            proc.wait(5)
+
+    # -- state and waits ---------------------------------------------------------------------
+    def sync(self) -> Tracker:
+        entries = self.log.snapshot()
+        self.tracker.feed(entries[self._seen:])
+        self._seen = len(entries)
+        return self.tracker
+
+    def wait_until(self, what: str, predicate: Callable[[], T], timeout: float = WAIT_S,
+                   expect_running: tuple[str, ...] | None = None) -> T:
+        deadline = time.monotonic() + timeout
+        while True:
+            self.sync()
+            value = predicate()
+            if value:
+                return value
+            for node in expect_running if expect_running is not None else self._should_run():
+                proc = self.procs[node]
+                if not proc.running:
+                    self.sync()
+                    raise ScenarioFailed(f"{node} exited (code {proc.proc.returncode}) while "
+                                         f"waiting for {what}; stderr: "
+                                         f"{proc.stderr_tail(2) or '(empty)'}")
+            if time.monotonic() > deadline:
+                raise ScenarioFailed(f"timed out after {timeout:.0f}s waiting for {what} "
+                                     f"({self.describe()})")
+            with self.log.changed:
+                self.log.changed.wait(0.05)
+
+    def _should_run(self) -> tuple[str, ...]:
+        return tuple(n for n, p in self.procs.items()
+                     if p.signalled is None and not p.expected_exit)
+
+    def describe(self) -> str:
+        t = self.tracker
+        nodes = ", ".join(f"{n.name}:{n.state.value}{sorted(p for _t, p in n.assignment)}"
+                          for n in sorted(t.nodes.values(), key=lambda n: n.name) if n.alive)
+        try:
+            g = self.emu.describe_group(self.group)
+            server = f"group {g.state} with {len(g.members)} member(s)"
+        except Exception as exc:  # the emulator may be gone in teardown
+            server = f"group unknown ({exc!r})"
+        return f"live: {nodes or 'none'}; consumed {t.total_consumed()}; {server}"
+
+    def group_state(self) -> tuple[str, int]:
+        g = self.emu.describe_group(self.group)
+        return g.state, len(g.members)
+
+    def await_members(self, count: int, *, nodes: tuple[str, ...] | None = None,
+                      timeout: float = WAIT_S) -> None:
+        """``count`` consumers joined (Kafka's await_members) and the group Stable with exactly
+        that many members on the emulator."""
+        def settled() -> bool:
+            joined = [n for n in self.tracker.joined()
+                      if nodes is None or n.name in nodes]
+            if len(joined) != count:
+                return False
+            return self.group_state() == ("Stable", count)
+        self.wait_until(f"{count} member(s) joined and the group Stable", settled, timeout)
+
+    def await_all_members(self, timeout: float = WAIT_S) -> None:
+        self.await_members(len(self._should_run()), timeout=timeout)
+
+    def await_consumed(self, min_messages: int = 50, timeout: float = WAIT_S) -> None:
+        """The live consumers consume ``min_messages`` more (Kafka's await_consumed_messages)."""
+        target = self.sync().total_consumed() + min_messages
+        self.wait_until(f"{min_messages} more records consumed",
+                        lambda: self.tracker.total_consumed() >= target, timeout)
+
+    def await_valid_assignment(self, count: int, label: str, timeout: float = WAIT_S) -> None:
+        """Wait until the joined consumers' assignments are disjoint and cover every partition,
+        then record a checkpoint (the verdict checks it; a timeout records the bad state)."""
+        want = set(self.all_partitions)
+
+        def valid() -> bool:
+            joined = self.tracker.joined()
+            union = [tp for n in joined for tp in n.assignment]
+            return len(joined) == count and len(union) == len(set(union)) and set(union) == want
+        try:
+            self.wait_until(f"a valid assignment over {count} consumer(s)", valid, timeout)
+        finally:
+            self.checkpoint(label)
+
+    def checkpoint(self, label: str) -> None:
+        self.log.kit("kit", 0, "checkpoint", label=label)
+        self.sync()
+
+    def drain(self, *, commits: bool = True, timeout: float = WAIT_S) -> dict[TP, int]:
+        """Stop producing and wait until the live consumers consumed (and, with ``commits``,
+        committed) everything up to the log end. Returns the log end offsets."""
+        self.stop_producing()
+        ends = self.log_end()
+
+        def done() -> bool:
+            t = self.tracker
+            if any(t.global_position.get(tp, 0) < end for tp, end in ends.items() if end):
+                return False
+            return not commits or all(t.global_committed.get(tp) == end
+                                      for tp, end in ends.items() if end)
+        self.wait_until("the consumers to reach the log end" + (" and commit it" if commits
+                                                                 else ""), done)
+        return ends
+
+    def revocations(self) -> dict[str, int]:
+        self.sync()
+        return {name: n.revoked_count for name, n in self.tracker.nodes.items()}
+
+    def node_state(self, node: str) -> NodeState:
+        return self.sync().node(node).state
+
+    # -- time and faults (the control plane) -------------------------------------------------
+    def can_advance(self) -> bool:
+        return hasattr(self.emu, "advance_to_next_deadline")
+
+    def expire_sessions(self, members: int, fallback_session_ms: int) -> str:
+        """Make the sessions of dead members expire now: the control plane's
+        ``advance_to_next_deadline(group, kind="session")`` until the group has ``members``
+        members; without it, wait out the (short) session timeout in real time."""
+        if not self.can_advance():
+            self.wait_until(f"the group to shrink to {members} member(s) by session expiry",
+                            lambda: self.group_state()[1] <= members,
+                            fallback_session_ms / 1000 + WAIT_S)
+            return "waited"
+        for _ in range(20):
+            if self.group_state()[1] <= members:
+                return "advanced"
+            self.emu.advance_to_next_deadline(group=self.group, kind="session")
+            time.sleep(0.05)
+        raise ScenarioFailed(f"the group still has {self.group_state()[1]} members after "
+                             f"advancing time to 20 session deadlines (want {members})")
+
+    def add_fault(self, **rule: Any) -> Any:
+        if not hasattr(self.emu, "add_fault"):
+            raise ScenarioSkipped("needs fault injection (Emulator.add_fault), which this "
+                                  "kafka-emu does not have yet")
+        return self.emu.add_fault(**rule)

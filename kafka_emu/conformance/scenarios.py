@@ -1,0 +1,316 @@
+"""The scenario catalogue: Kafka's consumer system tests, re-expressed for one emulator.
+
+Each scenario names the Kafka test it comes from (``tests/kafkatest/tests/client/
+consumer_test.py``: ``OffsetValidationTest`` and ``AssignmentValidationTest``) and keeps its
+checks; what changes is the scale (3 consumers, 3 partitions, 2 bounces instead of 5, a kit
+producer appending straight into the log) and the waiting: session expiry is made to happen with
+the control plane's virtual clock instead of by waiting it out, and the protocol error paths
+Kafka's tests cannot provoke are injected as fault rules.
+
+A scenario function gets a :class:`~kafka_emu.conformance.harness.Harness` and returns the
+violations of its own checks; the runner adds the checks every scenario shares (the stream
+rules, no overlapping ownership, valid checkpoints, the server-side rules).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from . import verdicts
+from .harness import SESSION_TIMEOUT_MS, STATIC_SESSION_TIMEOUT_MS, Harness, ScenarioFailed
+from .record import Violation
+
+NUM_CONSUMERS = 3
+NUM_BOUNCES = 2  # Kafka's tests bounce 5 times; 2 exercise the same paths in a third the time
+# Session timeout for hard kills when the emulator cannot advance time: short, so waiting it out
+# stays cheap. With the control plane the kit keeps the normal one and expires it at once.
+FALLBACK_SESSION_MS = 3000
+
+
+@attrs.frozen(kw_only=True)
+class Scenario:
+    name: str
+    summary: str
+    kafka_test: str  # the Kafka system test (and parameters) it re-expresses
+    run: Callable[[Harness], list[Violation]]
+    partitions: int = 3
+    needs: frozenset[str] = frozenset()  # "static", "faults", "clock"
+    skip: str | None = None  # always skipped, with this reason
+
+
+CATALOGUE: dict[str, Scenario] = {}
+
+
+def scenario(name: str, kafka_test: str, *, partitions: int = 3, needs: tuple[str, ...] = (),
+             skip: str | None = None):
+    def register(fn: Callable[[Harness], list[Violation]]):
+        doc = " ".join((fn.__doc__ or "").split("\n\n")[0].split())
+        CATALOGUE[name] = Scenario(name=name, summary=doc, kafka_test=kafka_test, run=fn,
+                                   partitions=partitions, needs=frozenset(needs), skip=skip)
+        return fn
+    return register
+
+
+def nodes(count: int = NUM_CONSUMERS) -> list[str]:
+    return [f"c{i}" for i in range(1, count + 1)]
+
+
+def finish(h: Harness, *, commits: bool = True, duplicates: str = "none") -> list[Violation]:
+    """Kafka's ending: stop producing, let the consumers catch up, stop them all cleanly, then
+    no loss, and (``duplicates="none"``) total consumed == distinct offsets, and with manual
+    commits last commit == position. ``duplicates="uncommitted"`` allows redelivery of records
+    whose commit failed; ``"any"`` (after hard kills) leaves it to the always-on rule that
+    nothing already committed is delivered again."""
+    ends = h.drain(commits=commits)
+    h.stop_all(clean=True)
+    h.sync()
+    out = verdicts.no_loss(h.tracker, ends)
+    if duplicates == "none":
+        out += verdicts.no_duplicates(h.tracker)
+    elif duplicates == "uncommitted":
+        out += verdicts.no_duplicates(h.tracker, excuse_failed_commits=True)
+    if commits:
+        out += verdicts.final_commits(h.tracker, ends)
+    return out
+
+
+def _session_ms(h: Harness, normal: int = SESSION_TIMEOUT_MS) -> int:
+    return normal if h.can_advance() else FALLBACK_SESSION_MS
+
+
+# -- OffsetValidationTest / AssignmentValidationTest ------------------------------------------
+
+@scenario("group_consumption", "OffsetValidationTest.test_group_consumption")
+def group_consumption(h: Harness) -> list[Violation]:
+    """Consumers join one by one and leave one by one while records flow; every rebalance
+    leaves a valid assignment and the partitions readable; nothing lost or read twice."""
+    h.produce_in_background()
+    for i, node in enumerate(nodes(), 1):
+        h.start(node)
+        h.await_members(i)
+        h.await_valid_assignment(i, f"after {node} joined")
+        h.await_consumed()
+    for i, node in enumerate(nodes()[:-1], 1):
+        h.stop(node)
+        h.await_members(NUM_CONSUMERS - i)
+        h.await_valid_assignment(NUM_CONSUMERS - i, f"after {node} left")
+        h.await_consumed()
+    return finish(h)
+
+
+@scenario("valid_assignment", "AssignmentValidationTest.test_valid_assignment", partitions=6)
+def valid_assignment(h: Harness) -> list[Violation]:
+    """Consumers join one by one over 6 partitions; after every rebalance each partition is
+    assigned to exactly one consumer."""
+    for i, node in enumerate(nodes(), 1):
+        h.start(node)
+        h.await_members(i)
+        h.await_valid_assignment(i, f"generation with {i} member(s)")
+    h.stop_all()
+    return []
+
+
+def _bounce(h: Harness, *, mode: str, clean: bool, keep_alive: int = 0,
+            instance_ids: bool = False, bounces: int = NUM_BOUNCES, session_ms: int) -> None:
+    bounced = nodes()[keep_alive:]
+
+    def restart(node: str) -> None:
+        h.start(node, instance_id=f"{h.group}-{node}" if instance_ids else None,
+                session_timeout_ms=session_ms)
+
+    for _ in range(bounces):
+        if mode == "rolling":
+            for node in bounced:
+                h.stop(node, clean=clean)
+                if not clean:
+                    h.expire_sessions(NUM_CONSUMERS - 1, session_ms)
+                restart(node)
+                h.await_all_members()
+                h.await_consumed()
+        else:
+            for node in bounced:
+                h.procs[node].terminate() if clean else h.procs[node].kill()
+            for node in bounced:
+                if not h.procs[node].wait():
+                    raise ScenarioFailed(f"{node} did not stop within 30s")
+            if not clean:
+                h.expire_sessions(keep_alive, session_ms)
+            for node in bounced:
+                restart(node)
+            h.await_all_members()
+            h.await_consumed()
+
+
+def _consumer_bounce(mode: str, clean: bool):
+    def run(h: Harness) -> list[Violation]:
+        session_ms = SESSION_TIMEOUT_MS if clean else _session_ms(h)
+        h.produce_in_background()
+        for node in nodes():
+            h.start(node, session_timeout_ms=session_ms)
+        h.await_all_members()
+        h.await_valid_assignment(NUM_CONSUMERS, "before bouncing")
+        _bounce(h, mode=mode, clean=clean, session_ms=session_ms)
+        h.await_valid_assignment(NUM_CONSUMERS, "after bouncing")
+        return finish(h, duplicates="none" if clean else "any")
+    return run
+
+
+for _mode in ("rolling", "all"):
+    for _clean in (True, False):
+        _how = "clean" if _clean else "hard"
+        _fn = _consumer_bounce(_mode, _clean)
+        _fn.__doc__ = (f"Bounce the consumers {'one at a time' if _mode == 'rolling' else 'all at once'}"
+                       f" with {'SIGTERM' if _clean else 'SIGKILL (sessions expired by advancing time)'}"
+                       f" twice; no loss{', no duplicates' if _clean else ', nothing committed read again'}.")
+        scenario(f"consumer_bounce_{_how}_{_mode}",
+                 f"OffsetValidationTest.test_consumer_bounce(clean_shutdown={_clean}, "
+                 f"bounce_mode={_mode})")(_fn)
+
+
+def _static_bounce(mode: str, static: bool):
+    def run(h: Harness) -> list[Violation]:
+        h.produce_in_background()
+        for node in nodes():
+            h.start(node, instance_id=f"{h.group}-{node}" if static else None,
+                    session_timeout_ms=STATIC_SESSION_TIMEOUT_MS)
+        h.await_all_members()
+        before = h.revocations()
+        _bounce(h, mode=mode, clean=True, keep_alive=1, instance_ids=static,
+                session_ms=STATIC_SESSION_TIMEOUT_MS)
+        h.await_valid_assignment(NUM_CONSUMERS, "after bouncing")
+        out = verdicts.revocations(h.sync(), ["c1"], before, static=static)
+        return out + finish(h)
+    return run
+
+
+for _mode in ("rolling", "all"):
+    for _static in (True, False):
+        _kind = "static" if _static else "dynamic"
+        _fn = _static_bounce(_mode, _static)
+        _fn.__doc__ = (f"Bounce two of three {_kind} members {'one at a time' if _mode == 'rolling' else 'together'};"
+                       f" the member kept alive must {'never revoke (no rebalance)' if _static else 'revoke (a rebalance per bounce)'}.")
+        scenario(f"{_kind}_consumer_bounce_{_mode}",
+                 f"OffsetValidationTest.test_static_consumer_bounce(static_membership={_static}, "
+                 f"bounce_mode={_mode})", needs=("static",) if _static else ())(_fn)
+
+
+@scenario("static_member_persisted_after_rejoin",
+          "OffsetValidationTest.test_static_consumer_persisted_after_rejoin", needs=("static",))
+def static_member_persisted_after_rejoin(h: Harness) -> list[Violation]:
+    """A bounced static member rejoins under a new member id, which the coordinator keeps for
+    its instance id; it consumes on. (Kafka then rolls the brokers to reload the group: that half
+    needs several brokers, issue 13.)"""
+    h.produce_in_background()
+    for node in nodes():
+        h.start(node, instance_id=f"{h.group}-{node}", session_timeout_ms=STATIC_SESSION_TIMEOUT_MS)
+    h.await_all_members()
+    old = {m.group_instance_id: m.member_id for m in h.emu.describe_group(h.group).members}
+    _bounce(h, mode="rolling", clean=True, keep_alive=0, instance_ids=True, bounces=1,
+            session_ms=STATIC_SESSION_TIMEOUT_MS)
+    new = {m.group_instance_id: m.member_id for m in h.emu.describe_group(h.group).members}
+    out = []
+    for instance, member in sorted(old.items()):
+        if instance not in new:
+            out.append(Violation("scenario", f"instance {instance} is no longer in the group"))
+        elif new[instance] == member:
+            out.append(Violation("scenario", f"instance {instance} kept member id {member} "
+                                 "after a restart (a rejoin must get a new member id)"))
+    return out + finish(h)
+
+
+def _fencing(stage: str):
+    def run(h: Harness) -> list[Violation]:
+        h.produce_in_background()
+        conflict = f"{h.group}-c1"
+        if stage == "stable":
+            for node in nodes():
+                h.start(node, instance_id=f"{h.group}-{node}",
+                        session_timeout_ms=STATIC_SESSION_TIMEOUT_MS)
+            h.await_all_members()
+            h.start("x1", instance_id=conflict, session_timeout_ms=STATIC_SESSION_TIMEOUT_MS)
+        else:
+            for node in [*nodes(), "x1"]:
+                h.start(node, instance_id=conflict if node == "x1" else f"{h.group}-{node}",
+                        session_timeout_ms=STATIC_SESSION_TIMEOUT_MS)
+        # Kafka: the newest JoinGroup for an instance id replaces the member; the other process
+        # is answered FENCED_INSTANCE_ID and must stop. Exactly one of c1/x1 survives.
+        dead = h.wait_until("one of the two processes sharing an instance id to stop",
+                            lambda: [n for n in ("c1", "x1") if not h.procs[n].running],
+                            expect_running=("c2", "c3"))
+        if len(dead) != 1:
+            raise ScenarioFailed("both c1 and x1 stopped; one of them must keep consuming")
+        h.procs[dead[0]].expected_exit = True
+        h.fenced_nodes.add(dead[0])
+        h.await_members(NUM_CONSUMERS)
+        h.await_valid_assignment(NUM_CONSUMERS, f"after {dead[0]} was fenced")
+        h.await_consumed()
+        out = []
+        if stage == "stable" and dead != ["c1"]:
+            out.append(Violation("scenario", "the newcomer x1 was fenced; Kafka replaces the "
+                                 "existing member and fences the old process (c1)"))
+        ends = h.drain()
+        h.stop_all()
+        h.sync()
+        # The fenced process's uncommitted records are redelivered to its successor.
+        return out + verdicts.no_loss(h.tracker, ends) + \
+            verdicts.no_duplicates(h.tracker, excuse_failed_commits=True)
+    return run
+
+
+for _stage in ("stable", "all"):
+    _fn = _fencing(_stage)
+    _fn.__doc__ = ("A second process with a live member's group.instance.id joins "
+                   f"{'once the group is stable' if _stage == 'stable' else 'at the same time'}: "
+                   "one of the two is fenced (FENCED_INSTANCE_ID) and stops, sends nothing more "
+                   "with its member id, and the group keeps one member per instance id.")
+    scenario(f"fencing_static_consumer_{_stage}",
+             f"OffsetValidationTest.test_fencing_static_consumer(num_conflict_consumers=1, "
+             f"fencing_stage={_stage})", needs=("static",))(_fn)
+
+
+def _consumer_failure(autocommit: bool):
+    def run(h: Harness) -> list[Violation]:
+        session_ms = _session_ms(h)
+        for node in nodes():
+            h.start(node, autocommit=autocommit, session_timeout_ms=session_ms)
+        h.await_all_members()
+        tp = h.all_partitions[0]
+        owner = h.wait_until(f"an owner of {tp[0]}-{tp[1]}", lambda: h.sync().owner(tp))
+        h.produce_in_background()
+        h.await_consumed()
+        h.stop(owner.name, clean=False)
+        h.expire_sessions(NUM_CONSUMERS - 1, session_ms)
+        h.await_members(NUM_CONSUMERS - 1)
+        h.wait_until(f"{tp[0]}-{tp[1]} reassigned", lambda: h.sync().owner(tp))
+        h.await_valid_assignment(NUM_CONSUMERS - 1, f"after {owner.name} was killed")
+        h.await_consumed()
+        return finish(h, commits=not autocommit, duplicates="any")
+    return run
+
+
+for _auto in (False, True):
+    _fn = _consumer_failure(_auto)
+    _fn.__doc__ = ("Kill (SIGKILL) the owner of a partition; its session is expired by advancing "
+                   "the emulator's clock to the session deadline, not by waiting; the partition "
+                   f"moves to a survivor and nothing is lost ({'auto-commit' if _auto else 'manual commits'}).")
+    scenario("consumer_failure" + ("_autocommit" if _auto else ""),
+             f"OffsetValidationTest.test_consumer_failure(enable_autocommit={_auto})")(_fn)
+
+
+_NEEDS_CLUSTER = ("needs several brokers in one emulator (issue 13, the in-process cluster), "
+                  "which is not built yet")
+
+
+@scenario("broker_rolling_bounce", "OffsetValidationTest.test_broker_rolling_bounce",
+          skip=_NEEDS_CLUSTER)
+def broker_rolling_bounce(h: Harness) -> list[Violation]:
+    """Restart each broker in turn: the group sees no unexpected rebalance."""
+    return []
+
+
+@scenario("broker_failure", "OffsetValidationTest.test_broker_failure", skip=_NEEDS_CLUSTER)
+def broker_failure(h: Harness) -> list[Violation]:
+    """Kill a broker: consumers carry on without a rebalance."""
+    return []

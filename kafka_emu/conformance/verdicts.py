@@ -1,0 +1,309 @@
+"""The checks a scenario's verdict is made of: from the clients' own events, as Kafka's system
+tests check them, and from what the emulator saw (the server-side rules).
+
+Client-side (read from a :class:`~kafka_emu.conformance.record.Tracker` that replayed the run):
+
+- the per-event rules the tracker applies while replaying (records consumed only while joined
+  and only from assigned partitions, contiguously; commits only for assigned partitions and never
+  ahead of what was consumed; nothing consumed from below an offset already committed) --
+  Kafka's ``ConsumerEventHandler`` assertions;
+- :func:`no_overlap`: no partition owned by two live consumers at once (from the assigned /
+  revoked / killed times);
+- :func:`valid_assignments`: at every settled checkpoint the joined consumers' assignments are
+  disjoint and cover every partition (Kafka's ``valid_assignment``);
+- :func:`no_loss`: every offset below the log end was consumed at least once;
+- :func:`no_duplicates`: total consumed == distinct offsets consumed, Kafka's "total consumed ==
+  current position" for runs with clean shutdowns only;
+- :func:`final_commits`: the last successful commit of each partition equals its position
+  (Kafka checks this when auto-commit is off);
+- :func:`revocations`: static members do not revoke while others bounce (dynamic ones do).
+
+Server-side (read from the emulator's events, each stamped with the wall time it was emitted):
+
+- :func:`server_rules`: a member that was told its generation or member id is gone
+  (ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID) and commits or heartbeats with it again instead of
+  rejoining; any request from a member id after it was fenced (FENCED_INSTANCE_ID); a live
+  client's member removed because it did not rejoin within the rebalance timeout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..errors import ErrorCode
+from .record import TP, NodeView, Tracker, Violation, _fmt
+
+RULES = {
+    "consumed-while-not-joined": "records consumed while the consumer had no assignment",
+    "consumed-unassigned-partition": "records consumed from a partition not assigned",
+    "consumed-out-of-order": "a consumer skipped or re-read offsets within one assignment",
+    "consumed-behind-commit": "records below an already committed offset delivered again",
+    "committed-unassigned-partition": "an offset committed for a partition not assigned",
+    "commit-ahead-of-position": "an offset committed beyond what was consumed (records lost)",
+    "overlapping-assignment": "a partition owned by two consumers at once",
+    "invalid-assignment": "a settled group whose assignments overlap or leave partitions out",
+    "lost-records": "records never consumed",
+    "duplicate-records": "records consumed more than once after clean shutdowns",
+    "final-commit-mismatch": "the last commit is not the consumed position",
+    "static-member-revoked": "a static member revoked partitions while others bounced",
+    "dynamic-member-not-revoked": "dynamic members never revoked while others bounced",
+    "stale-generation-after-told": "commit/heartbeat with a generation or member id the member "
+                                   "had already been told was gone",
+    "request-after-fencing": "a request from a member id after FENCED_INSTANCE_ID",
+    "no-rejoin-within-rebalance-timeout": "a live member removed for not rejoining in time",
+    "scenario": "the scenario's own expectation (waits, exits, group state)",
+}
+
+# Events printed with the kit's receipt time instead of the client's own timestamp can arrive a
+# little out of order across processes; overlaps shorter than this are not reported for them.
+RECEIPT_TOLERANCE_MS = 50.0
+
+
+def stream_rules(tracker: Tracker) -> list[Violation]:
+    return list(tracker.violations)
+
+
+def no_overlap(tracker: Tracker, *, fenced: Iterable[str] = ()) -> list[Violation]:
+    """No partition is owned by two node lives at once (ownership ends at revoke, shutdown or
+    kill). Client timestamps order events across processes; ms truncation never creates an
+    overlap, so the comparison is strict. A ``fenced`` node's ownership is not held against it:
+    Kafka hands a static member's partitions to the process that took over its instance id, and
+    the old one learns it was fenced only from its next request."""
+    fenced = set(fenced)
+    out = []
+    by_tp: dict[TP, list[list[Any]]] = {}
+    for interval in tracker.ownership:
+        by_tp.setdefault(interval[2], []).append(interval)
+    for tp, intervals in sorted(by_tp.items()):
+        intervals.sort(key=lambda i: i[3])
+        for i, a in enumerate(intervals):
+            for b in intervals[i + 1:]:
+                if (a[0], a[1]) == (b[0], b[1]) or a[0] in fenced:
+                    continue
+                a_end = a[4] if a[4] is not None else float("inf")
+                tolerance = 0.0 if (a[5] and b[5]) else RECEIPT_TOLERANCE_MS
+                if b[3] + tolerance < a_end:
+                    out.append(Violation(
+                        "overlapping-assignment",
+                        f"{tp[0]}-{tp[1]} assigned to {b[0]} while {a[0]} still owned it "
+                        f"({'until it stopped' if a[4] is None else f'{a_end - b[3]:.0f} ms'})",
+                        b[0]))
+    return out
+
+
+def valid_assignments(tracker: Tracker, partitions: Sequence[TP]) -> list[Violation]:
+    """At each kit checkpoint (the group was settled) the joined consumers' assignments are
+    disjoint and together cover every partition."""
+    out = []
+    want = set(partitions)
+    for entry, live in tracker.checkpoints:
+        label = entry.event.get("label", f"checkpoint {entry.seq}")
+        seen: dict[TP, str] = {}
+        for node, assigned in sorted(live.items()):
+            for tp in assigned:
+                if tp in seen:
+                    out.append(Violation("invalid-assignment",
+                                         f"{label}: {tp[0]}-{tp[1]} assigned to both "
+                                         f"{seen[tp]} and {node}"))
+                seen[tp] = node
+        missing = want - set(seen)
+        if missing:
+            out.append(Violation("invalid-assignment",
+                                 f"{label}: {_fmt(missing)} assigned to nobody "
+                                 f"(joined: {', '.join(sorted(live)) or 'none'})"))
+    return out
+
+
+def _covered(ranges: Iterable[tuple[int, int, int, str]]) -> list[tuple[int, int]]:
+    merged: list[list[int]] = []
+    for lo, hi, _count, _node in sorted(ranges):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    return [(a, b) for a, b in merged]
+
+
+def no_loss(tracker: Tracker, log_end: Mapping[TP, int], log_start: Mapping[TP, int] | None = None
+            ) -> list[Violation]:
+    """Every offset in [log start, log end) of every partition was consumed at least once."""
+    out = []
+    for tp, end in sorted(log_end.items()):
+        start = (log_start or {}).get(tp, 0)
+        if end <= start:
+            continue
+        gaps = []
+        cursor = start
+        for lo, hi in _covered(tracker.consumed.get(tp, ())):
+            if lo > cursor:
+                gaps.append((cursor, min(lo, end) - 1))
+            cursor = max(cursor, hi + 1)
+            if cursor >= end:
+                break
+        if cursor < end:
+            gaps.append((cursor, end - 1))
+        gaps = [(a, b) for a, b in gaps if a <= b]
+        if gaps:
+            lost = sum(b - a + 1 for a, b in gaps)
+            shown = ", ".join(f"{a}..{b}" for a, b in gaps[:5])
+            out.append(Violation("lost-records", f"{tp[0]}-{tp[1]}: {lost} record(s) never "
+                                 f"consumed (offsets {shown}; log end {end})"))
+    return out
+
+
+def no_duplicates(tracker: Tracker, *, excuse_failed_commits: bool = False) -> list[Violation]:
+    """Total consumed equals the distinct offsets consumed (what Kafka's tests check as
+    ``total_consumed == current_position`` after clean shutdowns).
+
+    With ``excuse_failed_commits`` a record consumed again is allowed when a commit covering it
+    failed (e.g. REBALANCE_IN_PROGRESS): at-least-once delivery then *requires* redelivery."""
+    out = []
+    for tp, ranges in sorted(tracker.consumed.items()):
+        total = sum(count for _lo, _hi, count, _node in ranges)
+        distinct = sum(b - a + 1 for a, b in _covered(ranges))
+        if total <= distinct:
+            continue
+        if excuse_failed_commits:
+            excused = _covered([(lo, hi - 1, 0, "") for lo, hi in
+                                tracker.failed_commits.get(tp, ()) if hi > lo])
+            repeated = _repeated_offsets(ranges)
+            unexcused = [o for o in repeated if not any(a <= o <= b for a, b in excused)]
+            if not unexcused:
+                continue
+            out.append(Violation("duplicate-records",
+                                 f"{tp[0]}-{tp[1]}: {len(unexcused)} record(s) consumed twice "
+                                 f"although no failed commit covered them (e.g. offset "
+                                 f"{unexcused[0]})"))
+            continue
+        out.append(Violation("duplicate-records",
+                             f"{tp[0]}-{tp[1]}: {total} records consumed, {distinct} distinct "
+                             f"({total - distinct} duplicate(s){_repeats(ranges)})"))
+    return out
+
+
+def _repeated_offsets(ranges: list[tuple[int, int, int, str]]) -> list[int]:
+    seen: dict[int, int] = {}
+    for lo, hi, _count, _node in ranges:
+        for offset in range(lo, hi + 1):
+            seen[offset] = seen.get(offset, 0) + 1
+    return sorted(o for o, c in seen.items() if c > 1)
+
+
+def _repeats(ranges: list[tuple[int, int, int, str]]) -> str:
+    ordered = sorted(ranges)
+    for (lo1, hi1, _c1, n1), (lo2, hi2, _c2, n2) in zip(ordered, ordered[1:]):
+        if lo2 <= hi1:
+            return f", e.g. {lo2}..{min(hi1, hi2)} by {n1} then {n2}"
+    return ""
+
+
+def final_commits(tracker: Tracker, log_end: Mapping[TP, int]) -> list[Violation]:
+    """The last successful commit of each partition with records equals the log end (all was
+    consumed and committed): Kafka's ``last_commit == current_position``."""
+    out = []
+    for tp, end in sorted(log_end.items()):
+        if end == 0:
+            continue
+        committed = tracker.global_committed.get(tp)
+        if committed != end:
+            out.append(Violation("final-commit-mismatch",
+                                 f"{tp[0]}-{tp[1]}: last commit {committed}, consumed position "
+                                 f"{tracker.global_position.get(tp)}, log end {end}"))
+    return out
+
+
+def revocations(tracker: Tracker, nodes: Iterable[str], baseline: Mapping[str, int], *,
+                static: bool) -> list[Violation]:
+    """Kafka's ``num_revokes_for_alive``: static members kept alive revoke nothing while the
+    others bounce; dynamic ones do (a rebalance per bounce)."""
+    counts = {n: tracker.node(n).revoked_count - baseline.get(n, 0) for n in nodes}
+    if static:
+        return [Violation("static-member-revoked", f"revoked partitions {c} time(s) while the "
+                          f"other members bounced", n) for n, c in sorted(counts.items()) if c]
+    if counts and not any(counts.values()):
+        return [Violation("dynamic-member-not-revoked",
+                          f"{', '.join(sorted(counts))} never revoked while the others bounced "
+                          f"(a dynamic group must rebalance)")]
+    return []
+
+
+# -- server side -----------------------------------------------------------------------------
+
+_TOLD_GONE = {int(ErrorCode.ILLEGAL_GENERATION), int(ErrorCode.UNKNOWN_MEMBER_ID)}
+_FENCED = int(ErrorCode.FENCED_INSTANCE_ID)
+_STALE_APIS = {"OffsetCommit", "Heartbeat"}
+_GROUP_APIS = {"JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "LeaveGroup"}
+# A request that reached the broker less than this after the answer that told the member may
+# have been sent before that answer arrived (pipelined); it is not held against the client.
+IN_FLIGHT_GRACE_MS = 20.0
+
+
+def _arrival(event: Any, wall_ms: float) -> float:
+    return wall_ms - float(getattr(event, "latency_ms", 0.0) or 0.0)
+
+
+def server_rules(events: Sequence[tuple[float, Any]], *, group_id: str,
+                 ended: Mapping[str, float] | None = None,
+                 node_of_client: Mapping[str, str] | None = None) -> list[Violation]:
+    """Protocol rules a client breaks on the wire, from the emulator's events of one group.
+
+    ``events`` are (wall-clock ms when emitted, event) pairs: the server's RequestHandled and
+    FaultFired and the coordinator's events. ``ended`` maps a client id to the wall time its
+    process was stopped or killed (its member may then legitimately miss a rebalance);
+    ``node_of_client`` names the consumer slot of a client id for messages.
+    """
+    ended = ended or {}
+    node_of_client = node_of_client or {}
+    out: list[Violation] = []
+    told: dict[str, tuple[int | None, float, str]] = {}  # member -> (generation, when, error)
+    fenced: dict[str, float] = {}
+    client_of_member: dict[str, str] = {}
+    # Requests in the order they reached the broker (a parked JoinGroup is emitted when answered
+    # but counts from when it was sent); each answer's effect starts at its own time.
+    ordered = sorted(events, key=lambda pair: _arrival(pair[1], pair[0]))
+    for wall_ms, e in ordered:
+        kind = type(e).__name__
+        if getattr(e, "group_id", None) != group_id:
+            continue
+        if kind == "MemberAdded":
+            client_of_member[e.member_id] = e.client_id
+        elif kind == "FaultFired" and e.member_id and e.error_code in _TOLD_GONE:
+            told[e.member_id] = (None, wall_ms, ErrorCode(e.error_code).name)
+        elif kind == "RequestHandled" and e.member_id:
+            member, arrival = e.member_id, _arrival(e, wall_ms)
+            node = node_of_client.get(e.client_id or "", e.client_id)
+            if member in fenced and e.api in _GROUP_APIS and arrival > fenced[member] \
+                    + IN_FLIGHT_GRACE_MS:
+                out.append(Violation("request-after-fencing",
+                                     f"{e.api} from member {member} after it was fenced", node))
+                fenced[member] = float("inf")  # one report per member
+            if e.api in _STALE_APIS and member in told:
+                generation, when, error = told[member]
+                if arrival > when + IN_FLIGHT_GRACE_MS and \
+                        (generation is None or e.generation_id == generation):
+                    out.append(Violation(
+                        "stale-generation-after-told",
+                        f"{e.api} with generation {e.generation_id} from member {member} after "
+                        f"it was answered {error} (it must rejoin first)", node))
+                    del told[member]
+            if e.api == "JoinGroup":
+                told.pop(member, None)
+            if e.error_code == _FENCED and member not in fenced:
+                fenced[member] = wall_ms
+            elif e.error_code in _TOLD_GONE and e.api in _STALE_APIS | {"SyncGroup"}:
+                told.setdefault(member, (e.generation_id, wall_ms, ErrorCode(e.error_code).name))
+        elif kind == "MemberRemoved" and getattr(e.reason, "value", e.reason) == \
+                "rebalance_timeout":
+            client = client_of_member.get(e.member_id, "")
+            stop = ended.get(client)
+            if stop is None or stop > wall_ms:
+                out.append(Violation(
+                    "no-rejoin-within-rebalance-timeout",
+                    f"member {e.member_id} of a running client was removed: it did not rejoin "
+                    f"within its rebalance timeout", node_of_client.get(client, client or None)))
+    return out
+
+
+def alive_nodes(tracker: Tracker) -> list[NodeView]:
+    return tracker.live()
