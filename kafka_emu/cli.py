@@ -101,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     admin_cli.add_commands(sub)
     from .control import cli as control_cli
     control_cli.add_commands(sub)
+    from .conformance import cli as conformance_cli
+    conformance_cli.add_commands(sub)
     return parser
 
 

@@ -60,7 +60,8 @@ class ScenarioSkipped(Exception):
 class Harness:
     def __init__(self, emu: Any, client: ClientSpec, *, scenario: str, topic: str,
                  partitions: int, group: str, workdir: Path,
-                 server_events: list[tuple[float, Any]]) -> None:
+                 server_events: list[tuple[float, Any]], wait_s: float = WAIT_S,
+                 fail_fast: bool = True) -> None:
         self.emu = emu
         self.client = client
         self.scenario = scenario
@@ -71,6 +72,8 @@ class Harness:
         self.log = RunLog()
         self.tracker = Tracker()
         self.server_events = server_events
+        self.wait_s = wait_s  # how long any one wait may take before the scenario fails
+        self.fail_fast = fail_fast
         self.procs: dict[str, ClientProcess] = {}
         self.lives: dict[str, int] = {}
         self.node_config: dict[str, dict[str, Any]] = {}
@@ -191,11 +194,15 @@ class Harness:
         self._seen = len(entries)
         return self.tracker
 
-    def wait_until(self, what: str, predicate: Callable[[], T], timeout: float = WAIT_S,
+    def wait_until(self, what: str, predicate: Callable[[], T], timeout: float | None = None,
                    expect_running: tuple[str, ...] | None = None) -> T:
+        timeout = self.wait_s if timeout is None else timeout
         deadline = time.monotonic() + timeout
         while True:
             self.sync()
+            if self.tracker.violations and self.fail_fast:
+                # as Kafka's event handlers assert: the first broken rule ends the scenario
+                raise ScenarioFailed(f"stopped while waiting for {what}: a rule was broken")
             value = predicate()
             if value:
                 return value
@@ -232,7 +239,7 @@ class Harness:
         return g.state, len(g.members)
 
     def await_members(self, count: int, *, nodes: tuple[str, ...] | None = None,
-                      timeout: float = WAIT_S) -> None:
+                      timeout: float | None = None) -> None:
         """``count`` consumers joined (Kafka's await_members) and the group Stable with exactly
         that many members on the emulator."""
         def settled() -> bool:
@@ -243,16 +250,16 @@ class Harness:
             return self.group_state() == ("Stable", count)
         self.wait_until(f"{count} member(s) joined and the group Stable", settled, timeout)
 
-    def await_all_members(self, timeout: float = WAIT_S) -> None:
+    def await_all_members(self, timeout: float | None = None) -> None:
         self.await_members(len(self._should_run()), timeout=timeout)
 
-    def await_consumed(self, min_messages: int = 50, timeout: float = WAIT_S) -> None:
+    def await_consumed(self, min_messages: int = 50, timeout: float | None = None) -> None:
         """The live consumers consume ``min_messages`` more (Kafka's await_consumed_messages)."""
         target = self.sync().total_consumed() + min_messages
         self.wait_until(f"{min_messages} more records consumed",
                         lambda: self.tracker.total_consumed() >= target, timeout)
 
-    def await_valid_assignment(self, count: int, label: str, timeout: float = WAIT_S) -> None:
+    def await_valid_assignment(self, count: int, label: str, timeout: float | None = None) -> None:
         """Wait until the joined consumers' assignments are disjoint and cover every partition,
         then record a checkpoint (the verdict checks it; a timeout records the bad state)."""
         want = set(self.all_partitions)
@@ -270,7 +277,7 @@ class Harness:
         self.log.kit("kit", 0, "checkpoint", label=label)
         self.sync()
 
-    def drain(self, *, commits: bool = True, timeout: float = WAIT_S) -> dict[TP, int]:
+    def drain(self, *, commits: bool = True, timeout: float | None = None) -> dict[TP, int]:
         """Stop producing and wait until the live consumers consumed (and, with ``commits``,
         committed) everything up to the log end. Returns the log end offsets."""
         self.stop_producing()
@@ -283,7 +290,7 @@ class Harness:
             return not commits or all(t.global_committed.get(tp) == end
                                       for tp, end in ends.items() if end)
         self.wait_until("the consumers to reach the log end" + (" and commit it" if commits
-                                                                 else ""), done)
+                                                                 else ""), done, timeout)
         return ends
 
     def revocations(self) -> dict[str, int]:
@@ -304,7 +311,7 @@ class Harness:
         if not self.can_advance():
             self.wait_until(f"the group to shrink to {members} member(s) by session expiry",
                             lambda: self.group_state()[1] <= members,
-                            fallback_session_ms / 1000 + WAIT_S)
+                            fallback_session_ms / 1000 + self.wait_s)
             return "waited"
         for _ in range(20):
             if self.group_state()[1] <= members:
@@ -314,8 +321,15 @@ class Harness:
         raise ScenarioFailed(f"the group still has {self.group_state()[1]} members after "
                              f"advancing time to 20 session deadlines (want {members})")
 
-    def add_fault(self, **rule: Any) -> Any:
+    def add_fault(self, action: str, **rule: Any) -> int:
+        """A control-plane fault rule on this scenario's group (``Emulator.add_fault``)."""
         if not hasattr(self.emu, "add_fault"):
             raise ScenarioSkipped("needs fault injection (Emulator.add_fault), which this "
-                                  "kafka-emu does not have yet")
-        return self.emu.add_fault(**rule)
+                                  "kafka-emu does not have")
+        return self.emu.add_fault(action, **rule)
+
+    def await_fault(self, rule_id: int, fired: int = 1, timeout: float | None = None) -> None:
+        def done() -> bool:
+            rules = [r for r in self.emu.faults() if r["id"] == rule_id]
+            return bool(rules) and rules[0]["fired"] >= fired
+        self.wait_until(f"fault rule {rule_id} to fire {fired} time(s)", done, timeout)

@@ -83,8 +83,12 @@ class ClientProcess:
         if self.proc.poll() is None:
             self.killed = True
             self.signalled = "SIGKILL"
-            self.log.kit(self.node, self.life, "killed")
+            at_ms = time.time() * 1000
             os.killpg(self.proc.pid, signal.SIGKILL)
+            # Lines the client printed before it died may still sit in the pipe: read them
+            # first, so the log never shows events of a process after its kill.
+            self.wait(5.0)
+            self.log.kit(self.node, self.life, "killed", timestamp=at_ms)
 
     def wait(self, timeout: float = STOP_TIMEOUT_S) -> bool:
         """True once the process ended and its output was read."""

@@ -84,7 +84,7 @@ class RunLog:
 
     def kit(self, node: str, life: int, name: str, **fields: Any) -> Entry:
         return self.add(node, life, {"name": f"kit_{name}", "timestamp": time.time() * 1000,
-                                     **fields})
+                                     **fields})  # a "timestamp" in fields wins
 
     def snapshot(self) -> list[Entry]:
         with self._lock:

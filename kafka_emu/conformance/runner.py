@@ -58,7 +58,7 @@ def _server_sink(events: list[tuple[float, Any]]) -> Callable[[Any], None]:
 
 
 def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = None,
-                 settings: dict[str, Any] | None = None) -> Result:
+                 settings: dict[str, Any] | None = None, wait_s: float | None = None) -> Result:
     started = time.monotonic()
     if sc.skip:
         return Result(scenario=sc.name, client=client.name, verdict=SKIP, seconds=0.0,
@@ -81,7 +81,8 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
     try:
         with run_in_thread(config, observer=_server_sink(server_events)) as emu:
             h = Harness(emu, client, scenario=sc.name, topic=topic, partitions=sc.partitions,
-                        group=group, workdir=where, server_events=server_events)
+                        group=group, workdir=where, server_events=server_events,
+                        **({"wait_s": wait_s} if wait_s else {}))
             try:
                 violations += sc.run(h)
             except ScenarioSkipped as exc:
@@ -146,10 +147,10 @@ def select(names: Iterable[str] | None) -> list[Scenario]:
 
 def run_all(scenarios: Iterable[Scenario], client: ClientSpec, *,
             on_result: Callable[[Result], None] | None = None,
-            workdir: Path | None = None) -> list[Result]:
+            workdir: Path | None = None, wait_s: float | None = None) -> list[Result]:
     results = []
     for sc in scenarios:
-        result = run_scenario(sc, client, workdir=workdir)
+        result = run_scenario(sc, client, workdir=workdir, wait_s=wait_s)
         results.append(result)
         if on_result is not None:
             on_result(result)

@@ -314,3 +314,67 @@ def broker_rolling_bounce(h: Harness) -> list[Violation]:
 def broker_failure(h: Harness) -> list[Violation]:
     """Kill a broker: consumers carry on without a rebalance."""
     return []
+
+
+# -- protocol error paths, injected as fault rules ---------------------------------------------
+
+def _fault_scenario(action: str, api: str, *, trigger: str, count: int = 1, **params):
+    """Two consumers consume steadily; the fault rule is added on the group; with
+    ``trigger="rebalance"`` a third consumer joins so the group's Join/Sync/OffsetFetch run
+    under the fault. The client must recover: all members joined again, a valid assignment,
+    consumption going on, and at the end no loss and no duplicates except the records whose
+    commit the fault made fail (at-least-once redelivers them)."""
+    def run(h: Harness) -> list[Violation]:
+        h.produce_in_background()
+        members = ["c1", "c2"]
+        for node in members:
+            h.start(node)
+        h.await_all_members()
+        h.await_consumed()
+        rule = h.add_fault(action, api=api, group_id=h.group, count=count, **params)
+        if trigger == "rebalance":
+            members.append("c3")
+            h.start("c3")
+        h.await_fault(rule, count)
+        h.await_all_members()
+        h.await_valid_assignment(len(members), f"after {action} on {api}")
+        h.await_consumed()
+        return finish(h, duplicates="uncommitted")
+    return run
+
+
+_FAULTS = [
+    ("fault_rebalance_in_progress_on_commit", "error", "OffsetCommit", "steady",
+     {"error": "REBALANCE_IN_PROGRESS"}, "OffsetCommit answered REBALANCE_IN_PROGRESS: the "
+     "client rejoins and goes on"),
+    ("fault_illegal_generation_on_heartbeat", "error", "Heartbeat", "steady",
+     {"error": "ILLEGAL_GENERATION"}, "Heartbeat answered ILLEGAL_GENERATION: the member must "
+     "rejoin before committing again"),
+    ("fault_unknown_member_id_on_heartbeat", "error", "Heartbeat", "steady",
+     {"error": "UNKNOWN_MEMBER_ID"}, "Heartbeat answered UNKNOWN_MEMBER_ID: the member rejoins "
+     "with a fresh member id"),
+    ("fault_not_coordinator_on_heartbeat", "error", "Heartbeat", "steady",
+     {"error": "NOT_COORDINATOR", "count": 2}, "Heartbeats answered NOT_COORDINATOR: the client "
+     "finds the coordinator again and stays in the group"),
+    ("fault_coordinator_not_available_on_commit", "error", "OffsetCommit", "steady",
+     {"error": "COORDINATOR_NOT_AVAILABLE"}, "An OffsetCommit answered "
+     "COORDINATOR_NOT_AVAILABLE: the client re-finds the coordinator; a failed commit is "
+     "redelivered, never skipped"),
+    ("fault_coordinator_load_in_progress_on_offset_fetch", "error", "OffsetFetch", "rebalance",
+     {"error": "COORDINATOR_LOAD_IN_PROGRESS", "count": 2}, "OffsetFetch answered "
+     "COORDINATOR_LOAD_IN_PROGRESS after a rebalance: the client retries and resumes from the "
+     "committed offsets (no reset to earliest or latest)"),
+    ("fault_dropped_connection_mid_join", "close_before", "JoinGroup", "rebalance", {},
+     "The connection drops as a JoinGroup arrives during a rebalance: the client reconnects and "
+     "joins"),
+    ("fault_delayed_sync_group", "delay", "SyncGroup", "rebalance", {"delay_ms": 2000},
+     "A SyncGroup answered 2 s late: the group completes the rebalance and consumes on"),
+]
+
+for _name, _action, _api, _trigger, _params, _doc in _FAULTS:
+    _params = dict(_params)
+    _count = _params.pop("count", 1)
+    _fn = _fault_scenario(_action, _api, trigger=_trigger, count=_count, **_params)
+    _fn.__doc__ = _doc + "."
+    scenario(_name, "(none: a protocol error path Kafka's system tests cannot provoke)",
+             needs=("faults",))(_fn)

@@ -1,0 +1,103 @@
+"""``kafka-emu conformance``: Kafka's consumer system-test scenarios against a client.
+
+    kafka-emu conformance --client confluent-kafka
+    kafka-emu conformance --consumer 'my-verifiable-client --consumer' [--producer '...'] \
+        [--bootstrap-flag broker-list]
+    kafka-emu conformance --list
+    kafka-emu conformance --client aiokafka --scenario consumer_failure --junit-xml out.xml
+
+Starts its own emulator per scenario, prints one line per scenario (PASS / FAIL / SKIP and the
+reason) and a summary. Exit codes: 0 every selected scenario passed (skips allowed), 1 some
+failed, 2 bad usage (one line) or a built-in client whose library is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .clients import BUILT_IN
+
+
+def _flag(text: str) -> str:
+    name = text.lstrip("-")
+    if name not in ("bootstrap-server", "broker-list"):
+        raise argparse.ArgumentTypeError(f"expected bootstrap-server or broker-list, got {text!r}")
+    return f"--{name}"
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("conformance", help="run Kafka's consumer system-test scenarios against "
+                       "a client", description="Run Kafka's consumer system-test scenarios "
+                       "(VerifiableConsumer contract) against a client, each against a fresh "
+                       "emulator.")
+    who = p.add_mutually_exclusive_group()
+    who.add_argument("--client", choices=sorted(BUILT_IN), help="one of kafka-emu's own "
+                     "verifiable clients")
+    who.add_argument("--consumer", metavar="CMD", help="command of a verifiable consumer (the "
+                     "kit appends the contract's flags)")
+    p.add_argument("--producer", metavar="CMD", help="command of a verifiable producer "
+                   "(with --consumer)")
+    p.add_argument("--name", default="external", help="the external client's name in results")
+    p.add_argument("--bootstrap-flag", default="--bootstrap-server", type=_flag,
+                   metavar="{bootstrap-server,broker-list}",
+                   help="the flag the kit passes the bootstrap address with (librdkafka's "
+                   "client takes broker-list); default bootstrap-server")
+    p.add_argument("--scenario", dest="scenarios", action="append", default=[], metavar="NAME",
+                   help="run only this scenario (repeatable; default: all)")
+    p.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    p.add_argument("--trace-dir", type=Path, metavar="DIR", help="keep each scenario's client "
+                   "logs here and, with kafka-emu's trace writer, the verdicts as trace events")
+    p.add_argument("--junit-xml", type=Path, metavar="FILE", help="write JUnit XML results")
+    p.set_defaults(run=lambda args: _run(p, args))
+
+
+def _run(parser: argparse.ArgumentParser, args) -> int:
+    from . import runner
+    from .clients import ClientUnavailable, built_in, external
+    from .scenarios import CATALOGUE
+
+    if args.list:
+        for sc in CATALOGUE.values():
+            flag = f" [skipped: {sc.skip}]" if sc.skip else ""
+            print(f"{sc.name:50} {sc.summary}{flag}\n{'':50} from {sc.kafka_test}")
+        return 0
+    if not args.client and not args.consumer:
+        parser.error("one of --client or --consumer is required (or --list)")
+    if args.producer and not args.consumer:
+        parser.error("--producer goes with --consumer")
+    try:
+        scenarios = runner.select(args.scenarios)
+    except KeyError as exc:
+        parser.error(exc.args[0])
+    if args.client:
+        try:
+            client = built_in(args.client)
+        except ClientUnavailable as exc:
+            print(f"kafka-emu conformance: error: {exc}", file=sys.stderr)
+            return 2
+    else:
+        client = external(args.consumer, args.producer, bootstrap_flag=args.bootstrap_flag,
+                          name=args.name)
+    version = f" {client.library_version}" if client.library_version else ""
+    print(f"kafka-emu conformance: {client.name}{version}, {len(scenarios)} scenario(s)",
+          flush=True)
+    recorded = []
+
+    def report(result) -> None:
+        print(result.line(), flush=True)
+        recorded.append(runner.record_verdict(result, client, args.trace_dir))
+
+    results = runner.run_all(scenarios, client, on_result=report, workdir=args.trace_dir)
+    counts = {v: sum(r.verdict == v for r in results) for v in (runner.PASS, runner.FAIL,
+                                                                 runner.SKIP)}
+    total = sum(r.seconds for r in results)
+    print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped "
+          f"in {total:.1f}s")
+    if args.junit_xml:
+        runner.junit_xml(results, args.junit_xml, suite=f"kafka-emu conformance {client.name}")
+    if args.trace_dir and not any(recorded):
+        print(f"(client logs in {args.trace_dir}; scenario verdicts go into trace files once "
+              "kafka-emu has its trace writer)", file=sys.stderr)
+    return 0 if counts["FAIL"] == 0 else 1

@@ -1,0 +1,65 @@
+"""The scenario catalogue against the kit's own verifiable clients, over real sockets.
+
+The whole catalogue runs with confluent-kafka; every other built-in client runs one scenario
+here (consumer_failure: hard kill, session expiry, reassignment) to prove its program speaks the
+contract. Their full catalogues are in ``bench/bench_conformance.py`` (``make bench``), which
+also prints the client x scenario matrix.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from kafka_emu.conformance import runner
+from kafka_emu.conformance.clients import built_in
+from kafka_emu.conformance.scenarios import CATALOGUE
+
+# Client bugs found by the kit, each with its evidence (see the README's conformance section).
+# A known bug turns the scenario into an expected failure instead of hiding it.
+KNOWN_CLIENT_BUGS: dict[tuple[str, str], str] = {}
+
+
+def _client(name: str):
+    if name == "kafkajs" and shutil.which("node") is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("CI must provide Node.js for the kafkajs verifiable client")
+        pytest.skip("Node.js is not installed")
+    return built_in(name)
+
+
+@pytest.fixture(scope="module")
+def confluent():
+    return _client("confluent-kafka")
+
+
+def check(result) -> None:
+    bug = KNOWN_CLIENT_BUGS.get((result.client, result.scenario))
+    if bug and result.verdict == runner.FAIL:
+        pytest.xfail(f"known {result.client} bug: {bug}")
+    if result.verdict == runner.SKIP:
+        pytest.skip(result.reason)
+    assert result.verdict == runner.PASS, result.reason
+
+
+@pytest.mark.parametrize("name", list(CATALOGUE))
+def test_confluent_kafka_passes_the_catalogue(confluent, name):
+    check(runner.run_scenario(CATALOGUE[name], confluent))
+
+
+@pytest.mark.parametrize("client", ["kafka-python", "aiokafka", "kafkajs"])
+def test_each_other_client_passes_consumer_failure(client):
+    check(runner.run_scenario(CATALOGUE["consumer_failure"], _client(client)))
+
+
+def test_a_scenario_needing_static_membership_is_skipped_for_kafkajs_with_the_reason():
+    result = runner.run_scenario(CATALOGUE["fencing_static_consumer_stable"], _client("kafkajs"))
+    assert result.verdict == runner.SKIP
+    assert "static membership" in result.reason
+
+
+def test_broker_scenarios_skip_until_the_cluster_exists(confluent):
+    result = runner.run_scenario(CATALOGUE["broker_failure"], confluent)
+    assert result.verdict == runner.SKIP and "issue 13" in result.reason
