@@ -14,8 +14,8 @@ the same against one in-process emulator per scenario:
 - waits read a :class:`~kafka_emu.conformance.record.Tracker` fed live from the clients' events,
   and the emulator's own view of the group; a wait that times out fails the scenario with what
   it was waiting for and what it saw;
-- the emulator's events (requests, faults, coordinator events) are collected through the
-  observer seam, stamped with the wall time, for the server-side verdicts;
+- the emulator's timeline (requests, faults, coordinator events) is read back at the end for
+  the server-side verdicts;
 - time: a session expiry is made to happen *now* with the control plane's
   ``advance_to_next_deadline(kind="session")`` when the emulator has it; without it the kit
   falls back to a short session timeout and real waiting.
@@ -46,7 +46,9 @@ WAIT_S = 30.0
 # Broker settings of the kit's emulators: short sessions allowed (the fallback when time cannot
 # be advanced); the first rebalance of a group waits a little, as Kafka's system tests configure
 # (a client that joins the instant it subscribes could otherwise assign from empty metadata).
-BROKER_SETTINGS = {"group.min.session.timeout.ms": 500, "group.initial.rebalance.delay.ms": 100}
+BROKER_SETTINGS = {"group.min.session.timeout.ms": 500, "group.initial.rebalance.delay.ms": 100,
+                   # the server-side verdicts read the whole scenario back from the timeline
+                   "emu.timeline.max.events": 1_000_000}
 
 
 class ScenarioFailed(Exception):
@@ -59,8 +61,7 @@ class ScenarioSkipped(Exception):
 
 class Harness:
     def __init__(self, emu: Any, client: ClientSpec, *, scenario: str, topic: str,
-                 partitions: int, group: str, workdir: Path,
-                 server_events: list[tuple[float, Any]], wait_s: float = WAIT_S,
+                 partitions: int, group: str, workdir: Path, wait_s: float = WAIT_S,
                  fail_fast: bool = True) -> None:
         self.emu = emu
         self.client = client
@@ -71,7 +72,7 @@ class Harness:
         self.workdir = workdir
         self.log = RunLog()
         self.tracker = Tracker()
-        self.server_events = server_events
+        self.server_events: list[dict[str, Any]] = []  # the timeline, read at the end
         self.wait_s = wait_s  # how long any one wait may take before the scenario fails
         self.fail_fast = fail_fast
         self.procs: dict[str, ClientProcess] = {}
@@ -313,13 +314,28 @@ class Harness:
                             lambda: self.group_state()[1] <= members,
                             fallback_session_ms / 1000 + self.wait_s)
             return "waited"
-        for _ in range(20):
-            if self.group_state()[1] <= members:
+        from ..control.operations import ControlError
+        margin = 3 * HEARTBEAT_MS
+        give_up = time.monotonic() + self.wait_s
+        while time.monotonic() < give_up:
+            dead = self.group_state()[1] - members
+            if dead <= 0:
                 return "advanced"
-            self.emu.advance_to_next_deadline(group=self.group, kind="session")
+            # Jump only when the ``dead`` earliest session deadlines (the dead members': they
+            # stopped heartbeating) lie well before the next one: the live members' deadlines
+            # move on with each heartbeat, and a jump must leave them an interval to spare.
+            pending = sorted(d["deadline_ms"] for d in
+                             self.emu.deadlines(group_id=self.group, kind="session"))
+            if len(pending) >= dead and (len(pending) == dead
+                                         or pending[dead] - pending[dead - 1] >= margin):
+                try:
+                    self.emu.advance_to_next_deadline(group_id=self.group, kind="session")
+                except ControlError:  # the deadline went (a heartbeat or a rejoin) meanwhile
+                    pass
             time.sleep(0.05)
         raise ScenarioFailed(f"the group still has {self.group_state()[1]} members after "
-                             f"advancing time to 20 session deadlines (want {members})")
+                             f"{self.wait_s:.0f}s of advancing to session deadlines (want "
+                             f"{members})")
 
     def add_fault(self, action: str, **rule: Any) -> int:
         """A control-plane fault rule on this scenario's group (``Emulator.add_fault``)."""

@@ -51,12 +51,6 @@ class Result:
         return f"{self.verdict:4}  {self.scenario:40} {self.seconds:6.1f}s{detail}"
 
 
-def _server_sink(events: list[tuple[float, Any]]) -> Callable[[Any], None]:
-    def sink(event: Any) -> None:
-        events.append((time.time() * 1000, event))
-    return sink
-
-
 def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = None,
                  settings: dict[str, Any] | None = None, wait_s: float | None = None) -> Result:
     started = time.monotonic()
@@ -72,17 +66,15 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
         workdir / sc.name
     where.mkdir(parents=True, exist_ok=True)
     topic, group = f"{sc.name}-topic", f"{sc.name}-{uuid.uuid4().hex[:6]}"
-    server_events: list[tuple[float, Any]] = []
     config = make_config({**BROKER_SETTINGS, **(settings or {})}, topics={topic: sc.partitions})
     violations: list[Violation] = []
     reason = ""
     skipped = None
     h = None
     try:
-        with run_in_thread(config, observer=_server_sink(server_events)) as emu:
+        with run_in_thread(config) as emu:
             h = Harness(emu, client, scenario=sc.name, topic=topic, partitions=sc.partitions,
-                        group=group, workdir=where, server_events=server_events,
-                        **({"wait_s": wait_s} if wait_s else {}))
+                        group=group, workdir=where, **({"wait_s": wait_s} if wait_s else {}))
             try:
                 violations += sc.run(h)
             except ScenarioSkipped as exc:
@@ -92,6 +84,7 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
             finally:
                 h.kill_everything()
                 h.sync()
+                h.server_events = emu.timeline(types=verdicts.SERVER_EVENT_TYPES)
     except Exception as exc:  # the emulator itself failed: a kafka-emu bug, reported as such
         reason = f"kafka-emu error: {exc!r}\n{traceback.format_exc(limit=5)}"
     seconds = time.monotonic() - started
@@ -122,14 +115,11 @@ def _first_per_rule(violations: Iterable[Violation]) -> list[Violation]:
 
 def _shared_checks(h: Harness, sc: Scenario) -> list[Violation]:
     t = h.tracker
-    out = verdicts.stream_rules(t) + verdicts.no_overlap(t, fenced=h.fenced_nodes) + \
+    out = verdicts.stream_rules(t, fenced=h.fenced_nodes) + \
+        verdicts.no_overlap(t, fenced=h.fenced_nodes) + \
         verdicts.valid_assignments(t, h.all_partitions)
-    ended: dict[str, float] = {}
-    for entry in h.log.snapshot():
-        if entry.name in ("kit_signalled", "kit_killed", "kit_exited"):
-            ended.setdefault(f"{entry.node}.{entry.life}", entry.t_ms)
     node_of = {f"{n}.{life}": n for n, lives in h.lives.items() for life in range(1, lives + 1)}
-    out += verdicts.server_rules(h.server_events, group_id=h.group, ended=ended,
+    out += verdicts.server_rules(h.server_events, group_id=h.group, partitions=h.all_partitions,
                                  node_of_client=node_of)
     return out
 

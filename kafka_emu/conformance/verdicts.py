@@ -18,12 +18,13 @@ Client-side (read from a :class:`~kafka_emu.conformance.record.Tracker` that rep
   (Kafka checks this when auto-commit is off);
 - :func:`revocations`: static members do not revoke while others bounce (dynamic ones do).
 
-Server-side (read from the emulator's events, each stamped with the wall time it was emitted):
+Server-side (read from the emulator's timeline, ``Emulator.timeline()``):
 
-- :func:`server_rules`: a member that was told its generation or member id is gone
-  (ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID) and commits or heartbeats with it again instead of
-  rejoining; any request from a member id after it was fenced (FENCED_INSTANCE_ID); a live
-  client's member removed because it did not rejoin within the rebalance timeout.
+- :func:`server_rules`: every generation's assignment disjoint and covering; a member that was
+  told its generation or member id is gone (ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID) and commits
+  or heartbeats with it again instead of rejoining; any request from a member id after it was
+  fenced (FENCED_INSTANCE_ID); a still-connected client's member removed because it did not
+  rejoin within the rebalance timeout.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ErrorCode
-from .record import TP, NodeView, Tracker, Violation, _fmt
+from .record import TP, Tracker, Violation, _fmt
 
 RULES = {
     "consumed-while-not-joined": "records consumed while the consumer had no assignment",
@@ -60,8 +61,15 @@ RULES = {
 RECEIPT_TOLERANCE_MS = 50.0
 
 
-def stream_rules(tracker: Tracker) -> list[Violation]:
-    return list(tracker.violations)
+# What a fenced static member does between being replaced and learning it (its next request):
+# Kafka's zombie window, not the client's fault.
+ZOMBIE_RULES = {"consumed-behind-commit"}
+
+
+def stream_rules(tracker: Tracker, *, fenced: Iterable[str] = ()) -> list[Violation]:
+    """The rules the tracker applied event by event (see ``record.Tracker``)."""
+    fenced = set(fenced)
+    return [v for v in tracker.violations if not (v.node in fenced and v.rule in ZOMBIE_RULES)]
 
 
 def no_overlap(tracker: Tracker, *, fenced: Iterable[str] = ()) -> list[Violation]:
@@ -152,14 +160,18 @@ def no_loss(tracker: Tracker, log_end: Mapping[TP, int], log_start: Mapping[TP, 
     return out
 
 
-def no_duplicates(tracker: Tracker, *, excuse_failed_commits: bool = False) -> list[Violation]:
+def no_duplicates(tracker: Tracker, *, excuse_failed_commits: bool = False,
+                  ignore_nodes: Iterable[str] = ()) -> list[Violation]:
     """Total consumed equals the distinct offsets consumed (what Kafka's tests check as
     ``total_consumed == current_position`` after clean shutdowns).
 
     With ``excuse_failed_commits`` a record consumed again is allowed when a commit covering it
-    failed (e.g. REBALANCE_IN_PROGRESS): at-least-once delivery then *requires* redelivery."""
+    failed (e.g. REBALANCE_IN_PROGRESS): at-least-once delivery then *requires* redelivery.
+    ``ignore_nodes`` leaves out what those nodes consumed (a fenced zombie's reads)."""
     out = []
-    for tp, ranges in sorted(tracker.consumed.items()):
+    ignored = set(ignore_nodes)
+    for tp, all_ranges in sorted(tracker.consumed.items()):
+        ranges = [r for r in all_ranges if r[3] not in ignored]
         total = sum(count for _lo, _hi, count, _node in ranges)
         distinct = sum(b - a + 1 for a, b in _covered(ranges))
         if total <= distinct:
@@ -237,73 +249,111 @@ _GROUP_APIS = {"JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "LeaveGrou
 # A request that reached the broker less than this after the answer that told the member may
 # have been sent before that answer arrived (pipelined); it is not held against the client.
 IN_FLIGHT_GRACE_MS = 20.0
+# The timeline event types the server-side rules read (``Emulator.timeline(types=...)``).
+SERVER_EVENT_TYPES = ("RequestHandled", "FaultFired", "MemberAdded", "MemberRemoved",
+                      "AssignmentsDistributed", "ConnectionClosed")
 
 
-def _arrival(event: Any, wall_ms: float) -> float:
-    return wall_ms - float(getattr(event, "latency_ms", 0.0) or 0.0)
+def _arrival(e: Mapping[str, Any]) -> float:
+    """When a request reached the broker, on the coordinator's clock (answered at ``at_ms``)."""
+    return float(e.get("at_ms", 0)) - float(e.get("latency_ms") or 0.0)
 
 
-def server_rules(events: Sequence[tuple[float, Any]], *, group_id: str,
-                 ended: Mapping[str, float] | None = None,
+def server_rules(events: Sequence[Mapping[str, Any]], *, group_id: str,
+                 partitions: Sequence[TP] = (),
                  node_of_client: Mapping[str, str] | None = None) -> list[Violation]:
-    """Protocol rules a client breaks on the wire, from the emulator's events of one group.
+    """Protocol rules read from the emulator's timeline (``Emulator.timeline()`` entries: dicts
+    with ``seq``, ``type`` and the event's fields), for one group:
 
-    ``events`` are (wall-clock ms when emitted, event) pairs: the server's RequestHandled and
-    FaultFired and the coordinator's events. ``ended`` maps a client id to the wall time its
-    process was stopped or killed (its member may then legitimately miss a rebalance);
-    ``node_of_client`` names the consumer slot of a client id for messages.
+    - every generation's assignments (the leader's SyncGroup, decoded) are disjoint and cover
+      ``partitions``;
+    - a member told ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID (by the coordinator or a fault) does
+      not commit or heartbeat with that generation / member id again before rejoining;
+    - no group request carries a member id after it was answered FENCED_INSTANCE_ID;
+    - no member of a client that still has a connection open is removed for not rejoining
+      within the rebalance timeout (a killed client's connections are closed first).
     """
-    ended = ended or {}
     node_of_client = node_of_client or {}
     out: list[Violation] = []
     told: dict[str, tuple[int | None, float, str]] = {}  # member -> (generation, when, error)
     fenced: dict[str, float] = {}
     client_of_member: dict[str, str] = {}
-    # Requests in the order they reached the broker (a parked JoinGroup is emitted when answered
-    # but counts from when it was sent); each answer's effect starts at its own time.
-    ordered = sorted(events, key=lambda pair: _arrival(pair[1], pair[0]))
-    for wall_ms, e in ordered:
-        kind = type(e).__name__
-        if getattr(e, "group_id", None) != group_id:
+    client_of_connection: dict[int, str] = {}
+    open_connections: dict[str, set[int]] = {}
+    want = set(partitions)
+
+    def node(client: str | None) -> str | None:
+        return node_of_client.get(client or "", client)
+
+    for e in sorted(events, key=lambda e: e.get("seq", 0)):
+        kind = e.get("type")
+        if kind == "ConnectionClosed":
+            client = client_of_connection.pop(e["connection_id"], None)
+            if client is not None:
+                open_connections.get(client, set()).discard(e["connection_id"])
+            continue
+        if kind == "RequestHandled" and e.get("client_id") is not None:
+            client_of_connection[e["connection_id"]] = e["client_id"]
+            open_connections.setdefault(e["client_id"], set()).add(e["connection_id"])
+        if e.get("group_id") != group_id:
             continue
         if kind == "MemberAdded":
-            client_of_member[e.member_id] = e.client_id
-        elif kind == "FaultFired" and e.member_id and e.error_code in _TOLD_GONE:
-            told[e.member_id] = (None, wall_ms, ErrorCode(e.error_code).name)
-        elif kind == "RequestHandled" and e.member_id:
-            member, arrival = e.member_id, _arrival(e, wall_ms)
-            node = node_of_client.get(e.client_id or "", e.client_id)
-            if member in fenced and e.api in _GROUP_APIS and arrival > fenced[member] \
+            client_of_member[e["member_id"]] = e.get("client_id")
+        elif kind == "AssignmentsDistributed" and e.get("decoded_assignments") is not None:
+            out += _generation_assignment(e, want)
+        elif kind == "FaultFired" and e.get("member_id") and e.get("error_code") in _TOLD_GONE:
+            told[e["member_id"]] = (None, float(e["at_ms"]), ErrorCode(e["error_code"]).name)
+        elif kind == "RequestHandled" and e.get("member_id"):
+            member, arrival, api = e["member_id"], _arrival(e), e["api"]
+            if member in fenced and api in _GROUP_APIS and arrival > fenced[member] \
                     + IN_FLIGHT_GRACE_MS:
                 out.append(Violation("request-after-fencing",
-                                     f"{e.api} from member {member} after it was fenced", node))
+                                     f"{api} from member {member} after it was fenced",
+                                     node(e.get("client_id"))))
                 fenced[member] = float("inf")  # one report per member
-            if e.api in _STALE_APIS and member in told:
+            if api in _STALE_APIS and member in told:
                 generation, when, error = told[member]
                 if arrival > when + IN_FLIGHT_GRACE_MS and \
-                        (generation is None or e.generation_id == generation):
+                        (generation is None or e.get("generation_id") == generation):
                     out.append(Violation(
                         "stale-generation-after-told",
-                        f"{e.api} with generation {e.generation_id} from member {member} after "
-                        f"it was answered {error} (it must rejoin first)", node))
+                        f"{api} with generation {e.get('generation_id')} from member {member} "
+                        f"after it was answered {error} (it must rejoin first)",
+                        node(e.get("client_id"))))
                     del told[member]
-            if e.api == "JoinGroup":
+            if api == "JoinGroup":
                 told.pop(member, None)
-            if e.error_code == _FENCED and member not in fenced:
-                fenced[member] = wall_ms
-            elif e.error_code in _TOLD_GONE and e.api in _STALE_APIS | {"SyncGroup"}:
-                told.setdefault(member, (e.generation_id, wall_ms, ErrorCode(e.error_code).name))
-        elif kind == "MemberRemoved" and getattr(e.reason, "value", e.reason) == \
-                "rebalance_timeout":
-            client = client_of_member.get(e.member_id, "")
-            stop = ended.get(client)
-            if stop is None or stop > wall_ms:
+            code = e.get("error_code")
+            if code == _FENCED and member not in fenced:
+                fenced[member] = float(e["at_ms"])
+            elif code in _TOLD_GONE and api in _STALE_APIS | {"SyncGroup"}:
+                told.setdefault(member, (e.get("generation_id"), float(e["at_ms"]),
+                                         ErrorCode(code).name))
+        elif kind == "MemberRemoved" and e.get("reason") == "rebalance_timeout":
+            client = client_of_member.get(e["member_id"], "")
+            if open_connections.get(client):
                 out.append(Violation(
                     "no-rejoin-within-rebalance-timeout",
-                    f"member {e.member_id} of a running client was removed: it did not rejoin "
-                    f"within its rebalance timeout", node_of_client.get(client, client or None)))
+                    f"member {e['member_id']} was removed for not rejoining within its rebalance "
+                    f"timeout while its client was still connected", node(client)))
     return out
 
 
-def alive_nodes(tracker: Tracker) -> list[NodeView]:
-    return tracker.live()
+def _generation_assignment(e: Mapping[str, Any], want: set[TP]) -> list[Violation]:
+    generation = e.get("generation")
+    seen: dict[TP, str] = {}
+    out = []
+    for member, decoded in sorted(e["decoded_assignments"].items()):
+        for topic, parts in ((decoded or {}).get("partitions") or {}).items():
+            for p in parts:
+                tp = (topic, int(p))
+                if tp in seen:
+                    out.append(Violation("invalid-assignment",
+                                         f"generation {generation}: {topic}-{p} assigned to "
+                                         f"members {seen[tp]} and {member}"))
+                seen[tp] = member
+    missing = want - set(seen)
+    if want and seen and missing:
+        out.append(Violation("invalid-assignment", f"generation {generation}: {_fmt(missing)} "
+                             f"assigned to no member"))
+    return out

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_emu.broker.events import RequestHandled
 from kafka_emu.conformance import verdicts
 from kafka_emu.conformance.record import RunLog, Tracker
-from kafka_emu.coordinator.events import MemberAdded, MemberRemoved, RemovalReason
 from kafka_emu.errors import ErrorCode
 
 T = "orders"
@@ -203,50 +201,83 @@ def test_the_events_of_other_processes_and_non_contract_lines_do_not_disturb():
     assert all_checks(s, {(T, 0): 20, (T, 1): 10}) == []
 
 
-# -- server-side rules ---------------------------------------------------------------------
+# -- server-side rules (timeline entries as Emulator.timeline() returns them) ----------------
 
-def handled(api, member, *, error=0, generation=3, at=0.0, latency=1.0, client="c1.1"):
-    return (at, RequestHandled(at_ms=int(at), connection_id=1, peer="p", api=api, api_key=0,
-                               version=1, correlation_id=1, client_id=client,
-                               client_software_name=None, client_software_version=None,
-                               group_id="g", member_id=member, group_instance_id=None,
-                               generation_id=generation, latency_ms=latency, error_code=error))
+class Timeline:
+    def __init__(self) -> None:
+        self.events: list[dict] = []
+
+    def add(self, type_: str, **fields):
+        self.events.append({"seq": len(self.events) + 1, "type": type_, "group_id": "g",
+                            **fields})
+        return self
+
+    def request(self, api, member, *, error=0, generation=3, at=0, latency=1.0, client="c1.1",
+                connection=1):
+        return self.add("RequestHandled", api=api, member_id=member, error_code=error,
+                        generation_id=generation, at_ms=at, latency_ms=latency, client_id=client,
+                        connection_id=connection)
+
+    def rules(self, **kw) -> set[str]:
+        return rules(verdicts.server_rules(self.events, group_id="g", **kw))
 
 
 def test_server_rules_accept_a_member_that_rejoins_after_illegal_generation():
-    events = [handled("Heartbeat", "m1", error=ErrorCode.ILLEGAL_GENERATION, at=100),
-              handled("JoinGroup", "m1", at=300, latency=150),
-              handled("OffsetCommit", "m1", generation=4, at=400)]
-    assert verdicts.server_rules(events, group_id="g") == []
+    tl = Timeline().request("Heartbeat", "m1", error=ErrorCode.ILLEGAL_GENERATION, at=100)
+    tl.request("JoinGroup", "m1", at=300, latency=150).request("OffsetCommit", "m1",
+                                                                generation=4, at=400)
+    assert tl.rules() == set()
 
 
 def test_server_rules_catch_a_commit_with_a_generation_the_member_was_told_is_gone():
-    events = [handled("Heartbeat", "m1", error=ErrorCode.ILLEGAL_GENERATION, at=100),
-              handled("OffsetCommit", "m1", at=200)]
-    assert rules(verdicts.server_rules(events, group_id="g")) == {"stale-generation-after-told"}
+    tl = Timeline().request("Heartbeat", "m1", error=ErrorCode.ILLEGAL_GENERATION, at=100)
+    tl.request("OffsetCommit", "m1", at=200)
+    assert tl.rules() == {"stale-generation-after-told"}
+
+
+def test_server_rules_catch_a_heartbeat_after_a_fault_said_unknown_member():
+    tl = Timeline().add("FaultFired", member_id="m1", error_code=ErrorCode.UNKNOWN_MEMBER_ID,
+                        at_ms=100)
+    tl.request("Heartbeat", "m1", at=400)
+    assert tl.rules() == {"stale-generation-after-told"}
 
 
 def test_server_rules_forgive_a_request_already_in_flight_when_told():
-    events = [handled("Heartbeat", "m1", error=ErrorCode.ILLEGAL_GENERATION, at=100),
-              handled("OffsetCommit", "m1", at=105, latency=10)]
-    assert verdicts.server_rules(events, group_id="g") == []
+    tl = Timeline().request("Heartbeat", "m1", error=ErrorCode.ILLEGAL_GENERATION, at=100)
+    tl.request("OffsetCommit", "m1", at=105, latency=10)
+    assert tl.rules() == set()
 
 
 def test_server_rules_catch_requests_after_fencing():
-    events = [handled("Heartbeat", "m1", error=ErrorCode.FENCED_INSTANCE_ID, at=100),
-              handled("OffsetCommit", "m1", error=ErrorCode.FENCED_INSTANCE_ID, at=500)]
-    assert rules(verdicts.server_rules(events, group_id="g")) == {"request-after-fencing"}
+    tl = Timeline().request("Heartbeat", "m1", error=ErrorCode.FENCED_INSTANCE_ID, at=100)
+    tl.request("OffsetCommit", "m1", error=ErrorCode.FENCED_INSTANCE_ID, at=500)
+    assert tl.rules() == {"request-after-fencing"}
 
 
-@pytest.mark.parametrize("stopped_at,expected", [(None, {"no-rejoin-within-rebalance-timeout"}),
-                                                 (50.0, set())])
-def test_server_rules_catch_a_live_member_removed_for_not_rejoining(stopped_at, expected):
-    events = [(10.0, MemberAdded(at_ms=10, group_id="g", member_id="m1", group_instance_id=None,
-                                 client_id="c1.1")),
-              (90.0, MemberRemoved(at_ms=90, group_id="g", member_id="m1",
-                                   group_instance_id=None, reason=RemovalReason.REBALANCE_TIMEOUT))]
-    ended = {} if stopped_at is None else {"c1.1": stopped_at}
-    assert rules(verdicts.server_rules(events, group_id="g", ended=ended)) == expected
+@pytest.mark.parametrize("closed,expected", [(False, {"no-rejoin-within-rebalance-timeout"}),
+                                             (True, set())])
+def test_server_rules_catch_a_connected_member_removed_for_not_rejoining(closed, expected):
+    tl = Timeline().add("MemberAdded", member_id="m1", client_id="c1.1")
+    tl.request("Heartbeat", "m1", at=10, connection=7)
+    if closed:  # the client was killed: its connection went first
+        tl.add("ConnectionClosed", connection_id=7, group_id=None)
+    tl.add("MemberRemoved", member_id="m1", reason="rebalance_timeout")
+    assert tl.rules() == expected
+
+
+def test_server_rules_catch_a_generation_whose_assignment_overlaps_or_leaves_a_partition_out():
+    tl = Timeline().add("AssignmentsDistributed", generation=5, decoded_assignments={
+        "m1": {"partitions": {T: [0]}}, "m2": {"partitions": {T: [0]}}})
+    found = verdicts.server_rules(tl.events, group_id="g", partitions=PARTS)
+    assert rules(found) == {"invalid-assignment"}
+    assert {"generation 5: orders-0 assigned to members m1 and m2",
+            "generation 5: [orders-1] assigned to no member"} <= {v.message for v in found}
+
+
+def test_server_rules_accept_a_valid_generation():
+    tl = Timeline().add("AssignmentsDistributed", generation=5, decoded_assignments={
+        "m1": {"partitions": {T: [0]}}, "m2": {"partitions": {T: [1]}}})
+    assert verdicts.server_rules(tl.events, group_id="g", partitions=PARTS) == []
 
 
 def test_every_rule_is_documented():
