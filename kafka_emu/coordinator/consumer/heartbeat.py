@@ -144,16 +144,18 @@ def _heartbeat(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
         reason = reason or "metadata_changed"
     if reason is not None:
         bump_group_epoch(core, group, reason)
-    if group.group_epoch > group.assignment_epoch:
+    retarget = group.group_epoch > group.assignment_epoch
+    if retarget:
         compute_target(core, group, cmd.topics)
 
     owned = None if cmd.owned is None else {t: frozenset(ps) for t, ps in cmd.owned}
     if cmd.member_epoch == 0:
         owned = {}
-    reconcile(core, group, member, owned)
+    moved = reconcile(core, group, member, owned)
     core.timers.schedule(session_key(group.group_id, member.member_id),
                          core.now + core.config.group_consumer_session_timeout_ms)
-    update_state(core, group)
+    if retarget or moved or is_new or group.state is not group.computed_state_if_quiet():
+        update_state(core, group)
 
     full = cmd.member_epoch == 0 or (
         cmd.rebalance_timeout_ms != -1 and cmd.owned is not None
@@ -357,16 +359,17 @@ def compute_target(core: Core, group: ConsumerGroup, topics) -> None:
             target=tuple((m, as_partitions(a)) for m, a in group.target.items())))
 
 
-def reconcile(core: Core, group: ConsumerGroup, member: ConsumerMember, owned) -> None:
+def reconcile(core: Core, group: ConsumerGroup, member: ConsumerMember, owned) -> bool:
+    """One reconciliation step; True if the member's epoch, state or partitions changed."""
     epoch = group.assignment_epoch
     if member.is_reconciled_to(epoch):
-        return
+        return False
     target = group.target.get(member.member_id, {})
     new_epoch, state, assigned, pending = next_assignment(
         member, epoch, target, group.partition_epoch, owned)
     if (new_epoch, state, assigned, pending) == (member.member_epoch, member.state,
                                                  member.assigned, member.pending_revocation):
-        return
+        return False
     group.release(member)
     member.previous_member_epoch = member.member_epoch
     member.member_epoch, member.state = new_epoch, state
@@ -382,6 +385,7 @@ def reconcile(core: Core, group: ConsumerGroup, member: ConsumerMember, owned) -
             at_ms=core.now, group_id=group.group_id, member_id=member.member_id,
             member_epoch=new_epoch, state=state.value, assigned=as_partitions(assigned),
             pending_revocation=as_partitions(pending)))
+    return True
 
 
 def update_state(core: Core, group: ConsumerGroup) -> None:

@@ -111,6 +111,15 @@ class ConsumerGroup:
                 return ConsumerGroupState.RECONCILING
         return ConsumerGroupState.STABLE
 
+    def computed_state_if_quiet(self) -> ConsumerGroupState:
+        """The state, assuming no member changed since it was last derived: only the cheap
+        checks (a heartbeat that moved nothing cannot change Reconciling/Stable)."""
+        if not self.members:
+            return ConsumerGroupState.EMPTY
+        if self.group_epoch > self.assignment_epoch:
+            return ConsumerGroupState.ASSIGNING
+        return self.state
+
     # ------------------------------------------------------------ ownership bookkeeping
     def release(self, member: ConsumerMember) -> None:
         """Forget every partition ``member`` holds or is revoking."""
