@@ -348,3 +348,11 @@ def test_range_co_partitions():
     out = range_assignor({"a": frozenset({"t", "u"}), "b": frozenset({"t", "u"})}, {"t": 3, "u": 3}, {})
     assert out["a"] == {"t": frozenset({0, 1}), "u": frozenset({0, 1})}
     assert out["b"] == {"t": frozenset({2}), "u": frozenset({2})}
+
+
+def test_unloaded_classic_group_is_not_taken_over():
+    g = CG()
+    g.other(OffsetCommit(request_id="c", group_id="g", generation_id=-1, member_id="",
+                         group_instance_id=None, offsets=(CommitOffset(topic="t", partition=0, offset=9),)))
+    g.c.mark_dead("g", g.now)
+    assert g.hb("a", 0).error == E.COORDINATOR_NOT_AVAILABLE

@@ -176,6 +176,8 @@ def _get_or_create_group(core: Core, group_id: str, *, create: bool) -> Consumer
         return group
     classic = core.groups.get(group_id)
     if classic is not None:
+        if classic.state.value == "Dead":  # unloaded (Coordinator.mark_dead)
+            raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
         if not create or classic.members or classic.pending_members:
             # Kafka converts a non-empty classic group only when group.consumer.migration.policy
             # allows an upgrade; conversion is not built here, so we answer as Kafka does with
