@@ -156,8 +156,10 @@ def run(extra: list[str] | None) -> tuple[float, float]:
 
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
-        configs = {"off": [], "seam only": None, "on (jsonl)": ["--trace-dir", tmp],
-                   "on (gzip)": ["--trace-dir", tmp, "--trace-compress", "gzip"]}
+        # the control plane's timeline (on by default in serve) off throughout: tracing alone
+        quiet = ["-c", "emu.timeline.max.events=0"]
+        configs = {"off": quiet, "seam only": None, "on (jsonl)": [*quiet, "--trace-dir", tmp],
+                   "on (gzip)": [*quiet, "--trace-dir", tmp, "--trace-compress", "gzip"]}
         results: dict[str, list[tuple[float, float]]] = {name: [] for name in configs}
         for _ in range(ROUNDS):
             for name, extra in configs.items():
