@@ -92,6 +92,9 @@ class BrokerConfig:
     # "manual": it moves only when the control plane advances it.
     clock: str = attrs.field(default="real", validator=attrs.validators.in_(("real", "manual")))
     timeline_max_events: int = 10000  # the control plane's in-memory timeline; 0 = off
+    # The Kafka-named settings this config was built from, as given (DescribeConfigs reports
+    # them as STATIC_BROKER_CONFIG and the others as Kafka's defaults).
+    explicit_settings: Mapping[str, str] = attrs.field(factory=dict)
 
     # Kafka config name -> (BrokerConfig attribute, parser)
     KAFKA_NAMES = {
@@ -137,8 +140,28 @@ class BrokerConfig:
                 raise ValueError(f"{name}: {exc}") from None
         if group:
             values["coordinator"] = CoordinatorConfig.from_kafka(group)
+        values["explicit_settings"] = {str(k): str(v) for k, v in settings.items()}
         values.update(overrides)
         return cls(**values)
+
+    def kafka_values(self) -> dict[str, str]:
+        """Every broker config kafka-emu knows, by Kafka name, with its value as a string."""
+        values: dict[str, str] = {}
+        for name, (attr, _) in self.KAFKA_NAMES.items():
+            value = getattr(self, attr)
+            if name == "emu.api.max.versions":
+                value = ",".join(f"{k}:{v}" for k, v in value.items())
+            elif isinstance(value, bool):
+                value = str(value).lower()
+            values[name] = "" if value is None else str(value)
+        from ..coordinator import config as coordinator_config
+        fields = getattr(coordinator_config, "_KAFKA_FIELDS", {})
+        for name in CoordinatorConfig.KAFKA_NAMES:
+            attr = fields.get(name, (None,))[0]
+            if attr is not None and hasattr(self.coordinator, attr):
+                values[name] = str(getattr(self.coordinator, attr))
+        values.update(self.explicit_settings)
+        return values
 
     @classmethod
     def known_names(cls) -> list[str]:

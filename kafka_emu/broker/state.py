@@ -55,6 +55,8 @@ class Broker:
         self._connection_ids = itertools.count(1)
         from .topics import Topics  # the data path, kept apart from the group path
         self.topics = Topics(config)
+        from .resource_configs import ResourceConfigs
+        self.resource_configs = ResourceConfigs(self)  # DescribeConfigs / AlterConfigs view
         self.pending: dict[int, Pending] = {}
         self._request_ids = itertools.count(1)
         self.timers_changed = trio.Event()

@@ -191,6 +191,51 @@ class TopicCatalogue:
             self.version += 1
         return topic
 
+    def add_partitions(self, name: str, count: int, *, assignments: int | None = None,
+                       validate_only: bool = False) -> Topic:
+        """Grow ``name`` to ``count`` partitions (CreatePartitions), with the controller's checks
+        in its order (ReplicationControlManager.createPartitions). ``assignments`` is how many
+        manual assignments the request carried (None: none given)."""
+        topic = self.topic(name)
+        current = len(topic.partitions)
+        if count == current:
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
+        if count < current:
+            raise KafkaError(
+                ErrorCode.INVALID_PARTITIONS,
+                f"The topic {name} currently has {current} partition(s); {count} would not be an increase.",
+            )
+        additional = count - current
+        if assignments is not None and assignments != additional:
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"Attempted to add {additional} additional partition(s), but only {assignments} "
+                "assignment(s) were specified.",
+            )
+        if additional > MAX_RECORDS_PER_USER_OP:
+            raise KafkaError(
+                ErrorCode.POLICY_VIOLATION, "Unable to perform excessively large batch operation."
+            )
+        if not validate_only:
+            topic.partitions += tuple(PartitionLog(config=topic.config) for _ in range(additional))
+            self.version += 1
+        return topic
+
+    def set_topic_configs(self, name: str, overrides: Mapping[str, str | None], *,
+                          validate_only: bool = False) -> Topic:
+        """Make ``overrides`` the topic's whole set of config overrides (AlterConfigs and, after
+        merging, IncrementalAlterConfigs); validated as at creation, then applied to every
+        partition so the data path follows at once."""
+        topic = self.topic(name)
+        config = self.default_config.with_overrides(overrides)
+        if not validate_only:
+            topic.config = config
+            topic.configs = dict(overrides)  # type: ignore[arg-type]  # nulls were refused above
+            for partition in topic.partitions:
+                partition.config = config
+            self.version += 1
+        return topic
+
     def ensure_topic(self, name: str, num_partitions: int = -1) -> Topic:
         """The topic, auto-created first if missing (auto.create.topics.enable)."""
         topic = self._by_name.get(name)

@@ -1,0 +1,42 @@
+"""DescribeCluster v0-1 (KIP-700; v1 EndpointType, KIP-919). This broker is the whole cluster
+and its own controller. Asking for controllers (EndpointType 2) from a broker listener is
+MISMATCHED_ENDPOINT_TYPE, as Kafka answers; an unknown type is UNSUPPORTED_ENDPOINT_TYPE.
+"""
+
+from __future__ import annotations
+
+from ...errors import ErrorCode
+from ...protocol.messages.describe_cluster import (API, DescribeClusterBroker,
+                                                   DescribeClusterResponse)
+from ...protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED
+from . import Handler
+from ._common import advertised_endpoint
+from ._operations import CLUSTER_OPERATIONS
+
+BROKERS, CONTROLLERS = 1, 2
+
+
+
+async def describe_cluster(ctx, request) -> DescribeClusterResponse:
+    broker = ctx.broker
+    if request.endpoint_type != BROKERS:
+        error = (ErrorCode.MISMATCHED_ENDPOINT_TYPE if request.endpoint_type == CONTROLLERS
+                 else ErrorCode.UNSUPPORTED_ENDPOINT_TYPE)
+        message = ("The request was sent to an endpoint of type BROKER, but we wanted an "
+                   "endpoint of type CONTROLLER" if error == ErrorCode.MISMATCHED_ENDPOINT_TYPE
+                   else f"Unsupported endpoint type {request.endpoint_type}")
+        return DescribeClusterResponse(error_code=error, error_message=message,
+                                       endpoint_type=request.endpoint_type,
+                                       cluster_id=broker.config.cluster_id)
+    host, port = advertised_endpoint(ctx)
+    node_id = broker.config.node_id
+    return DescribeClusterResponse(
+        error_code=ErrorCode.NONE, endpoint_type=BROKERS, cluster_id=broker.config.cluster_id,
+        controller_id=node_id,
+        brokers=[DescribeClusterBroker(broker_id=node_id, host=host, port=port)],
+        cluster_authorized_operations=(CLUSTER_OPERATIONS
+                                       if request.include_cluster_authorized_operations
+                                       else AUTHORIZED_OPERATIONS_OMITTED))
+
+
+HANDLER = Handler(API, "0-1", describe_cluster)

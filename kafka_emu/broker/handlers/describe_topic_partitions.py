@@ -1,0 +1,57 @@
+"""DescribeTopicPartitions v0 (KIP-966): topics' partitions, paged. Topics are answered in name
+order starting at the cursor's topic (and partition); at most ResponsePartitionLimit
+partitions go out, capped at 2000 as Kafka caps it (max.request.partition.size.limit), and
+NextCursor says where to resume. An empty topic list means every topic. A missing topic is
+UNKNOWN_TOPIC_OR_PARTITION with no partitions.
+"""
+
+from __future__ import annotations
+
+from ...errors import ErrorCode
+from ...protocol.messages.describe_topic_partitions import (
+    API, Cursor, DescribeTopicPartitionsResponse, DescribeTopicPartitionsResponsePartition,
+    DescribeTopicPartitionsResponseTopic)
+from . import Handler
+from ._operations import TOPIC_OPERATIONS
+
+PARTITION_LIMIT_MAX = 2000  # max.request.partition.size.limit's default
+
+
+async def describe_topic_partitions(ctx, request) -> DescribeTopicPartitionsResponse:
+    catalogue = ctx.broker.topics.catalogue
+    node_id = ctx.broker.config.node_id
+    names = sorted({t.name for t in request.topics} if request.topics
+                   else {t.name for t in catalogue})
+    cursor = request.cursor
+    if cursor is not None:
+        names = [n for n in names if n >= cursor.topic_name]
+    budget = max(1, min(request.response_partition_limit, PARTITION_LIMIT_MAX))
+    topics, next_cursor = [], None
+    for name in names:
+        topic = catalogue.get(name)
+        if topic is None:
+            topics.append(DescribeTopicPartitionsResponseTopic(
+                error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name))
+            continue
+        start = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
+        if budget == 0:
+            next_cursor = Cursor(topic_name=name, partition_index=start)
+            break
+        end = min(topic.num_partitions, start + budget)
+        partitions = [DescribeTopicPartitionsResponsePartition(
+            error_code=ErrorCode.NONE, partition_index=i, leader_id=node_id,
+            leader_epoch=topic.partitions[i].leader_epoch, replica_nodes=[node_id],
+            isr_nodes=[node_id], eligible_leader_replicas=[], last_known_elr=[])
+            for i in range(start, end)]
+        budget -= len(partitions)
+        topics.append(DescribeTopicPartitionsResponseTopic(
+            error_code=ErrorCode.NONE, name=name, topic_id=topic.topic_id,
+            is_internal=topic.is_internal, partitions=partitions,
+            topic_authorized_operations=TOPIC_OPERATIONS))
+        if end < topic.num_partitions:
+            next_cursor = Cursor(topic_name=name, partition_index=end)
+            break
+    return DescribeTopicPartitionsResponse(topics=topics, next_cursor=next_cursor)
+
+
+HANDLER = Handler(API, "0", describe_topic_partitions)

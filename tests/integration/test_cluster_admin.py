@@ -1,0 +1,163 @@
+"""The admin APIs client libraries call beyond groups and topics (issue #13, item 3):
+CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs, DescribeCluster and
+DescribeTopicPartitions, driven by confluent-kafka's and kafka-python's admin clients."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, TopicCollection
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
+                                   ConfigSource, NewPartitions)
+from kafka import KafkaAdminClient
+from kafka.admin import ConfigResource as KPConfigResource
+from kafka.admin import ConfigResourceType, NewPartitions as KPNewPartitions
+
+from .helpers import HEARTBEAT_MS, SESSION_TIMEOUT_MS, unique, wait_until
+
+
+@pytest.fixture
+def emu(kafka_emu_factory):
+    return kafka_emu_factory({"log.retention.bytes": 5_000_000})
+
+
+def confluent(emu) -> AdminClient:
+    return AdminClient({"bootstrap.servers": emu.bootstrap_servers})
+
+
+def test_confluent_describe_cluster_lists_this_broker_and_cluster_operations(emu):
+    admin = confluent(emu)  # keep a reference: a collected client cancels its futures
+    result = admin.describe_cluster(include_authorized_operations=True,
+                                    request_timeout=10).result()
+    assert result.cluster_id == emu.config.cluster_id
+    assert [n.id for n in result.nodes] == [emu.config.node_id]
+    assert result.controller.id == emu.config.node_id
+    ops = {op.name for op in result.authorized_operations}
+    assert ops == {"CREATE", "ALTER", "DESCRIBE", "CLUSTER_ACTION", "DESCRIBE_CONFIGS",
+                   "ALTER_CONFIGS", "IDEMPOTENT_WRITE"}
+
+
+def test_confluent_create_partitions_grows_a_topic_and_refuses_shrinking(emu):
+    topic = unique("grow")
+    emu.create_topic(topic, 2)
+    admin = confluent(emu)
+    admin.create_partitions([NewPartitions(topic, 5)], request_timeout=10)[topic].result()
+    assert len(admin.list_topics(topic, timeout=10).topics[topic].partitions) == 5
+    with pytest.raises(KafkaException) as shrink:
+        admin.create_partitions([NewPartitions(topic, 3)], request_timeout=10)[topic].result()
+    assert shrink.value.args[0].name() == "INVALID_PARTITIONS"
+    assert "would not be an increase" in shrink.value.args[0].str()
+    with pytest.raises(KafkaException) as missing:
+        admin.create_partitions([NewPartitions(unique("none"), 3)],
+                                request_timeout=10).popitem()[1].result()
+    assert missing.value.args[0].name() == "UNKNOWN_TOPIC_OR_PARTITION"
+    # validate_only changes nothing
+    admin.create_partitions([NewPartitions(topic, 9)], validate_only=True,
+                            request_timeout=10)[topic].result()
+    assert len(admin.list_topics(topic, timeout=10).topics[topic].partitions) == 5
+
+
+def test_confluent_describe_and_alter_topic_configs(emu):
+    topic = unique("cfg")
+    emu.create_topic(topic, 1)
+    admin = confluent(emu)
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
+
+    def described():
+        return admin.describe_configs([resource], request_timeout=10)[resource].result()
+
+    configs = described()
+    assert configs["retention.ms"].value == "604800000"
+    assert configs["retention.ms"].source == ConfigSource.DEFAULT_CONFIG.value
+    # the broker was started with log.retention.bytes: a static broker config for the topic
+    assert configs["retention.bytes"].value == "5000000"
+    assert configs["retention.bytes"].source == ConfigSource.STATIC_BROKER_CONFIG.value
+
+    admin.incremental_alter_configs([ConfigResource(
+        ConfigResource.Type.TOPIC, topic, incremental_configs=[
+            ConfigEntry("retention.ms", "1000", incremental_operation=AlterConfigOpType.SET),
+            ConfigEntry("cleanup.policy", "compact",
+                        incremental_operation=AlterConfigOpType.APPEND)])],
+        request_timeout=10)[resource].result()
+    configs = described()
+    assert configs["retention.ms"].value == "1000"
+    assert configs["retention.ms"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+    assert configs["cleanup.policy"].value == "delete,compact"
+
+    admin.incremental_alter_configs([ConfigResource(
+        ConfigResource.Type.TOPIC, topic, incremental_configs=[
+            ConfigEntry("retention.ms", None, incremental_operation=AlterConfigOpType.DELETE)])],
+        request_timeout=10)[resource].result()
+    assert described()["retention.ms"].source == ConfigSource.DEFAULT_CONFIG.value
+
+    with pytest.raises(KafkaException) as bad:
+        admin.incremental_alter_configs([ConfigResource(
+            ConfigResource.Type.TOPIC, topic, incremental_configs=[
+                ConfigEntry("no.such.config", "1", incremental_operation=AlterConfigOpType.SET)])],
+            request_timeout=10)[resource].result()
+    assert bad.value.args[0].name() == "INVALID_CONFIG"
+    assert described()["cleanup.policy"].value == "delete,compact"  # nothing changed
+
+
+def test_confluent_describe_broker_configs_shows_what_kafka_emu_was_started_with(emu):
+    admin = confluent(emu)
+    resource = ConfigResource(ConfigResource.Type.BROKER, str(emu.config.node_id))
+    configs = admin.describe_configs([resource], request_timeout=10)[resource].result()
+    assert configs["log.retention.bytes"].value == "5000000"
+    assert configs["log.retention.bytes"].source == ConfigSource.STATIC_BROKER_CONFIG.value
+    assert configs["group.max.session.timeout.ms"].value == "1800000"
+    assert configs["group.max.session.timeout.ms"].source == ConfigSource.DEFAULT_CONFIG.value
+    other = ConfigResource(ConfigResource.Type.BROKER, str(emu.config.node_id + 7))
+    with pytest.raises(KafkaException) as wrong:
+        admin.describe_configs([other], request_timeout=10)[other].result()
+    assert wrong.value.args[0].name() == "INVALID_REQUEST"
+
+
+def test_confluent_describe_topics_uses_describe_topic_partitions(emu):
+    topic = unique("dtp")
+    emu.create_topic(topic, 4)
+    admin = confluent(emu)
+    described = admin.describe_topics(TopicCollection([topic]), request_timeout=10)[topic].result()
+    assert [p.id for p in described.partitions] == [0, 1, 2, 3]
+    assert all(p.leader.id == emu.config.node_id for p in described.partitions)
+    assert not described.is_internal
+
+
+def test_a_subscribed_confluent_consumer_picks_up_added_partitions(emu):
+    topic, group = unique("more"), unique("g")
+    emu.create_topic(topic, 1)
+    consumer = Consumer({"bootstrap.servers": emu.bootstrap_servers, "group.id": group,
+                         "session.timeout.ms": SESSION_TIMEOUT_MS,
+                         "heartbeat.interval.ms": HEARTBEAT_MS,
+                         "topic.metadata.refresh.interval.ms": 500})
+    try:
+        consumer.subscribe([topic])
+        wait_until(lambda: len(consumer.assignment()) == 1, tick=lambda: consumer.poll(0.05),
+                   message="the first partition")
+        admin = confluent(emu)
+        admin.create_partitions([NewPartitions(topic, 3)], request_timeout=10)[topic].result()
+        wait_until(lambda: len(consumer.assignment()) == 3, tick=lambda: consumer.poll(0.05),
+                   timeout=30, message="a rebalance onto the added partitions")
+    finally:
+        consumer.close()
+
+
+def test_kafka_python_admin_create_partitions_and_configs(emu):
+    topic = unique("kp")
+    emu.create_topic(topic, 1)
+    admin = KafkaAdminClient(bootstrap_servers=emu.bootstrap_servers)
+    try:
+        admin.create_partitions({topic: KPNewPartitions(total_count=4)})
+        assert len(admin.describe_topics([topic])[0]["partitions"]) == 4
+        admin.alter_configs([KPConfigResource(ConfigResourceType.TOPIC, topic,
+                                              configs={"max.message.bytes": "2000000"})])
+        [response] = admin.describe_configs([KPConfigResource(ConfigResourceType.TOPIC, topic)])
+        [result] = response.resources
+        error_code, _, _, _, entries = result[:5]
+        assert error_code == 0
+        values = {e[0]: e[1] for e in entries}
+        assert values["max.message.bytes"] == "2000000"
+        assert values["retention.ms"] == "604800000"
+        cluster = admin.describe_cluster()
+        assert cluster["cluster_id"] == emu.config.cluster_id
+    finally:
+        admin.close()
