@@ -51,6 +51,8 @@ _KEY_GROUPS: tuple[tuple[str, ...], ...] = (
     ("key",),
     ("member_id",),
     ("group_instance_id",),
+    ("resource_type",),  # the config APIs' resources (DescribeConfigs, AlterConfigs, ...)
+    ("resource_name",),
 )
 _KEY_GROUP_OF = {name: group for group in _KEY_GROUPS for name in group}
 

@@ -25,6 +25,8 @@ async def create_partitions(ctx, request) -> CreatePartitionsResponse:
         try:
             if counts[t.name] > 1:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Duplicate topic in request.")
+            if catalogue.get(t.name) is None:
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)  # Kafka sends no message
             if t.assignments is not None and any(a.broker_ids != [node_id] for a in t.assignments):
                 raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                                  f"Replica assignments must name only broker {node_id}.")

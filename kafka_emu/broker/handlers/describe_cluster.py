@@ -16,7 +16,6 @@ from ._operations import CLUSTER_OPERATIONS
 BROKERS, CONTROLLERS = 1, 2
 
 
-
 async def describe_cluster(ctx, request) -> DescribeClusterResponse:
     broker = ctx.broker
     if request.endpoint_type != BROKERS:

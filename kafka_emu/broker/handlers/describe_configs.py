@@ -13,10 +13,14 @@ from ...protocol.messages.describe_configs import (API, DescribeConfigsResourceR
 from . import Handler
 
 
-def _config(entry, include_synonyms: bool) -> DescribeConfigsResourceResult:
+def has_is_default(version: int) -> bool:
+    return version == 0  # v1+ says it with ConfigSource
+
+
+def _config(entry, include_synonyms: bool, version: int) -> DescribeConfigsResourceResult:
     return DescribeConfigsResourceResult(
         name=entry.name, value=entry.value, read_only=entry.read_only,
-        is_default=entry.is_default, config_source=entry.source, is_sensitive=entry.sensitive,
+        is_default=entry.is_default and has_is_default(version), config_source=entry.source, is_sensitive=entry.sensitive,
         synonyms=[DescribeConfigsSynonym(name=s.name, value=s.value, source=s.source)
                   for s in entry.synonyms] if include_synonyms else [],
         config_type=entry.type)
@@ -36,7 +40,7 @@ async def describe_configs(ctx, request) -> DescribeConfigsResponse:
         results.append(DescribeConfigsResult(
             error_code=ErrorCode.NONE, resource_type=r.resource_type,
             resource_name=r.resource_name,
-            configs=[_config(e, request.include_synonyms) for e in entries]))
+            configs=[_config(e, request.include_synonyms, ctx.version) for e in entries]))
     return DescribeConfigsResponse(results=results)
 
 

@@ -1,0 +1,185 @@
+"""Admin APIs over real sockets (issue #13 item 3): the answers Kafka gives where clients rarely
+look -- CreatePartitions checks, DescribeConfigs resource errors, config sources and synonyms,
+AlterConfigs replacing overrides and changing the data path, IncrementalAlterConfigs list
+operations, DescribeCluster endpoint types, DescribeTopicPartitions paging."""
+
+from kafka_emu.errors import ErrorCode
+from kafka_emu.protocol import BY_NAME
+from kafka_emu.protocol.messages import alter_configs as ac
+from kafka_emu.protocol.messages import create_partitions as cp
+from kafka_emu.protocol.messages import describe_cluster as dc
+from kafka_emu.protocol.messages import describe_configs as dcfg
+from kafka_emu.protocol.messages import describe_topic_partitions as dtp
+from kafka_emu.protocol.messages import incremental_alter_configs as iac
+from kafka_emu.broker.resource_configs import AlterOp, ConfigSource, ResourceType
+from kafka_emu.testing.wire import WireClient
+
+TOPIC, BROKER, GROUP = ResourceType.TOPIC, ResourceType.BROKER, ResourceType.GROUP
+
+
+async def client(start_broker, settings=None, topics=None):
+    bound = await start_broker(settings, topics=topics)
+    return bound, await WireClient.connect(bound.host, bound.port)
+
+
+def describe(resource_type, name, keys=None, synonyms=False):
+    return dcfg.DescribeConfigsRequest(resources=[dcfg.DescribeConfigsResource(
+        resource_type=resource_type, resource_name=name, configuration_keys=keys)],
+        include_synonyms=synonyms)
+
+
+async def test_create_partitions_answers_each_topic_as_the_controller_does(start_broker):
+    bound, wire = await client(start_broker, topics={"a": 2, "b": 1})
+    api = BY_NAME["CreatePartitions"]
+    response = await wire.request(api, 3, cp.CreatePartitionsRequest(topics=[
+        cp.CreatePartitionsTopic(name="a", count=2),
+        cp.CreatePartitionsTopic(name="b", count=3, assignments=[
+            cp.CreatePartitionsAssignment(broker_ids=[1])]),
+        cp.CreatePartitionsTopic(name="nope", count=2),
+        cp.CreatePartitionsTopic(name="dup", count=2),
+        cp.CreatePartitionsTopic(name="dup", count=2)]))
+    got = [(r.name, r.error_code, r.error_message) for r in response.results]
+    assert got == [
+        ("a", ErrorCode.INVALID_PARTITIONS, "Topic already has 2 partition(s)."),
+        ("b", ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+         "Attempted to add 2 additional partition(s), but only 1 assignment(s) were specified."),
+        ("nope", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None),
+        ("dup", ErrorCode.INVALID_REQUEST, "Duplicate topic in request."),
+        ("dup", ErrorCode.INVALID_REQUEST, "Duplicate topic in request.")]
+    assert bound.broker.topics.lookup("b").partitions == 1  # nothing changed
+    ok = await wire.request(api, 0, cp.CreatePartitionsRequest(topics=[
+        cp.CreatePartitionsTopic(name="b", count=4)]))
+    assert ok.results[0].error_code == ErrorCode.NONE
+    assert bound.broker.topics.lookup("b").partitions == 4
+
+
+async def test_describe_configs_errors_per_resource_as_kafka(start_broker):
+    bound, wire = await client(start_broker, topics={"t": 1})
+    api = BY_NAME["DescribeConfigs"]
+    request = dcfg.DescribeConfigsRequest(resources=[
+        dcfg.DescribeConfigsResource(resource_type=TOPIC, resource_name="missing"),
+        dcfg.DescribeConfigsResource(resource_type=TOPIC, resource_name="bad name!"),
+        dcfg.DescribeConfigsResource(resource_type=BROKER, resource_name="99"),
+        dcfg.DescribeConfigsResource(resource_type=7, resource_name="x"),
+        dcfg.DescribeConfigsResource(resource_type=GROUP, resource_name="")])
+    response = await wire.request(api, 4, request)
+    codes = [(r.error_code, r.error_message) for r in response.results]
+    assert codes[0] == (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
+    assert codes[1][0] == ErrorCode.INVALID_TOPIC_EXCEPTION
+    assert codes[2] == (ErrorCode.INVALID_REQUEST,
+                        "Unexpected broker id, expected 1 or empty string, but received 99")
+    assert codes[3] == (ErrorCode.INVALID_REQUEST, "Unsupported resource type: UNKNOWN")
+    assert codes[4] == (ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+    assert all(not r.configs for r in response.results)
+
+
+async def test_topic_config_sources_and_synonyms(start_broker):
+    bound, wire = await client(start_broker, {"log.retention.bytes": 1000}, topics={"t": 1})
+    api = BY_NAME["DescribeConfigs"]
+    await wire.request(BY_NAME["AlterConfigs"], 2, ac.AlterConfigsRequest(resources=[
+        ac.AlterConfigsResource(resource_type=TOPIC, resource_name="t", configs=[
+            ac.AlterableConfig(name="retention.bytes", value="500")])]))
+    response = await wire.request(api, 4, describe(
+        TOPIC, "t", ["retention.bytes", "segment.ms", "no.such"], synonyms=True))
+    by_name = {c.name: c for c in response.results[0].configs}
+    assert set(by_name) == {"retention.bytes", "segment.ms"}
+    retention = by_name["retention.bytes"]
+    assert (retention.value, retention.config_source) == ("500", ConfigSource.DYNAMIC_TOPIC_CONFIG)
+    assert [(s.name, s.value, s.source) for s in retention.synonyms] == [
+        ("retention.bytes", "500", ConfigSource.DYNAMIC_TOPIC_CONFIG),
+        ("log.retention.bytes", "1000", ConfigSource.STATIC_BROKER_CONFIG),
+        ("log.retention.bytes", "-1", ConfigSource.DEFAULT_CONFIG)]
+    segment = by_name["segment.ms"]
+    assert (segment.value, segment.config_source) == ("604800000", ConfigSource.DEFAULT_CONFIG)
+
+
+async def test_alter_configs_replaces_overrides_and_the_log_follows(start_broker):
+    bound, wire = await client(start_broker, topics={"t": 2})
+    alter = BY_NAME["AlterConfigs"]
+
+    async def alter_to(configs, validate_only=False):
+        response = await wire.request(alter, 1, ac.AlterConfigsRequest(
+            validate_only=validate_only, resources=[ac.AlterConfigsResource(
+                resource_type=TOPIC, resource_name="t",
+                configs=[ac.AlterableConfig(name=k, value=v) for k, v in configs.items()])]))
+        return response.responses[0]
+
+    catalogue = bound.broker.topics.catalogue
+    assert (await alter_to({"max.message.bytes": "100"}, validate_only=True)).error_code == 0
+    assert catalogue.get("t").configs == {}
+    assert (await alter_to({"max.message.bytes": "100", "retention.ms": "5"})).error_code == 0
+    assert catalogue.get("t").configs == {"max.message.bytes": "100", "retention.ms": "5"}
+    assert all(p.config.max_message_bytes == 100 for p in catalogue.get("t").partitions)
+    # AlterConfigs replaces: retention.ms goes back to its default
+    assert (await alter_to({"max.message.bytes": "200"})).error_code == 0
+    assert catalogue.get("t").configs == {"max.message.bytes": "200"}
+    refused = await alter_to({"max.message.bytes": "nope"})
+    assert refused.error_code == ErrorCode.INVALID_CONFIG
+    assert catalogue.get("t").configs == {"max.message.bytes": "200"}  # nothing changed
+
+
+async def test_incremental_alter_configs_list_operations_and_refusals(start_broker):
+    bound, wire = await client(start_broker, topics={"t": 1})
+    api = BY_NAME["IncrementalAlterConfigs"]
+
+    async def apply(resource_type, name, *ops):
+        response = await wire.request(api, 1, iac.IncrementalAlterConfigsRequest(resources=[
+            iac.IncrementalAlterConfigsResource(
+                resource_type=resource_type, resource_name=name, configs=[
+                    iac.IncrementalAlterableConfig(name=n, config_operation=op, value=v)
+                    for n, op, v in ops])]))
+        r = response.responses[0]
+        return r.error_code, r.error_message
+
+    catalogue = bound.broker.topics.catalogue
+    assert (await apply(TOPIC, "t", ("cleanup.policy", AlterOp.APPEND, "compact")))[0] == 0
+    assert catalogue.get("t").configs["cleanup.policy"] == "delete,compact"
+    assert (await apply(TOPIC, "t", ("cleanup.policy", AlterOp.SUBTRACT, "delete")))[0] == 0
+    assert catalogue.get("t").config.cleanup_policy == {"compact"}
+    assert await apply(TOPIC, "t", ("retention.ms", AlterOp.APPEND, "1")) == (
+        ErrorCode.INVALID_CONFIG, "Config value append is not allowed for config key: retention.ms")
+    assert (await apply(TOPIC, "t", ("retention.ms", AlterOp.SET, "1"),
+                        ("retention.ms", AlterOp.DELETE, None)))[0] == ErrorCode.INVALID_REQUEST
+    assert (await apply(BROKER, "1", ("log.retention.bytes", AlterOp.SET, "5")))[0] == \
+        ErrorCode.INVALID_REQUEST
+    assert (await apply(GROUP, "g", ("consumer.session.timeout.ms", AlterOp.SET, "50000")))[0] == 0
+    described = await wire.request(BY_NAME["DescribeConfigs"], 4,
+                                   describe(GROUP, "g", ["consumer.session.timeout.ms"]))
+    [entry] = described.results[0].configs
+    assert (entry.value, entry.config_source) == ("50000", ConfigSource.GROUP_CONFIG)
+
+
+async def test_describe_cluster_endpoint_types(start_broker):
+    bound, wire = await client(start_broker)
+    api = BY_NAME["DescribeCluster"]
+    ok = await wire.request(api, 1, dc.DescribeClusterRequest())
+    assert ok.error_code == 0
+    assert [(b.broker_id, b.port) for b in ok.brokers] == [(1, bound.port)]
+    assert ok.cluster_authorized_operations == -(2**31)  # not asked for
+    controllers = await wire.request(api, 1, dc.DescribeClusterRequest(endpoint_type=2))
+    assert controllers.error_code == ErrorCode.MISMATCHED_ENDPOINT_TYPE
+    odd = await wire.request(api, 1, dc.DescribeClusterRequest(endpoint_type=9))
+    assert odd.error_code == ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
+
+
+async def test_describe_topic_partitions_pages_with_a_cursor(start_broker):
+    bound, wire = await client(start_broker, topics={"a": 3, "b": 2})
+    api = BY_NAME["DescribeTopicPartitions"]
+    first = await wire.request(api, 0, dtp.DescribeTopicPartitionsRequest(
+        topics=[dtp.TopicRequest(name="b"), dtp.TopicRequest(name="a"),
+                dtp.TopicRequest(name="zz")], response_partition_limit=2))
+    assert [(t.name, [p.partition_index for p in t.partitions]) for t in first.topics] == [
+        ("a", [0, 1])]
+    assert (first.next_cursor.topic_name, first.next_cursor.partition_index) == ("a", 2)
+    second = await wire.request(api, 0, dtp.DescribeTopicPartitionsRequest(
+        topics=[dtp.TopicRequest(name="b"), dtp.TopicRequest(name="a"),
+                dtp.TopicRequest(name="zz")], response_partition_limit=2,
+        cursor=first.next_cursor))
+    assert [(t.name, [p.partition_index for p in t.partitions]) for t in second.topics] == [
+        ("a", [2]), ("b", [0])]
+    third = await wire.request(api, 0, dtp.DescribeTopicPartitionsRequest(
+        topics=[dtp.TopicRequest(name="b"), dtp.TopicRequest(name="zz")],
+        cursor=second.next_cursor))
+    assert [(t.name, t.error_code) for t in third.topics] == [
+        ("b", 0), ("zz", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
+    assert third.next_cursor is None
