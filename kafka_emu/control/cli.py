@@ -116,6 +116,8 @@ def _operations(document: dict) -> dict[str, dict]:
                                "schema": schema})
             found[spec["operationId"]] = {
                 "method": method.upper(), "path": path, "summary": spec.get("summary", ""),
+                "description": spec.get("description", ""),
+                "body": (spec.get("requestBody") or {}).get("description", ""),
                 "tag": (spec.get("tags") or [""])[0], "params": params}
     return found
 
@@ -230,14 +232,16 @@ def _flag(name: str) -> str:
 
 def _operation_parser(parent: argparse.ArgumentParser, name: str, op: dict):
     parser = type(parent)(prog=f"kafka-emu ctl {name.replace('_', '-')}",
-                          description=f"{op['summary']} ({op['method']} {op['path']})")
+                          description=f"{op['description'] or op['summary']} "
+                                      f"({op['method']} {op['path']})",
+                          epilog=op["body"] or None)
     parser.add_argument("-o", "--output", choices=["json", "text"], default=None,
                         help="indented JSON (default) or compact text")
     for param in op["params"]:
         schema = param["schema"]
         kinds = _kinds(schema)
         notes = [schema.get("description", "")]
-        if "default" in schema:
+        if schema.get("default") is not None:
             notes.append(f"default {json.dumps(schema['default'])}")
         if schema.get("enum"):
             notes.append("one of " + ", ".join(map(str, schema["enum"])))
@@ -251,7 +255,8 @@ def _operation_parser(parent: argparse.ArgumentParser, name: str, op: dict):
             parser.add_argument(_flag(param["name"]), action="append", metavar="VALUE[,VALUE]",
                                 **options)
         else:
-            parser.add_argument(_flag(param["name"]), metavar=(kinds[0].upper() if len(kinds) == 1
+            shown = [k for k in kinds if k != "null"]
+            parser.add_argument(_flag(param["name"]), metavar=(shown[0].upper() if len(shown) == 1
                                                                else "VALUE"), **options)
     return parser
 

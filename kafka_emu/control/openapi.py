@@ -82,6 +82,17 @@ def _field_schema(field: attrs.Attribute, tp: Any) -> dict[str, Any]:
     return schema
 
 
+def _prose(obj: Any) -> str:
+    """A docstring as one paragraph per blank-line-separated block; "" for none (attrs classes
+    without a docstring of their own get a generated signature, which says nothing)."""
+    doc = obj.__dict__.get("__doc__") if isinstance(obj, type) else getattr(obj, "__doc__", None)
+    if not doc or (isinstance(obj, type) and doc.startswith(f"{obj.__name__}(")):
+        return ""
+    import inspect
+    blocks = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(" ".join(block.split()) for block in blocks)
+
+
 def _family(op: Operation) -> str:
     return getattr(op.run, "__module__", "").rpartition(".")[2] or "control"
 
@@ -106,6 +117,9 @@ def _operation(op: Operation) -> dict[str, Any]:
         "summary": op.summary or op.name.replace("_", " "),
         "tags": [_family(op)],
     }
+    description = _prose(op.run)
+    if description and description != doc["summary"]:
+        doc["description"] = description
     if op.method == "GET":
         for name, field in rest.items():
             schema = _field_schema(field, hints.get(name, Any))
@@ -122,6 +136,8 @@ def _operation(op: Operation) -> dict[str, Any]:
             body["required"] = required
         doc["requestBody"] = {"required": bool(required),
                               "content": {"application/json": {"schema": body}}}
+        if _prose(op.params):
+            doc["requestBody"]["description"] = _prose(op.params)
     if parameters:
         doc["parameters"] = parameters
     doc["responses"] = {
