@@ -281,6 +281,14 @@ async def _read_body(receive, op: Operation) -> bytes:
             return b"".join(chunks)
 
 
+def _loopback(host: str) -> bool:
+    import ipaddress
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
 def _bind(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
@@ -309,4 +317,7 @@ async def serve_control(broker: Any, host: str = "127.0.0.1", port: int = 0, *,
         bound = urlsplit(binds[0])
         address = ControlAddress(host, bound.port)
         log.info("kafka-emu control endpoint on %s", address.url)
+        if not _loopback(host):
+            log.warning("the control endpoint on %s has no authentication: whoever reaches it "
+                        "can change this emulator's time, faults and groups", address.url)
         task_status.started(address)

@@ -335,3 +335,12 @@ def test_a_waiting_operation_answers_once_a_real_consumer_makes_the_group_stable
     assert answer.status_code == 200, answer.text
     view = answer.json()["result"]
     assert view["state"] == "Stable" and len(view["members"]) == 1
+
+
+async def test_open_emulator_serves_the_endpoint_in_the_callers_trio_loop():
+    from kafka_emu.testing.emulator import open_emulator
+
+    async with open_emulator(make_config(topics=TOPICS), control_port=0) as emulator:
+        async with httpx.AsyncClient(base_url=emulator.control_url) as http:
+            answer = await http.get("/topics")
+    assert [t["name"] for t in answer.json()["result"]] == ["orders"]
