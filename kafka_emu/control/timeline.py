@@ -3,7 +3,7 @@
 Theory of operation. ``Timeline.record`` is a sink on the one observer seam
 (``broker.observation``), so it sees every server event (connections, requests, faults, time
 moves) and every coordinator event, in emission order. Recording is one counter increment and
-one ``deque.append`` of ``(seq, event)``: events stay the frozen attrs objects they were emitted
+one ``deque.append`` of the event (its sequence number follows from its position): events stay the frozen attrs objects they were emitted
 as and become JSON-able dicts (``event_dict``) only when somebody reads them. The deque keeps the
 newest ``emu.timeline.max.events``; sequence numbers keep counting, so ``since=seq`` still means
 "after that event" once older events have fallen off.
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import enum
+import itertools
 from typing import Any, Callable
 
 import attrs
@@ -34,6 +35,7 @@ class Timeline:
         self._observation = observation
         self.max_events = max_events
         self.events: collections.deque = collections.deque(maxlen=max(max_events, 1))
+        self._append = self.events.append
         self.seq = 0  # the sequence number of the newest event seen
         self._wake: trio.Event | None = None
         self._holds = 0
@@ -49,7 +51,7 @@ class Timeline:
 
     def record(self, event: Any) -> None:
         self.seq += 1
-        self.events.append((self.seq, event))
+        self._append(event)  # no (seq, event) tuple: an event's seq follows from its position
         wake = self._wake
         if wake is not None:
             self._wake = None
@@ -94,13 +96,18 @@ class Timeline:
         return self.seq
 
     # -- reading ----------------------------------------------------------------------------
+    def _numbered(self):
+        """(seq, event) for every kept event, oldest first."""
+        first = self.seq - len(self.events) + 1
+        return zip(itertools.count(first), self.events)
+
     def select(self, *, since: int | None = None, group_id: str | None = None,
                types: tuple[str, ...] = (), limit: int | None = None) -> list[dict]:
         """Recorded events (oldest first) after ``since``, of ``group_id``, of these types (class
         names), at most the newest ``limit``."""
         wanted = set(types)
         out = []
-        for seq, event in self.events:
+        for seq, event in self._numbered():
             if since is not None and seq <= since:
                 continue
             if group_id is not None and getattr(event, "group_id", None) != group_id:
@@ -121,7 +128,7 @@ class Timeline:
         if api is not None and api.isdigit():
             key = int(api)
         out = []
-        for seq, event in self.events:
+        for seq, event in self._numbered():
             if type(event) is not RequestHandled:
                 continue
             if since is not None and seq <= since:
