@@ -23,6 +23,7 @@ does not share its interpreter.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import select
 import socket
@@ -214,14 +215,17 @@ def api_versions_ok(host: str, port: int, timeout: float) -> bool:
 
 
 def wait_for_line(proc: subprocess.Popen, text: str, timeout: float) -> bool:
+    """Raw reads of stderr: a buffered readline() can hide a second line from select()."""
     end = time.monotonic() + timeout
-    seen = ""
+    seen = b""
     while time.monotonic() < end:
         ready, _, _ = select.select([proc.stderr], [], [], 0.2)
         if ready:
-            line = proc.stderr.readline()
-            seen += line
-            if text in line:
+            chunk = os.read(proc.stderr.fileno(), 1 << 16)
+            if not chunk:
+                return False
+            seen += chunk
+            if text.encode() in seen:
                 return True
     return False
 

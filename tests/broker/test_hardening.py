@@ -255,16 +255,23 @@ def test_connect_and_reset_a_thousand_times_leaves_serve_serving():
 
 
 def _stderr_until(proc, text: str, timeout: float = 30) -> str:
+    """Read the server's stderr until ``text`` appears. Raw reads of the pipe: a buffered
+    readline() may pull two lines into Python's buffer, where select() no longer sees the second
+    (that made this wait time out when the server logged two lines at once)."""
+    import os
     import select
     import time
-    seen = ""
+    seen = b""
     end = time.monotonic() + timeout
-    while text not in seen and time.monotonic() < end:
+    while text.encode() not in seen and time.monotonic() < end:
         ready, _, _ = select.select([proc.stderr], [], [], 0.5)
         if ready:
-            seen += proc.stderr.readline()
-    assert text in seen, seen
-    return seen
+            chunk = os.read(proc.stderr.fileno(), 1 << 16)
+            if not chunk:
+                break
+            seen += chunk
+    assert text.encode() in seen, seen
+    return seen.decode(errors="replace")
 
 
 def test_file_descriptor_limit_pauses_accepting_and_recovers():
