@@ -182,3 +182,40 @@ async def test_metadata_v10_v11_topic_by_id_only_is_invalid_request_not_an_inter
         topics=[MetadataRequestTopic(name=None, topic_id=topic_id)]))
     assert [(t.error_code, t.name) for t in resp.topics] == [(ErrorCode.NONE, "t")]
     assert bound.broker.unexpected == []
+
+
+async def test_delete_topics_duplicate_name_deletes_nothing_as_kafka_4(start_broker):
+    """Was: a name given twice was deleted by the first entry and UNKNOWN_TOPIC_OR_PARTITION for
+    the second. Kafka 4.x's ControllerApis refuses the name once ("Duplicate topic name.") and
+    deletes nothing under it; the same for ids, names that alias a given id, and entries with
+    neither or both."""
+    import uuid
+    from kafka_emu.protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
+    delete = BY_NAME["DeleteTopics"]
+    zero = uuid.UUID(int=0)
+    bound = await start_broker(topics={"a": 1, "b": 1, "c": 1, "d": 1, "e": 1})
+    client = await WireClient.connect(bound.host, bound.port)
+    resp = await client.request(delete, 5, DeleteTopicsRequest(
+        topic_names=["a", "b", "a", "nope"], timeout_ms=1000))
+    assert [(t.name, t.error_code, t.error_message) for t in resp.responses] == [
+        ("a", ErrorCode.INVALID_REQUEST, "Duplicate topic name."),
+        ("nope", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+         "This server does not host this topic-partition."),
+        ("b", ErrorCode.NONE, None)]
+    topics = bound.broker.topics
+    assert topics.lookup("a") is not None and topics.lookup("b") is None
+    a_id, c_id, d_id, e_id = (topics.lookup(n).topic_id for n in "acde")
+    resp = await client.request(delete, 6, DeleteTopicsRequest(topics=[
+        DeleteTopicState(name=None, topic_id=c_id), DeleteTopicState(name=None, topic_id=c_id),
+        DeleteTopicState(name="d", topic_id=zero), DeleteTopicState(name=None, topic_id=d_id),
+        DeleteTopicState(name=None, topic_id=zero), DeleteTopicState(name="e", topic_id=e_id),
+        DeleteTopicState(name="a", topic_id=zero)], timeout_ms=1000))
+    assert [(t.name, t.topic_id, t.error_code, t.error_message) for t in resp.responses] == [
+        (None, zero, ErrorCode.INVALID_REQUEST, "Neither topic name nor id were specified."),
+        ("e", e_id, ErrorCode.INVALID_REQUEST,
+         "You may not specify both topic name and topic id."),
+        (None, c_id, ErrorCode.INVALID_REQUEST, "Duplicate topic id."),
+        ("d", d_id, ErrorCode.INVALID_REQUEST,
+         "The provided topic name maps to an ID that was already supplied."),
+        ("a", a_id, ErrorCode.NONE, None)]
+    assert [n for n in "acde" if topics.lookup(n) is not None] == ["c", "d", "e"]
