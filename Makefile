@@ -18,7 +18,7 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) $(PIP) -U pip
-	$(PY) $(PIP) -e '.[dev]'
+	$(PY) $(PIP) -e '.[dev,report]'
 	touch $@
 
 $(KP2)/.installed:

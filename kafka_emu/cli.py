@@ -103,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     control_cli.add_commands(sub)
     from .conformance import cli as conformance_cli
     conformance_cli.add_commands(sub)
+    from .report import cli as report_cli
+    report_cli.add_commands(sub)
     return parser
 
 

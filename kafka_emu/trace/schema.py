@@ -176,8 +176,10 @@ _EXTRA_KINDS = (
     Kind("run_start", (
         Field("schema_version", LONG), Field("emu_version", STRING),
         Field("config", MapOf(STRING)), Field("labels", MapOf(STRING)),
-        Field("host", STRING), Field("port", LONG)),
-        doc="First line of every trace: who ran, with what configuration and labels."),
+        Field("host", STRING), Field("port", LONG),
+        Field("broker_api_versions", MapOf(LONG))),
+        doc="First line of every trace: who ran, with what configuration and labels, and the "
+            "highest version of each API the broker advertised."),
     Kind("run_end", (Field("events", LONG), Field("dropped", LONG), Field("reason", STRING)),
          doc="Last line when the run ended cleanly (absent after a crash)."),
     Kind("topics_known", (

@@ -66,6 +66,12 @@ def _emu_version() -> str:
     return __version__
 
 
+def _advertised(broker: Any) -> dict[str, int]:
+    from ..broker.handlers import HANDLERS
+    return {HANDLERS[key].api.name: versions.hi for key, versions in broker.advertised.items()
+            if key in HANDLERS}
+
+
 def config_map(config: Any) -> dict[str, str]:
     """A BrokerConfig (or any attrs value) flattened to text, nested values dotted."""
     out: dict[str, str] = {}
@@ -134,7 +140,8 @@ class TraceWriter:
         start = {"kind": "run_start", "run": self.run_id, "seq": 0, "at_ms": broker.now_ms(),
                  "schema_version": SCHEMA_VERSION, "emu_version": _emu_version(),
                  "config": config_map(config if config is not None else broker.config),
-                 "labels": self.labels, "host": broker.bound_host, "port": broker.bound_port}
+                 "labels": self.labels, "host": broker.bound_host, "port": broker.bound_port,
+                 "broker_api_versions": _advertised(broker)}
         try:
             self._write([start])
         except OSError as exc:

@@ -118,7 +118,8 @@ def test_other_protocol_types_keep_their_bytes_as_base64():
 def test_extra_kinds_validate(kind):
     samples = {
         "run_start": {"schema_version": 1, "emu_version": "0.1.0", "config": {"a": "b"},
-                      "labels": {"client": "aiokafka"}, "host": "127.0.0.1", "port": 9092},
+                      "labels": {"client": "aiokafka"}, "host": "127.0.0.1", "port": 9092,
+                      "broker_api_versions": {"JoinGroup": 9}},
         "run_end": {"events": 10, "dropped": 0, "reason": "stopped"},
         "topics_known": {"topic_partitions": [{"topic": "orders", "count": 4}]},
         "scenario_verdict": {"scenario": "static-rejoin", "client": "aiokafka",

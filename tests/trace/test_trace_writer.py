@@ -97,6 +97,7 @@ async def test_a_run_writes_its_events_as_schema_valid_lines(tmp_path, compress)
     start, end = records[0], records[-1]
     assert start["kind"] == "run_start" and start["labels"] == {"client": "wire"}
     assert start["schema_version"] == schema.SCHEMA_VERSION and start["port"] == emu.port
+    assert start["broker_api_versions"]["JoinGroup"] == 9
     assert end["kind"] == "run_end" and end["dropped"] == 0 and end["events"] == len(records) - 1
     requests = [r for r in records if r["kind"] == "request_handled"]
     assert [r["api"] for r in requests] == ["ApiVersions", "JoinGroup", "JoinGroup", "SyncGroup",

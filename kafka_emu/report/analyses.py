@@ -1,0 +1,176 @@
+"""The report's tables, each a DataFrame built from ``Traces`` with the DataFrame API only.
+
+- ``client_matrix``: per client software name and version: runs, connections, requests, error
+  responses, the share of requests throttled and faulted;
+- ``api_versions``: requests per client, API and version, with the broker's highest version;
+- ``client_errors``: error responses per client, API and error code (the heat map);
+- ``rebalances``: one row per group generation: trigger reason, PreparingRebalance -> Stable
+  duration, members before/after, who joined and who left (with the removal reasons), and the
+  group's client; ``rebalance_percentiles``: p50/p95/p99 of those durations per client version;
+- ``conformance``: scenario verdicts per scenario, client and client version.
+The violations are in ``violations.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .load import Traces
+
+
+def _F():
+    from pyspark.sql import functions as F
+    return F
+
+
+def _W():
+    from pyspark.sql import Window
+    return Window
+
+
+def client_matrix(t: Traces) -> Any:
+    F = _F()
+    faults = (t.events.where(F.col("kind") == "fault_fired")
+              .select("run", "connection_id", "correlation_id", F.lit(True).alias("faulted"))
+              .dropDuplicates(["run", "connection_id", "correlation_id"]))
+    r = t.requests.join(faults, ["run", "connection_id", "correlation_id"], "left")
+    return (r.groupBy("client_name", "client_version")
+            .agg(F.countDistinct("run").alias("runs"),
+                 F.countDistinct("run", "connection_id").alias("connections"),
+                 F.count(F.lit(1)).alias("requests"),
+                 F.sum(F.when(F.col("err") != 0, 1).otherwise(0)).alias("error_responses"),
+                 F.avg(F.when(F.col("throttle_time_ms") > 0, 1.0).otherwise(0.0))
+                 .alias("throttled_share"),
+                 F.avg(F.when(F.col("faulted"), 1.0).otherwise(0.0)).alias("faulted_share"))
+            .orderBy("client_name", "client_version"))
+
+
+def api_versions(t: Traces) -> Any:
+    F = _F()
+    broker_max = (t.runs.select(F.explode("broker_api_versions").alias("api", "broker_max"))
+                  .groupBy("api").agg(F.max("broker_max").alias("broker_max")))
+    return (t.requests.groupBy("client_name", "client_version", "api", "version")
+            .agg(F.count(F.lit(1)).alias("requests"))
+            .join(broker_max, "api", "left")
+            .select("client_name", "client_version", "api", "version", "requests", "broker_max")
+            .orderBy("client_name", "client_version", "api", "version"))
+
+
+def client_errors(t: Traces) -> Any:
+    F = _F()
+    return (t.requests.where(F.col("err") != 0)
+            .groupBy("client_name", "client_version", "api", F.col("err").alias("error_code"))
+            .agg(F.count(F.lit(1)).alias("responses"))
+            .orderBy("client_name", "client_version", "api", "error_code"))
+
+
+def group_clients(t: Traces) -> Any:
+    """(run, group_id) -> the client of its first JoinGroup: whose rebalance it is."""
+    F = _F()
+    joins = t.requests.where((F.col("api") == "JoinGroup") & F.col("group_id").isNotNull())
+    first = F.min(F.struct("seq", "client_name", "client_version"))
+    return (joins.groupBy("run", "group_id").agg(first.alias("f"))
+            .select("run", "group_id", F.col("f.client_name").alias("client_name"),
+                    F.col("f.client_version").alias("client_version")))
+
+
+def rebalances(t: Traces) -> Any:
+    """One row per generation of each group (see the module doc).
+
+    The coordinator emits, per rebalance: RebalanceTriggered, StateChanged(->PreparingRebalance),
+    ..., GenerationChanged, ..., StateChanged(->Stable). One ordered pass per group over those
+    kinds finds, for each GenerationChanged, the trigger before it and the Stable after it (if
+    it came before the next generation), and the members of the previous generation."""
+    F, W = _F(), _W()
+    e = t.events
+    keep = (F.col("kind").isin("rebalance_triggered", "generation_changed", "member_removed",
+                               "member_added")
+            | ((F.col("kind") == "state_changed") & (F.col("new") == "Stable")))
+    rows = e.where(keep & F.col("group_id").isNotNull()).select(
+        "run", "group_id", "seq", "at_ms", "kind", "reason", "generation", "members",
+        "member_id")
+    by_group = W.partitionBy("run", "group_id").orderBy("seq")
+    before = by_group.rowsBetween(W.unboundedPreceding, -1)
+    after = by_group.rowsBetween(1, W.unboundedFollowing)
+    is_gen = F.col("kind") == "generation_changed"
+    is_trigger = F.col("kind") == "rebalance_triggered"
+    is_stable = F.col("kind") == "state_changed"
+    # which generation's rebalance a member event belongs to: the next GenerationChanged
+    gen_ordinal = F.sum(F.when(is_gen, 1).otherwise(0)).over(
+        by_group.rowsBetween(W.unboundedPreceding, 0))
+    rows = rows.withColumn("target", F.when(is_gen, gen_ordinal).otherwise(gen_ordinal + 1))
+
+    gens = (rows
+            .withColumn("prev_gen_seq", F.last(F.when(is_gen, F.col("seq")), True).over(before))
+            .withColumn("prev_members", F.last(F.when(is_gen, F.col("members")), True)
+                        .over(before))
+            .withColumn("trigger_seq", F.last(F.when(is_trigger, F.col("seq")), True)
+                        .over(before))
+            .withColumn("trigger_at", F.last(F.when(is_trigger, F.col("at_ms")), True)
+                        .over(before))
+            .withColumn("trigger_reason", F.last(F.when(is_trigger, F.col("reason")), True)
+                        .over(before))
+            .withColumn("next_gen_seq", F.first(F.when(is_gen, F.col("seq")), True).over(after))
+            .withColumn("stable_seq", F.first(F.when(is_stable, F.col("seq")), True).over(after))
+            .withColumn("stable_at", F.first(F.when(is_stable, F.col("at_ms")), True)
+                        .over(after))
+            .where(is_gen))
+    own_trigger = F.col("trigger_seq") > F.coalesce(F.col("prev_gen_seq"), F.lit(-1))
+    reached_stable = F.col("stable_seq").isNotNull() & (
+        F.col("next_gen_seq").isNull() | (F.col("stable_seq") < F.col("next_gen_seq")))
+    members_before = F.coalesce(F.col("prev_members"), F.array().cast("array<string>"))
+    gens = gens.select(
+        "run", "group_id", "generation", F.col("target"),
+        F.when(own_trigger, F.col("trigger_reason")).alias("reason"),
+        F.when(own_trigger, F.col("trigger_at")).alias("started_ms"),
+        F.when(reached_stable, F.col("stable_at")).alias("stable_ms"),
+        F.size(members_before).alias("members_before"),
+        F.size("members").alias("members_after"),
+        F.array_except("members", members_before).alias("joined"),
+        F.array_except(members_before, "members").alias("left"))
+    removed = (rows.where(F.col("kind") == "member_removed")
+               .groupBy("run", "group_id", "target")
+               .agg(F.collect_list(F.struct("member_id", "reason")).alias("removed")))
+    out = (gens.join(removed, ["run", "group_id", "target"], "left")
+           .withColumn("duration_ms", F.col("stable_ms") - F.col("started_ms"))
+           .join(group_clients(t), ["run", "group_id"], "left")
+           .drop("target"))
+    return out.select("run", "group_id", "generation", "reason", "started_ms", "stable_ms",
+                      "duration_ms", "members_before", "members_after", "joined", "left",
+                      "removed", "client_name", "client_version").orderBy(
+        "run", "group_id", "generation")
+
+
+def rebalance_percentiles(rebalances_df: Any) -> Any:
+    F = _F()
+    q = F.percentile_approx("duration_ms", [0.5, 0.95, 0.99], 10000)
+    return (rebalances_df.where(F.col("duration_ms").isNotNull())
+            .groupBy("client_name", "client_version")
+            .agg(F.count(F.lit(1)).alias("rebalances"), q.alias("q"),
+                 F.max("duration_ms").alias("max_ms"))
+            .select("client_name", "client_version", "rebalances",
+                    F.col("q")[0].alias("p50_ms"), F.col("q")[1].alias("p95_ms"),
+                    F.col("q")[2].alias("p99_ms"), "max_ms")
+            .orderBy("client_name", "client_version"))
+
+
+def conformance(t: Traces) -> Any:
+    F = _F()
+    v = t.events.where(F.col("kind") == "scenario_verdict")
+    return (v.groupBy("scenario", "client", "client_version")
+            .agg(F.count(F.lit(1)).alias("runs"),
+                 F.sum(F.when(F.col("verdict") == "pass", 1).otherwise(0)).alias("passed"),
+                 F.sum(F.when(F.col("verdict") != "pass", 1).otherwise(0)).alias("failed"),
+                 F.max(F.when(F.col("verdict") != "pass", F.col("reason"))).alias("a_reason"))
+            .withColumn("verdict", F.when(F.col("failed") > 0, "fail").otherwise("pass"))
+            .orderBy("scenario", "client", "client_version"))
+
+
+def runs_table(t: Traces) -> Any:
+    F = _F()
+    counts = t.events.groupBy("run").agg(F.count(F.lit(1)).alias("events"),
+                                         F.max(F.when(F.col("kind") == "run_end", 1))
+                                         .isNotNull().alias("ended_cleanly"))
+    return (t.runs.join(counts, "run", "left")
+            .select("run", "started_ms", "emu_version", "labels", "events", "ended_cleanly")
+            .orderBy("started_ms"))

@@ -1,0 +1,65 @@
+"""``kafka-emu report TRACES... --out DIR``: the PySpark report over trace files.
+
+    kafka-emu report traces/ --out report/ [--csv] [--master URL | --remote sc://HOST:PORT]
+                     [--since 2026-11-01] [--until 2026-11-30] [--label client=aiokafka ...]
+
+Exit codes: 0 done, 1 the job failed (Spark's own log is in OUT/logs/spark.log), 2 bad input
+or something missing (pyspark, Java): one line on stderr either way.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import partial
+from pathlib import Path
+
+
+def add_commands(sub) -> None:
+    report = sub.add_parser("report", help="a PySpark report across trace files")
+    report.add_argument("traces", nargs="+", metavar="TRACES",
+                        help="trace files or directories (read recursively)")
+    report.add_argument("--out", required=True, type=Path, metavar="DIR",
+                        help="where report.html, tables/*.parquet (and csv/) go")
+    report.add_argument("--csv", action="store_true", help="also write the tables as CSV")
+    where = report.add_mutually_exclusive_group()
+    where.add_argument("--master", help="a Spark master URL (default local[*])")
+    where.add_argument("--remote", metavar="sc://HOST:PORT",
+                       help="a Spark Connect server (default: $SPARK_REMOTE if set)")
+    report.add_argument("--since", metavar="DATE", help="only runs started at or after DATE")
+    report.add_argument("--until", metavar="DATE", help="only runs started before the end of DATE")
+    report.add_argument("--label", dest="labels", action="append", default=[],
+                        metavar="KEY=VALUE", help="only runs with this trace label (repeatable)")
+    report.set_defaults(run=partial(run_report, report))
+
+
+def run_report(parser, args) -> int:
+    from .load import parse_label
+    from .spark import ReportError, session
+
+    try:
+        labels = [parse_label(text) for text in args.labels]
+        missing = [p for p in args.traces if not Path(p).exists() and "://" not in p]
+        if missing and not args.remote:
+            raise ReportError(f"no such trace file or directory: {missing[0]}")
+        spark = session(master=args.master, remote=args.remote, log_dir=args.out / "logs")
+    except ReportError as exc:
+        parser.exit(2, f"kafka-emu report: error: {exc}\n")
+    from . import job
+
+    def progress(message: str) -> None:
+        print(f"kafka-emu report: {message}", file=sys.stderr, flush=True)
+
+    try:
+        results = job.run(spark, [str(p) for p in args.traces], args.out, csv=args.csv,
+                          since=args.since, until=args.until, labels=labels, progress=progress)
+    except ReportError as exc:
+        parser.exit(2, f"kafka-emu report: error: {exc}\n")
+    except Exception as exc:  # Spark's errors are long; the log has the rest
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        print(f"kafka-emu report: error: the job failed: {first[:300]} "
+              f"(see {args.out / 'logs' / 'spark.log'})", file=sys.stderr)
+        return 1
+    finally:
+        spark.stop()
+    job.summary(results, args.out)
+    return 0

@@ -1,0 +1,116 @@
+"""The report job: read traces, compute every table, write Parquet (and CSV), report.html and a
+one-screen summary.
+
+Each table is computed by Spark and written once; only the small aggregates (and at most
+MAX_COLLECT rows of the long tables) come back to the driver for the page and the summary.
+Progress goes to stderr, one line per step, so a long job shows where it is.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, TextIO
+
+from . import analyses, violations
+from .load import Traces, load
+
+MAX_COLLECT = 20000
+WORST_RUNS = 3
+
+
+def _csv_ready(df: Any) -> Any:
+    """CSV has no arrays, maps or structs: such columns are written as JSON text."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+    cols = []
+    for field in df.schema.fields:
+        if isinstance(field.dataType, (T.ArrayType, T.MapType, T.StructType)):
+            cols.append(F.to_json(F.col(field.name)).alias(field.name))
+        else:
+            cols.append(F.col(field.name))
+    return df.select(*cols)
+
+
+def tables(t: Traces) -> dict[str, Any]:
+    reb = analyses.rebalances(t)
+    return {
+        "runs": analyses.runs_table(t),
+        "client_matrix": analyses.client_matrix(t),
+        "api_versions": analyses.api_versions(t),
+        "client_errors": analyses.client_errors(t),
+        "rebalances": reb,
+        "rebalance_percentiles": analyses.rebalance_percentiles(reb),
+        "violations": violations.violations(t),
+        "conformance": analyses.conformance(t),
+    }
+
+
+def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: str | None = None,
+        until: str | None = None, labels: list[tuple[str, str]] = (),
+        progress: Callable[[str], None] | None = None, html_page: bool = True) -> dict[str, list]:
+    """Run the whole report; returns the collected rows of every table (tests read them)."""
+    say = progress or (lambda _msg: None)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    t = load(spark, paths, since=since, until=until, labels=labels)
+    results: dict[str, list] = {}
+    built = tables(t)
+    for i, (name, df) in enumerate(built.items(), start=1):
+        say(f"[{i}/{len(built)}] {name}")
+        df = df.cache()
+        df.coalesce(1).write.mode("overwrite").parquet(str(out / "tables" / name))
+        if csv:
+            (_csv_ready(df).coalesce(1).write.mode("overwrite").option("header", "true")
+             .csv(str(out / "csv" / name)))
+        results[name] = [r.asDict(recursive=True) for r in df.limit(MAX_COLLECT).collect()]
+        df.unpersist()
+    if html_page:
+        say("report.html")
+        from .html import render
+        (out / "report.html").write_text(render(results, worst_runs=worst_runs(results),
+                                                sources=[str(p) for p in paths]))
+    say(f"done in {time.monotonic() - started:.1f} s")
+    return results
+
+
+def worst_runs(results: dict[str, list]) -> list[str]:
+    """The runs with the longest rebalance (then the most violations)."""
+    score: dict[str, tuple[int, int]] = {}
+    for r in results["rebalances"]:
+        d = r["duration_ms"] or 0
+        score[r["run"]] = (max(score.get(r["run"], (0, 0))[0], d), 0)
+    counts: dict[str, int] = {}
+    for v in results["violations"]:
+        counts[v["run"]] = counts.get(v["run"], 0) + 1
+    ranked = sorted(score, key=lambda run: (score[run][0], counts.get(run, 0)), reverse=True)
+    return ranked[:WORST_RUNS]
+
+
+def summary(results: dict[str, list], out: Path, stream: TextIO = sys.stdout) -> None:
+    """At most about one screen of text."""
+    w = stream.write
+    runs = results["runs"]
+    events = sum(r["events"] or 0 for r in runs)
+    w(f"kafka-emu report: {len(runs)} runs, {events} events\n")
+    w("clients (requests, errors, connections, runs):\n")
+    for r in results["client_matrix"][:8]:
+        w(f"  {r['client_name']} {r['client_version']}: {r['requests']} requests, "
+          f"{r['error_responses']} errors, {r['connections']} connections, {r['runs']} runs\n")
+    if len(results["client_matrix"]) > 8:
+        w(f"  ... {len(results['client_matrix']) - 8} more\n")
+    w("rebalance duration ms (p50 / p95 / p99, count):\n")
+    for r in results["rebalance_percentiles"][:6]:
+        w(f"  {r['client_name']} {r['client_version']}: {r['p50_ms']} / {r['p95_ms']} / "
+          f"{r['p99_ms']} ({r['rebalances']})\n")
+    kinds: dict[str, int] = {}
+    for v in results["violations"]:
+        kinds[v["kind"]] = kinds.get(v["kind"], 0) + 1
+    w("violations: " + (", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none")
+      + "\n")
+    if results["conformance"]:
+        failed = [r for r in results["conformance"] if r["verdict"] != "pass"]
+        w(f"conformance: {len(results['conformance']) - len(failed)} pass, {len(failed)} fail"
+          "\n")
+    w(f"written: {out / 'report.html'} and {out / 'tables'}/*.parquet\n")

@@ -1,0 +1,91 @@
+"""Reading traces into DataFrames: the explicit schema, run filters, who each request came from.
+
+Every analysis starts from ``Traces``: the events of the selected runs (one wide DataFrame, the
+columns of kafka_emu/trace/schema.py) plus the run table and the requests with their client.
+
+A client is named by what it says of itself (ApiVersions v3+ software name and version,
+KIP-511), else by the run's labels ``client`` / ``client_version`` (``--trace-label``), else by
+its client id. Lines that do not parse (a torn last line of a crashed run) are dropped.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import attrs
+
+from .spark import ReportError, struct_type
+
+
+@attrs.frozen
+class Traces:
+    events: Any  # every record of the selected runs
+    runs: Any  # one row per run: run, started_ms, emu_version, labels, broker_api_versions
+    requests: Any  # request_handled rows with client_name, client_version, err
+
+
+def _ms(text: str, end: bool) -> int:
+    """An ISO date or timestamp (UTC unless it says otherwise) as epoch ms; a bare date used
+    as --until means the end of that day."""
+    try:
+        value = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        raise ReportError(f"expected a date or timestamp like 2026-11-24 or "
+                          f"2026-11-24T18:00, got {text!r}") from None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=datetime.timezone.utc)
+    if end and len(text) <= 10:
+        value += datetime.timedelta(days=1)
+    return int(value.timestamp() * 1000)
+
+
+def parse_label(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ReportError(f"expected --label key=value, got {text!r}")
+    return key.strip(), value.strip()
+
+
+def load(spark: Any, paths: list[str], *, since: str | None = None, until: str | None = None,
+         labels: list[tuple[str, str]] = ()) -> Traces:
+    from pyspark.sql import functions as F
+
+    reader = (spark.read.schema(struct_type())
+              .option("recursiveFileLookup", "true")
+              .option("pathGlobFilter", "*.jsonl*")
+              .option("mode", "DROPMALFORMED"))
+    raw = reader.json(list(paths)).where(F.col("kind").isNotNull() & F.col("run").isNotNull())
+
+    runs = raw.where(F.col("kind") == "run_start").select(
+        "run", F.col("at_ms").alias("started_ms"), "emu_version", "labels",
+        "broker_api_versions")
+    if since:
+        runs = runs.where(F.col("started_ms") >= _ms(since, end=False))
+    if until:
+        runs = runs.where(F.col("started_ms") < _ms(until, end=True))
+    for key, value in labels:
+        runs = runs.where(F.col("labels").getItem(key) == value)
+    runs = runs.dropDuplicates(["run"]).cache()
+
+    events = raw.join(F.broadcast(runs.select("run")), "run", "left_semi").cache()
+    first_partition_error = F.col("partition_errors").getItem(0).getField("error_code")
+    requests = (events.where(F.col("kind") == "request_handled")
+                .drop("labels")
+                .join(F.broadcast(runs.select("run", F.col("labels").alias("run_labels"))),
+                      "run", "left")
+                .withColumn("client_name", F.coalesce(
+                    F.col("client_software_name"), F.col("run_labels").getItem("client"),
+                    F.col("client_id"), F.lit("unknown")))
+                .withColumn("client_version", F.coalesce(
+                    F.col("client_software_version"),
+                    F.col("run_labels").getItem("client_version"), F.lit("unknown")))
+                # the error a request got: top-level where the API has one, else the first
+                # partition's (OffsetCommit, Produce, ... have only per-partition codes)
+                .withColumn("err", F.when(F.coalesce(F.col("error_code"), F.lit(0)) != 0,
+                                          F.col("error_code"))
+                            .when(F.size("partition_errors") > 0, first_partition_error)
+                            .otherwise(F.lit(0)).cast("long"))
+                .drop("run_labels")
+                .cache())
+    return Traces(events=events, runs=runs, requests=requests)

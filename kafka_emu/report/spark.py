@@ -1,0 +1,164 @@
+"""Getting a SparkSession that just works, and the trace schema as a Spark StructType.
+
+Three ways to reach Spark, chosen by the caller and nothing else in the job changes:
+- local (default): ``local[*]`` in this process's JVM, set up for a headless machine: driver
+  bound to loopback, the UI off, few shuffle partitions, executors' Python = this Python, log4j
+  at ERROR into a file under the output directory (the terminal keeps only our own lines);
+- ``--master URL``: any Spark master (standalone, YARN, k8s): the same job, same settings minus
+  the local-only ones;
+- ``--remote sc://HOST:PORT`` or SPARK_REMOTE: a Spark Connect server. Only the DataFrame API is
+  used (no RDDs, no SparkContext, no Python UDFs), which is what Spark Connect serves.
+
+pyspark is imported only inside these functions: importing kafka_emu.report costs nothing and
+the server never imports it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+
+class ReportError(Exception):
+    """What the user must fix, in one line (missing Java or pyspark, bad option)."""
+
+
+LOG4J = """\
+rootLogger.level = error
+rootLogger.appenderRef.file.ref = file
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {path}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = %d{{HH:mm:ss}} %p %c{{1}}: %m%n
+"""
+
+
+def require_pyspark() -> None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise ReportError("kafka-emu report needs pyspark: pip install 'kafka-emu[report]'") \
+            from None
+
+
+def java_major(java: str) -> int | None:
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+    except OSError:
+        return None
+    for token in (out.stderr + out.stdout).split():
+        token = token.strip('"')
+        if token[:1].isdigit():
+            head = token.split(".")[0].split("-")[0].split("+")[0]
+            if head.isdigit():
+                return int(head)
+    return None
+
+
+def require_java() -> None:
+    """Spark 4 runs on Java 17+: say exactly what is missing, once."""
+    home = os.environ.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if not java or not Path(java).exists():
+        raise ReportError("kafka-emu report runs Spark, which needs Java 17 or newer: none found "
+                          "(install e.g. Debian's openjdk-17-jre-headless, or set JAVA_HOME)")
+    major = java_major(java)
+    if major is not None and major < 17:
+        raise ReportError(f"kafka-emu report runs Spark, which needs Java 17 or newer; "
+                          f"{java} is Java {major}")
+
+
+def session(*, master: str | None = None, remote: str | None = None, log_dir: Path | None = None,
+            cores: int | None = None, shuffle_partitions: int = 4) -> Any:
+    """A SparkSession for the report (see the module doc for the three ways)."""
+    require_pyspark()
+    remote = remote or os.environ.get("SPARK_REMOTE")
+    from pyspark.sql import SparkSession
+
+    if remote:
+        # Spark Connect: the server owns the configuration; only session-level SQL confs here.
+        quiet()
+        spark = SparkSession.builder.remote(remote).getOrCreate()
+        spark.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+        return spark
+    require_java()
+    # The executors' Python is ours (no UDFs need it, but Spark checks it exists and matches).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    local = master is None or master.startswith("local")
+    builder = (SparkSession.builder.appName("kafka-emu report")
+               .master(master or (f"local[{cores}]" if cores else "local[*]"))
+               .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.adaptive.enabled", "true"))
+    if local:
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = (builder.config("spark.driver.bindAddress", "127.0.0.1")
+                   .config("spark.driver.host", "127.0.0.1")
+                   .config("spark.ui.enabled", "false")
+                   .config("spark.driver.memory", os.environ.get("KAFKA_EMU_REPORT_MEMORY", "2g")))
+    if log_dir is not None:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        props = log_dir / "log4j2.properties"
+        props.write_text(LOG4J.format(path=log_dir / "spark.log"))
+        builder = builder.config("spark.driver.extraJavaOptions",
+                                 f"-Dlog4j2.configurationFile=file:{props}")
+        os.environ["SPARK_SUBMIT_OPTS"] = (os.environ.get("SPARK_SUBMIT_OPTS", "") +
+                                           f" -Dlog4j2.configurationFile=file:{props}").strip()
+    quiet()
+    if log_dir is None:
+        return builder.getOrCreate()
+    # The JVM inherits our stderr when it starts: hand it the log file instead, so its warnings
+    # and stack traces stay out of the terminal for the whole job.
+    with open(log_dir / "spark.log", "ab") as log_file:
+        saved = os.dup(2)
+        os.dup2(log_file.fileno(), 2)
+        try:
+            return builder.getOrCreate()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def quiet() -> None:
+    """pyspark's own Python-side warnings and error loggers: not for the user's terminal (the
+    report says what failed in one line)."""
+    import logging
+    import warnings
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark\..*")
+    warnings.filterwarnings("ignore", category=UserWarning, module=r"pyspark\..*")
+    for name in ("DataFrameQueryContextLogger", "pyspark", "py4j"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+# -- the trace schema as Spark types, from the one declaration --------------------------------
+
+def struct_type() -> Any:
+    """The StructType of a trace line: every field of every kind (kafka_emu/trace/schema.py)."""
+    from pyspark.sql import types as T
+
+    from ..trace import schema as trace
+
+    scalars = {"string": T.StringType(), "long": T.LongType(), "double": T.DoubleType(),
+               "boolean": T.BooleanType()}
+
+    def convert(tp: Any) -> Any:
+        if isinstance(tp, trace.Scalar):
+            return scalars[tp.name]
+        if isinstance(tp, trace.ArrayOf):
+            return T.ArrayType(convert(tp.element), containsNull=True)
+        if isinstance(tp, trace.MapOf):
+            return T.MapType(T.StringType(), convert(tp.value), valueContainsNull=True)
+        if isinstance(tp, trace.StructOf):
+            return T.StructType([T.StructField(n, convert(t), True) for n, t in tp.fields])
+        raise TypeError(tp)
+
+    return T.StructType([T.StructField(name, convert(tp), True)
+                         for name, tp in trace.columns()])

@@ -1,0 +1,293 @@
+"""Group-protocol violations found in traces, one DataFrame of rows with the same columns:
+kind, run, group_id, member_id, seq, at_ms, api, correlation_id, connection_id, detail.
+
+Kinds (each row names the request -- or the event -- that shows it):
+- ``stale_after_rejoin``: an OffsetCommit or Heartbeat answered ILLEGAL_GENERATION or
+  UNKNOWN_MEMBER_ID, sent by a member that had already been told to rejoin (an earlier answer
+  REBALANCE_IN_PROGRESS / ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID) and had not sent a JoinGroup
+  since;
+- ``after_fenced``: any request from a member id after it was answered FENCED_INSTANCE_ID;
+- ``no_rejoin_in_time``: a member told REBALANCE_IN_PROGRESS and then removed by the coordinator
+  because it did not rejoin within the rebalance timeout;
+- ``assignment_overlap`` / ``assignment_gap``: a leader's SyncGroup assignment (consumer
+  protocol) giving one partition to two members, or leaving a partition of a subscribed topic
+  to nobody (partition counts from the trace's ``topics_known``);
+- ``double_fetch``: one partition fetched by two members of one group in the same generation
+  (between the generation's assignment and the next rebalance), counting only fetches whose
+  member is unambiguous: the fetching connection's client id belongs to exactly one member of
+  one group at that time;
+- ``offset_backwards``: a committed offset lower than the previous commit of that partition in
+  that group;
+- ``heartbeat_too_fast``: a member whose median heartbeat interval is below its session timeout
+  / HEARTBEATS_PER_SESSION_LIMIT (the session timeout needs only a few per timeout).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .load import Traces
+
+REJOIN_ERRORS = (27, 22, 25)  # REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID
+STALE_ERRORS = (22, 25)
+FENCED_INSTANCE_ID = 82
+REBALANCE_IN_PROGRESS = 27
+HEARTBEATS_PER_SESSION_LIMIT = 50
+MIN_HEARTBEATS = 10
+
+COLUMNS = ("kind", "run", "group_id", "member_id", "seq", "at_ms", "api", "correlation_id",
+           "connection_id", "detail")
+
+
+def _F():
+    from pyspark.sql import functions as F
+    return F
+
+
+def _W():
+    from pyspark.sql import Window
+    return Window
+
+
+def _shape(df: Any, kind: str, detail: Any) -> Any:
+    F = _F()
+    cols = {"kind": F.lit(kind), "detail": detail}
+    out = []
+    for name in COLUMNS:
+        if name in cols:
+            out.append(cols[name].cast("string").alias(name))
+        elif name in df.columns:
+            out.append(F.col(name))
+        else:
+            out.append(F.lit(None).cast("long" if name in ("seq", "at_ms", "correlation_id",
+                                                            "connection_id") else "string")
+                       .alias(name))
+    return df.select(*out)
+
+
+def _member_requests(t: Traces) -> Any:
+    F = _F()
+    return t.requests.where(F.col("group_id").isNotNull() & F.col("member_id").isNotNull()
+                            & (F.col("member_id") != ""))
+
+
+def stale_after_rejoin(t: Traces) -> Any:
+    F, W = _F(), _W()
+    w = (W.partitionBy("run", "group_id", "member_id").orderBy("seq")
+         .rowsBetween(W.unboundedPreceding, -1))
+    told = F.col("err").isin(*REJOIN_ERRORS) & F.col("api").isin("Heartbeat", "OffsetCommit",
+                                                                  "SyncGroup")
+    r = (_member_requests(t)
+         .withColumn("told_seq", F.last(F.when(told, F.col("seq")), True).over(w))
+         .withColumn("told_err", F.last(F.when(told, F.col("err")), True).over(w))
+         .withColumn("join_seq", F.last(F.when(F.col("api") == "JoinGroup", F.col("seq")), True)
+                     .over(w)))
+    hit = r.where(F.col("api").isin("Heartbeat", "OffsetCommit")
+                  & F.col("err").isin(*STALE_ERRORS) & F.col("told_seq").isNotNull()
+                  & (F.col("join_seq").isNull() | (F.col("join_seq") < F.col("told_seq"))))
+    return _shape(hit, "stale_after_rejoin", F.concat(
+        F.lit("generation "), F.col("generation_id").cast("string"), F.lit(" answered "),
+        F.col("err").cast("string"), F.lit(" after being told "),
+        F.col("told_err").cast("string"), F.lit(" at seq "), F.col("told_seq").cast("string"),
+        F.lit(" without rejoining")))
+
+
+def after_fenced(t: Traces) -> Any:
+    F, W = _F(), _W()
+    w = (W.partitionBy("run", "group_id", "member_id").orderBy("seq")
+         .rowsBetween(W.unboundedPreceding, -1))
+    r = _member_requests(t).withColumn(
+        "fenced_seq", F.last(F.when(F.col("err") == FENCED_INSTANCE_ID, F.col("seq")), True)
+        .over(w))
+    hit = r.where(F.col("fenced_seq").isNotNull())
+    return _shape(hit, "after_fenced", F.concat(
+        F.col("api"), F.lit(" after FENCED_INSTANCE_ID at seq "),
+        F.col("fenced_seq").cast("string"), F.lit(" (instance "),
+        F.coalesce(F.col("group_instance_id"), F.lit("?")), F.lit(")")))
+
+
+def no_rejoin_in_time(t: Traces) -> Any:
+    F = _F()
+    removed = (t.events.where((F.col("kind") == "member_removed")
+                              & (F.col("reason") == "rebalance_timeout"))
+               .select("run", "group_id", "member_id", F.col("seq").alias("removed_seq"),
+                       F.col("at_ms").alias("removed_at")))
+    told = (_member_requests(t).where(F.col("err") == REBALANCE_IN_PROGRESS)
+            .select("run", "group_id", "member_id", "seq", "at_ms", "api", "correlation_id",
+                    "connection_id"))
+    j = removed.join(told, ["run", "group_id", "member_id"]).where(
+        F.col("seq") < F.col("removed_seq"))
+    last = (j.groupBy("run", "group_id", "member_id", "removed_seq", "removed_at")
+            .agg(F.max(F.struct("seq", "at_ms", "api", "correlation_id", "connection_id"))
+                 .alias("t"))
+            .select("run", "group_id", "member_id", "removed_seq", "removed_at", "t.*"))
+    return _shape(last, "no_rejoin_in_time", F.concat(
+        F.lit("told REBALANCE_IN_PROGRESS on "), F.col("api"), F.lit(", removed "),
+        (F.col("removed_at") - F.col("at_ms")).cast("string"),
+        F.lit(" ms later for not rejoining within the rebalance timeout")))
+
+
+def _assigned(t: Traces) -> Any:
+    """(run, group_id, generation, seq, at_ms, member_id, topic, partition) per assignment."""
+    F = _F()
+    a = t.events.where((F.col("kind") == "assignments_distributed")
+                       & (F.col("protocol_type") == "consumer"))
+    return (a.select("run", "group_id", "generation", "seq", "at_ms",
+                     F.explode("assignments").alias("a"))
+            .select("run", "group_id", "generation", "seq", "at_ms",
+                    F.col("a.member_id").alias("member_id"),
+                    F.explode(F.coalesce(F.col("a.topics"), F.array().cast(
+                        "array<struct<topic:string,partitions:array<bigint>>>"))).alias("tp"))
+            .select("run", "group_id", "generation", "seq", "at_ms", "member_id",
+                    F.col("tp.topic").alias("topic"),
+                    F.explode("tp.partitions").alias("partition")))
+
+
+def assignment_overlap(t: Traces) -> Any:
+    F = _F()
+    over = (_assigned(t).groupBy("run", "group_id", "generation", "seq", "at_ms", "topic",
+                                 "partition")
+            .agg(F.sort_array(F.collect_set("member_id")).alias("owners"))
+            .where(F.size("owners") > 1))
+    return _shape(over.withColumn("member_id", F.col("owners")[0]), "assignment_overlap",
+                  F.concat(F.lit("generation "), F.col("generation").cast("string"),
+                           F.lit(": "), F.col("topic"), F.lit("-"),
+                           F.col("partition").cast("string"), F.lit(" assigned to "),
+                           F.concat_ws(", ", "owners")))
+
+
+def assignment_gap(t: Traces) -> Any:
+    F, W = _F(), _W()
+    e = t.events
+    dist = e.where((F.col("kind") == "assignments_distributed")
+                   & (F.col("protocol_type") == "consumer"))
+    # every member's assignment decoded, or the gap cannot be judged
+    decoded = dist.where(~F.exists("assignments", lambda a: a.getField("topics").isNull()))
+    known = e.where(F.col("kind") == "topics_known").select("run", "seq", "topic_partitions")
+    both = (decoded.select("run", "group_id", "generation", "seq", "at_ms",
+                           F.lit(None).cast("array<struct<topic:string,count:bigint>>")
+                           .alias("topic_partitions"))
+            .unionByName(known.select("run", F.lit(None).cast("string").alias("group_id"),
+                                      F.lit(None).cast("long").alias("generation"), "seq",
+                                      F.lit(None).cast("long").alias("at_ms"),
+                                      "topic_partitions")))
+    w = W.partitionBy("run").orderBy("seq").rowsBetween(W.unboundedPreceding, 0)
+    with_counts = (both.withColumn("counts", F.last("topic_partitions", True).over(w))
+                   .where(F.col("group_id").isNotNull() & F.col("counts").isNotNull()))
+    subscribed = (e.where(F.col("kind") == "member_subscribed")
+                  .select("run", "group_id", "generation",
+                          F.explode("metadata.topics").alias("topic")).distinct())
+    expected = (with_counts.select("run", "group_id", "generation", "seq", "at_ms",
+                                   F.explode("counts").alias("c"))
+                .select("run", "group_id", "generation", "seq", "at_ms",
+                        F.col("c.topic").alias("topic"),
+                        F.explode(F.sequence(F.lit(0).cast("long"),
+                                             F.col("c.count") - 1)).alias("partition"))
+                .join(subscribed, ["run", "group_id", "generation", "topic"]))
+    assigned = _assigned(t).select("run", "group_id", "generation", "topic", "partition")
+    gaps = (expected.join(assigned, ["run", "group_id", "generation", "topic", "partition"],
+                          "left_anti"))
+    return _shape(gaps, "assignment_gap", F.concat(
+        F.lit("generation "), F.col("generation").cast("string"), F.lit(": subscribed "),
+        F.col("topic"), F.lit("-"), F.col("partition").cast("string"),
+        F.lit(" assigned to nobody")))
+
+
+def double_fetch(t: Traces) -> Any:
+    F, W = _F(), _W()
+    e = t.events
+    # generation windows: from its assignment going out to the next rebalance of the group
+    marks = e.where(F.col("kind").isin("assignments_distributed", "rebalance_triggered")
+                    & F.col("group_id").isNotNull()).select("run", "group_id", "seq", "at_ms",
+                                                            "kind", "generation")
+    w = W.partitionBy("run", "group_id").orderBy("seq").rowsBetween(1, W.unboundedFollowing)
+    windows = (marks.withColumn("end_at", F.first(
+        F.when(F.col("kind") == "rebalance_triggered", F.col("at_ms")), True).over(w))
+        .where(F.col("kind") == "assignments_distributed")
+        .select("run", "group_id", "generation", F.col("at_ms").alias("start_at"), "end_at"))
+    gens = (e.where(F.col("kind") == "generation_changed")
+            .select("run", "group_id", "generation", F.explode("members").alias("member_id")))
+    clients = (t.requests.where((F.col("api") == "JoinGroup") & (F.col("member_id") != ""))
+               .select("run", "group_id", "member_id", "client_id").distinct())
+    members = (windows.join(gens, ["run", "group_id", "generation"])
+               .join(clients, ["run", "group_id", "member_id"]))
+    fetches = (t.requests.where((F.col("api") == "Fetch") & (F.size("partitions") > 0))
+               .select("run", "seq", "at_ms", "correlation_id", "connection_id", "client_id",
+                       (F.col("at_ms") - F.col("latency_ms")).alias("sent_at"),
+                       "partitions"))
+    candidates = fetches.join(members, ["run", "client_id"]).where(
+        (F.col("sent_at") >= F.col("start_at"))
+        & (F.col("end_at").isNull() | (F.col("sent_at") < F.col("end_at"))))
+    per_fetch = W.partitionBy("run", "seq")
+    owned = (candidates.withColumn("n", F.count(F.lit(1)).over(per_fetch))
+             .where(F.col("n") == 1)  # unambiguous: one member of one group
+             .select("run", "group_id", "generation", "member_id", "seq", "at_ms",
+                     "correlation_id", "connection_id",
+                     F.explode("partitions").alias("tp")))
+    by_partition = W.partitionBy("run", "group_id", "generation", F.col("tp.topic"),
+                                 F.col("tp.partition"))
+    shared = (owned.withColumn("fetchers", F.size(F.collect_set("member_id").over(by_partition)))
+              .where(F.col("fetchers") > 1))
+    first = (shared.groupBy("run", "group_id", "generation", F.col("tp.topic").alias("topic"),
+                            F.col("tp.partition").alias("partition"))
+             .agg(F.min(F.struct("seq", "at_ms", "member_id", "correlation_id",
+                                 "connection_id")).alias("f"),
+                  F.sort_array(F.collect_set("member_id")).alias("fetchers"))
+             .select("run", "group_id", "generation", "topic", "partition", "fetchers", "f.*"))
+    return _shape(first.withColumn("api", F.lit("Fetch")), "double_fetch", F.concat(
+        F.lit("generation "), F.col("generation").cast("string"), F.lit(": "), F.col("topic"),
+        F.lit("-"), F.col("partition").cast("string"), F.lit(" fetched by "),
+        F.concat_ws(", ", "fetchers")))
+
+
+def offset_backwards(t: Traces) -> Any:
+    F, W = _F(), _W()
+    c = (t.events.where(F.col("kind") == "offsets_committed")
+         .select("run", "group_id", "member_id", "seq", "at_ms", "generation_id",
+                 F.explode("offsets").alias("o"))
+         .select("run", "group_id", "member_id", "seq", "at_ms", "generation_id",
+                 F.col("o.topic").alias("topic"), F.col("o.partition").alias("partition"),
+                 F.col("o.offset").alias("offset")))
+    w = W.partitionBy("run", "group_id", "topic", "partition").orderBy("seq")
+    back = (c.withColumn("previous", F.lag("offset").over(w))
+            .where(F.col("offset") < F.col("previous")))
+    return _shape(back.withColumn("api", F.lit("OffsetCommit")), "offset_backwards", F.concat(
+        F.col("topic"), F.lit("-"), F.col("partition").cast("string"), F.lit(" committed "),
+        F.col("offset").cast("string"), F.lit(" after "), F.col("previous").cast("string")))
+
+
+def heartbeat_too_fast(t: Traces) -> Any:
+    F, W = _F(), _W()
+    r = _member_requests(t)
+    session = (r.where((F.col("api") == "JoinGroup") & F.col("session_timeout_ms").isNotNull())
+               .groupBy("run", "group_id", "member_id")
+               .agg(F.max("session_timeout_ms").alias("session_timeout_ms")))
+    w = W.partitionBy("run", "group_id", "member_id").orderBy("seq")
+    beats = (r.where(F.col("api") == "Heartbeat")
+             .withColumn("gap", F.col("at_ms") - F.lag("at_ms").over(w)))
+    per_member = (beats.groupBy("run", "group_id", "member_id")
+                  .agg(F.count(F.lit(1)).alias("heartbeats"),
+                       F.percentile_approx("gap", 0.5, 1000).alias("median_gap"),
+                       F.min(F.struct("seq", "at_ms", "api", "correlation_id",
+                                      "connection_id")).alias("f"))
+                  .join(session, ["run", "group_id", "member_id"]))
+    fast = per_member.where(
+        (F.col("heartbeats") >= MIN_HEARTBEATS)
+        & (F.col("median_gap") * HEARTBEATS_PER_SESSION_LIMIT < F.col("session_timeout_ms")))
+    return _shape(fast.select("*", "f.*"), "heartbeat_too_fast", F.concat(
+        F.col("heartbeats").cast("string"), F.lit(" heartbeats, median every "),
+        F.col("median_gap").cast("string"), F.lit(" ms for a session timeout of "),
+        F.col("session_timeout_ms").cast("string"), F.lit(" ms")))
+
+
+ALL = (stale_after_rejoin, after_fenced, no_rejoin_in_time, assignment_overlap, assignment_gap,
+       double_fetch, offset_backwards, heartbeat_too_fast)
+KINDS = tuple(fn.__name__ for fn in ALL)
+
+
+def violations(t: Traces) -> Any:
+    out = None
+    for fn in ALL:
+        df = fn(t)
+        out = df if out is None else out.unionByName(df)
+    return out.orderBy("kind", "run", "seq")

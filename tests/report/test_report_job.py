@@ -1,0 +1,127 @@
+"""The report job on hand-built traces with known answers (tests/report/traces.py)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from kafka_emu.report import violations as v
+
+from .traces import T0
+
+EXPECTED_VIOLATIONS = {
+    "stale_after_rejoin": {"stale": 1},
+    "after_fenced": {"fenced": 1},
+    "no_rejoin_in_time": {"norejoin": 1},
+    "assignment_overlap": {"overlap": 1},
+    "assignment_gap": {"gap": 2},
+    "double_fetch": {"double": 1},
+    "offset_backwards": {"backwards": 1},
+    "heartbeat_too_fast": {"fasthb": 1},
+}
+
+
+def test_every_violation_kind_is_covered_by_a_fixture():
+    assert set(EXPECTED_VIOLATIONS) == set(v.KINDS)
+
+
+@pytest.mark.parametrize("kind", sorted(EXPECTED_VIOLATIONS))
+def test_each_violation_is_found_in_its_fixture_and_nowhere_else(report, kind):
+    results, _ = report
+    found = Counter(row["run"] for row in results["violations"] if row["kind"] == kind)
+    assert dict(found) == EXPECTED_VIOLATIONS[kind]
+
+
+def test_clean_traces_have_no_violations(report):
+    results, _ = report
+    assert [row for row in results["violations"] if row["run"] in ("clean", "verdicts",
+                                                                   "crashed")] == []
+
+
+def test_violation_rows_name_the_request_that_shows_them(report):
+    results, _ = report
+    rows = {row["kind"]: row for row in results["violations"]}
+    stale = rows["stale_after_rejoin"]
+    assert (stale["group_id"], stale["member_id"], stale["api"]) == ("g", "m1", "OffsetCommit")
+    assert "told 27" in stale["detail"] and stale["correlation_id"] is not None
+    assert rows["after_fenced"]["api"] == "OffsetCommit"
+    assert rows["no_rejoin_in_time"]["api"] == "Heartbeat"
+    assert "30000 ms later" in rows["no_rejoin_in_time"]["detail"]
+    assert "t-1 assigned to m1, m2" in rows["assignment_overlap"]["detail"]
+    gaps = sorted(row["detail"] for row in results["violations"] if row["kind"] == "assignment_gap")
+    assert [g.split(": ")[1] for g in gaps] == ["subscribed t-2 assigned to nobody",
+                                                "subscribed t-3 assigned to nobody"]
+    assert "t-0 fetched by m1, m2" in rows["double_fetch"]["detail"]
+    assert "committed 5 after 10" in rows["offset_backwards"]["detail"]
+    assert "median every 10 ms for a session timeout of 10000 ms" in \
+        rows["heartbeat_too_fast"]["detail"]
+
+
+def test_rebalances_per_generation(report):
+    results, _ = report
+    clean = [r for r in results["rebalances"] if r["run"] == "clean"]
+    assert [(r["generation"], r["duration_ms"], r["members_before"], r["members_after"])
+            for r in clean] == [(1, 3200, 0, 2), (2, 150, 2, 1)]
+    first, second = clean
+    assert first["reason"] == "Adding new member m1" and sorted(first["joined"]) == ["m1", "m2"]
+    assert first["started_ms"] == T0 + 1000 and first["stable_ms"] == T0 + 4200
+    assert second["left"] == ["m2"] and second["removed"] == [{"member_id": "m2",
+                                                               "reason": "left"}]
+    assert (first["client_name"], first["client_version"]) == ("kafka-python", "2.0")
+
+
+def test_rebalance_percentiles_per_client_version(report):
+    results, _ = report
+    (row,) = [r for r in results["rebalance_percentiles"] if r["client_name"] == "kafka-python"]
+    assert row["rebalances"] == 5  # clean x2, overlap, gap, double
+    assert (row["p50_ms"], row["p95_ms"], row["p99_ms"], row["max_ms"]) == (3200, 3200, 3200,
+                                                                            3200)
+
+
+def test_client_matrix_and_api_versions(report):
+    results, _ = report
+    clients = {(r["client_name"], r["client_version"]): r for r in results["client_matrix"]}
+    aio = clients["aiokafka", "unknown"]  # named by the run's label: no KIP-511 name
+    assert (aio["requests"], aio["error_responses"], aio["runs"]) == (2, 2, 1)
+    kp = clients["kafka-python", "2.0"]
+    assert kp["runs"] == 8  # every run with requests but stale (aiokafka)
+    versions = {(r["client_name"], r["api"], r["version"]): r for r in results["api_versions"]}
+    assert versions["aiokafka", "Heartbeat", 4]["requests"] == 1
+    assert versions["aiokafka", "Heartbeat", 4]["broker_max"] == 4
+    errors = {(r["client_name"], r["api"], r["error_code"]): r["responses"]
+              for r in results["client_errors"]}
+    assert errors["aiokafka", "OffsetCommit", 22] == 1  # a per-partition error counts too
+    assert errors["kafka-python", "Heartbeat", 82] == 1
+
+
+def test_conformance_matrix(report):
+    results, _ = report
+    assert [(r["scenario"], r["client"], r["client_version"], r["verdict"], r["a_reason"])
+            for r in results["conformance"]] == [
+        ("fenced-stops", "aiokafka", "0.12.0", "fail", "kept committing"),
+        ("static-rejoin", "aiokafka", "0.12.0", "pass", None)]
+
+
+def test_a_torn_last_line_is_skipped(report):
+    results, _ = report
+    crashed = [r for r in results["runs"] if r["run"] == "crashed"]
+    assert crashed and crashed[0]["events"] == 2 and not crashed[0]["ended_cleanly"]
+
+
+def test_outputs_on_disk(report):
+    _, out = report
+    for table in ("client_matrix", "rebalances", "violations", "conformance"):
+        assert list((out / "tables" / table).glob("*.parquet")), table
+        assert list((out / "csv" / table).glob("*.csv")), table
+    page = (out / "report.html").read_text()
+    assert page.count("<svg") >= 4 and "http://" not in page.split("<svg", 1)[0]
+
+
+def test_run_filters(spark, fixture_traces):
+    from kafka_emu.report.load import load
+    def runs(**kw):
+        return sorted(r["run"] for r in load(spark, [str(fixture_traces)], **kw).runs.collect())
+    assert runs(since="2026-11-19") == ["crashed"]
+    assert "crashed" not in runs(until="2026-11-18")
+    assert runs(labels=[("suite", "a")]) == ["clean"]
