@@ -2,6 +2,7 @@
 observer seam (``writer``). See the README's "Traces and the report"."""
 
 from .schema import SCHEMA_VERSION, to_record
-from .writer import TraceError, TraceWriter, parse_labels
+from .writer import TraceError, TraceWriter, parse_labels, write_scenario_verdict
 
-__all__ = ["SCHEMA_VERSION", "TraceError", "TraceWriter", "parse_labels", "to_record"]
+__all__ = ["SCHEMA_VERSION", "TraceError", "TraceWriter", "parse_labels", "to_record",
+           "write_scenario_verdict"]

@@ -188,7 +188,7 @@ _EXTRA_KINDS = (
             "distributed, so a reader can tell which subscribed partitions went unassigned."),
     Kind("scenario_verdict", (
         Field("scenario", STRING), Field("client", STRING), Field("client_version", STRING),
-        Field("verdict", STRING), Field("reason", STRING)),
+        Field("verdict", STRING), Field("reason", STRING), Field("seconds", DOUBLE)),
         doc="A conformance scenario's outcome for one client: verdict is \"pass\" or \"fail\"."),
 )
 

@@ -276,3 +276,27 @@ def parse_labels(items) -> dict[str, str]:
             item = (key.strip(), value.strip())
         labels[item[0]] = item[1]
     return labels
+
+
+def write_scenario_verdict(trace_dir: str | os.PathLike, *, scenario: str, client: str,
+                           client_version: str, verdict: str, reason: str = "",
+                           seconds: float | None = None, run_id: str | None = None) -> Path:
+    """Record one conformance verdict as a run of its own (run_start, scenario_verdict, run_end)
+    in the trace layout, so ``kafka-emu report`` shows it in the conformance matrix."""
+    writer = TraceWriter(trace_dir, labels={"client": client, "client_version": client_version,
+                                            "scenario": scenario}, run_id=run_id).open()
+    now = writer._last_at_ms()
+    try:
+        writer._write([
+            {"kind": "run_start", "run": writer.run_id, "seq": 0, "at_ms": now,
+             "schema_version": SCHEMA_VERSION, "emu_version": _emu_version(), "config": {},
+             "labels": writer.labels, "host": None, "port": None, "broker_api_versions": {}},
+            {"kind": "scenario_verdict", "run": writer.run_id, "seq": 1, "at_ms": now,
+             "scenario": scenario, "client": client, "client_version": client_version,
+             "verdict": verdict, "reason": reason, "seconds": seconds}])
+        writer._seq = 2
+    except OSError as exc:
+        writer._close_fd()
+        raise TraceError(f"cannot write traces to {trace_dir}: {exc.strerror or exc}") from None
+    writer.close()
+    return writer.path

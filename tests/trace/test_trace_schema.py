@@ -123,7 +123,7 @@ def test_extra_kinds_validate(kind):
         "run_end": {"events": 10, "dropped": 0, "reason": "stopped"},
         "topics_known": {"topic_partitions": [{"topic": "orders", "count": 4}]},
         "scenario_verdict": {"scenario": "static-rejoin", "client": "aiokafka",
-                             "client_version": "0.12.0", "verdict": "pass", "reason": ""},
+                             "client_version": "0.12.0", "verdict": "pass", "reason": "", "seconds": 2.5},
     }
     VALIDATOR.validate({"kind": kind, "run": "r", "seq": 0, "at_ms": 1} | samples[kind])
     with pytest.raises(jsonschema.ValidationError):

@@ -161,6 +161,7 @@ def test_a_run_killed_mid_way_leaves_every_written_line_readable(tmp_path, compr
         with socket.create_connection((host, int(port))) as s:
             deadline = time.monotonic() + 60
             sent = 0
+            first_size = None  # run_start alone is written at once; wait for flushed requests
             while time.monotonic() < deadline:
                 for _ in range(50):
                     sent += 1
@@ -168,8 +169,11 @@ def test_a_run_killed_mid_way_leaves_every_written_line_readable(tmp_path, compr
                                              ApiVersionsRequest()))
                     s.recv(65536)
                 path = next(iter(tmp_path.glob("date=*/run=*")), None)
-                if path is not None and path.stat().st_size > 2000:
-                    break
+                if path is not None:
+                    size = path.stat().st_size
+                    first_size = size if first_size is None else first_size
+                    if size > first_size + 1000:
+                        break
                 time.sleep(0.05)
             proc.send_signal(signal.SIGKILL)  # no chance to flush or write run_end
             proc.wait(timeout=30)
@@ -179,7 +183,21 @@ def test_a_run_killed_mid_way_leaves_every_written_line_readable(tmp_path, compr
             proc.wait()
     records = read_trace(only_file(tmp_path))  # raises if any line or gzip member is torn
     assert records[0]["kind"] == "run_start" and records[0]["labels"] == {"case": "kill"}
+    assert first_size is not None and sent > 0
     assert records[-1]["kind"] != "run_end"
     assert sum(r["kind"] == "request_handled" for r in records) >= 10
     for record in records:
         VALIDATOR.validate(record)
+
+
+def test_scenario_verdicts_are_runs_of_their_own(tmp_path):
+    from kafka_emu.trace import write_scenario_verdict
+    path = write_scenario_verdict(tmp_path, scenario="static-rejoin", client="aiokafka",
+                                  client_version="0.12.0", verdict="fail", reason="no rejoin",
+                                  seconds=1.5)
+    records = read_trace(path)
+    for record in records:
+        VALIDATOR.validate(record)
+    assert [r["kind"] for r in records] == ["run_start", "scenario_verdict", "run_end"]
+    assert records[1]["verdict"] == "fail" and records[1]["client_version"] == "0.12.0"
+    assert records[0]["labels"]["scenario"] == "static-rejoin"
