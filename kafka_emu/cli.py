@@ -1,13 +1,15 @@
 """The ``kafka-emu`` command (also ``python -m kafka_emu``).
 
     kafka-emu serve [--host 127.0.0.1] [--port 9092] [-c key=value ...] [--topic NAME:PARTITIONS ...]
+                    [--brokers N [--rack RACK ...]]
                     [--control-port PORT [--control-host 127.0.0.1]]
                     [--clock real|manual]
     kafka-emu groups --bootstrap-server HOST:PORT (--list [--state [STATE ...]] | --describe --group G)
     kafka-emu versions --bootstrap-server HOST:PORT
     kafka-emu ctl [--control HOST:PORT] (list | OPERATION [--param value ...])
 
-``serve`` prints the bootstrap address as the first line on stdout once it accepts connections
+``serve`` prints the bootstrap address (with --brokers N every broker's, comma-separated) as the
+first line on stdout once it accepts connections
 (then, with ``--control-port``, a line ``control: http://HOST:PORT``),
 logs to stderr and exits cleanly on SIGINT/SIGTERM. A bad flag or config value gets a one-line
 error and exit code 2.
@@ -65,6 +67,16 @@ def _port(text: str) -> int:
     return port
 
 
+def _brokers(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid broker count {text!r}") from None
+    if not 1 <= count <= 64:
+        raise argparse.ArgumentTypeError(f"broker count {count} is outside 1-64")
+    return count
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -88,6 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also serve the HTTP control endpoint (0 = any free port)")
     serve.add_argument("--control-host", default="127.0.0.1",
                        help="address of the control endpoint (default 127.0.0.1)")
+    serve.add_argument("--brokers", type=_brokers, default=1, metavar="N",
+                       help="a cluster of N brokers in one process (node ids 1..N; ports "
+                            "PORT, PORT+1, ..., or all free ones with --port 0)")
+    serve.add_argument("--rack", dest="racks", action="append", default=[], metavar="RACK",
+                       help="the next broker's rack (repeat once per broker)")
     serve.add_argument("--trace-dir", metavar="DIR",
                        help="write this run's trace to DIR/date=YYYY-MM-DD/run=<id>.jsonl")
     serve.add_argument("--trace-label", dest="trace_labels", type=_setting, action="append",
@@ -139,8 +156,17 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.clock is not None:
         settings["emu.clock"] = args.clock
     try:
+        cluster = {}
+        if args.brokers != 1:
+            cluster["brokers"] = args.brokers
+        if args.racks:
+            if len(args.racks) > args.brokers:
+                parser.error(f"{len(args.racks)} --rack values for {args.brokers} broker(s)")
+            cluster["racks"] = tuple(args.racks)
+        if args.port and args.port + args.brokers - 1 > 65535:
+            parser.error(f"ports {args.port}-{args.port + args.brokers - 1} go past 65535")
         config = BrokerConfig.from_kafka(settings, host=args.host, port=args.port,
-                                         topics=tuple(args.topics))
+                                         topics=tuple(args.topics), **cluster)
     except ValueError as exc:
         parser.error(str(exc))
     from .broker.log_sink import attach_log_sink, configure_logging

@@ -87,6 +87,14 @@ class BrokerConfig:
     log_retention_bytes: int = -1
     api_max_versions: Mapping[str, int] = attrs.field(factory=dict)  # emulate older brokers
     topics: tuple[tuple[str, int], ...] = ()  # created at start: (name, partitions)
+    # A cluster in one process (broker/cluster.py): how many brokers, node ids node_id.., ports
+    # port, port+1, .. (all 0 when port is 0), and each broker's rack (empty: none).
+    brokers: int = 1
+    racks: tuple[str | None, ...] = ()
+    offsets_topic_num_partitions: int = 50
+    offsets_topic_replication_factor: int = 3  # capped at the number of brokers
+    default_replication_factor: int = 1
+    coordinator_load_time_ms: int = 100  # a moved coordinator answers LOAD_IN_PROGRESS this long
     coordinator: CoordinatorConfig = attrs.field(factory=CoordinatorConfig)
     # "real": the coordinator's time follows the wall clock (plus any control-plane advance);
     # "manual": it moves only when the control plane advances it.
@@ -114,6 +122,12 @@ class BrokerConfig:
         "emu.api.max.versions": ("api_max_versions", _caps),
         "emu.clock": ("clock", _clock),
         "emu.timeline.max.events": ("timeline_max_events", _int(0, 10**8)),
+        "emu.brokers": ("brokers", _int(1, 64)),
+        "broker.rack": ("racks", lambda text: tuple(r.strip() or None for r in text.split(","))),
+        "offsets.topic.num.partitions": ("offsets_topic_num_partitions", _int(1, 10000)),
+        "offsets.topic.replication.factor": ("offsets_topic_replication_factor", _int(1, 32767)),
+        "default.replication.factor": ("default_replication_factor", _int(1, 32767)),
+        "emu.coordinator.load.time.ms": ("coordinator_load_time_ms", _int(0, 2**31 - 1)),
     }
 
     @classmethod
@@ -153,6 +167,8 @@ class BrokerConfig:
                 value = ",".join(f"{k}:{v}" for k, v in value.items())
             elif isinstance(value, bool):
                 value = str(value).lower()
+            elif isinstance(value, tuple):  # broker.rack: one per broker
+                value = ",".join(r or "" for r in value)
             values[name] = "" if value is None else str(value)
         from ..coordinator import config as coordinator_config
         fields = getattr(coordinator_config, "_KAFKA_FIELDS", {})
@@ -162,6 +178,13 @@ class BrokerConfig:
                 values[name] = str(getattr(self.coordinator, attr))
         values.update(self.explicit_settings)
         return values
+
+    def nodes(self) -> tuple[tuple[int, int, str | None], ...]:
+        """(node id, configured port, rack) of every broker: ids and ports counting up from
+        node.id and the port (port 0: every broker on a free port)."""
+        racks = tuple(self.racks) + (None,) * (self.brokers - len(self.racks))
+        return tuple((self.node_id + i, self.port + i if self.port else 0, racks[i] or None)
+                     for i in range(self.brokers))
 
     @classmethod
     def known_names(cls) -> list[str]:

@@ -163,7 +163,8 @@ class Connection:
             await self.stream.send_all(out[0] if len(out) == 1 else b"".join(out))
 
 
-async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
+async def serve_connection(broker: Broker, stream: trio.SocketStream,
+                           node_id: int | None = None) -> None:
     """Serve one accepted connection until it closes. Never raises (see the module doc)."""
     conn = Connection(broker, stream, broker.new_connection_id())
     reason = "closed by peer"
@@ -172,7 +173,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
         peer_host, peer_port = _address(stream.socket.getpeername())
         local_host, local_port = _address(stream.socket.getsockname())
         conn.info = info = ConnectionInfo(peer_host, peer_port, local_host, local_port,
-                                          park=conn.park)
+                                          node_id=node_id, park=conn.park)
         peer = info.peer
         if not broker.connection_opened(conn.id, info):
             raise CloseConnection(f"more than {broker.config.max_connections_per_ip} "

@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 
 from ..protocol.schema import Api
+from .group_routing import route
 from .state import Broker
 
 
@@ -19,6 +20,7 @@ class ConnectionInfo:
     local_port: int
     client_software_name: str | None = None
     client_software_version: str | None = None
+    node_id: int | None = None  # the broker of the cluster it reached (None: the first)
     # Waits for a parked request unless the client goes first (connection.Connection.park);
     # None for requests that do not come from a socket (tests driving handlers directly).
     park: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]] | None = attrs.field(
@@ -41,13 +43,18 @@ class RequestContext:
 
     async def submit(self, command: Any, render) -> Any:
         """Hand a command to the coordinator; wait if it parks; return the rendered reply."""
-        pending = self.broker.submit(command, render)
+        broker = self.broker
+        if broker.cluster.multi:  # only the group's coordinator serves it (group_routing.py)
+            command, render, answer = route(self, command, render)
+            if command is None:
+                return answer
+        pending = broker.submit(command, render)
         if not pending.done.is_set():
             try:
                 await self.park(pending.done.wait)
             finally:
                 if not pending.done.is_set():
-                    self.broker.forget(command.request_id)
+                    broker.forget(command.request_id)
         return pending.response
 
     async def park(self, wait: Callable[[], Awaitable[Any]]) -> Any:

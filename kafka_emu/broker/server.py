@@ -44,10 +44,12 @@ class BoundAddress:
     host: str
     port: int
     broker: Broker = attrs.field(eq=False, repr=False)
+    ports: tuple[int, ...] = ()  # every broker's port, the first broker's first
 
     @property
     def bootstrap(self) -> str:
-        return host_port(self.host, self.port)
+        """Every broker as ``host:port``, comma-separated (one broker: just its address)."""
+        return ",".join(host_port(self.host, port) for port in self.ports or (self.port,))
 
 
 def host_port(host: str, port: int) -> str:
@@ -58,21 +60,30 @@ def host_port(host: str, port: int) -> str:
 async def serve(config: BrokerConfig, *, observer: Callable[[Any], None] | None = None,
                 task_status=trio.TASK_STATUS_IGNORED) -> None:
     broker = Broker(config, observer=observer)
-    listeners = await trio.open_tcp_listeners(config.port, host=config.host)
-    sockname = listeners[0].socket.getsockname()
-    broker.bound_host, broker.bound_port = config.host, sockname[1]
+    cluster = broker.cluster
     async with trio.open_nursery() as nursery:
+        broker.cluster_moves.nursery = nursery
         nursery.start_soon(broker.run_timers)
-        async with trio.open_nursery() as connections:
-            for listener in listeners:
-                nursery.start_soon(accept_loop, broker, listener, connections)
-            log.info("kafka-emu listening on %s", host_port(config.host, broker.bound_port))
-            task_status.started(BoundAddress(config.host, broker.bound_port, broker))
-            await trio.sleep_forever()
+        # Every broker of the cluster listens before any is announced (broker/cluster.py);
+        # with one broker this is the one listener it always had.
+        bound = []
+        for node in cluster.nodes.values():
+            listeners = await trio.open_tcp_listeners(node.port, host=config.host)
+            node.port = listeners[0].socket.getsockname()[1]
+            node.sockaddrs = [(lst.socket.family, lst.socket.getsockname()) for lst in listeners]
+            bound.append((node, listeners))
+        for node, listeners in bound:
+            broker.cluster_moves.serve_node(node, listeners)
+        broker.bound_host, broker.bound_port = config.host, bound[0][0].port
+        address = BoundAddress(config.host, broker.bound_port, broker,
+                               tuple(node.port for node, _ in bound))
+        log.info("kafka-emu listening on %s", address.bootstrap)
+        task_status.started(address)
+        await trio.sleep_forever()
 
 
 async def accept_loop(broker: Broker, listener: trio.SocketListener,
-                      connections: trio.Nursery) -> None:
+                      connections: trio.Nursery, node_id: int | None = None) -> None:
     paused_since: float | None = None
     failures = 0
     pause = PAUSE_FIRST_S
@@ -97,4 +108,4 @@ async def accept_loop(broker: Broker, listener: trio.SocketListener,
             log.warning("accepting connections again after %.1f s (%d attempts failed)",
                         io_now() - paused_since, failures)
             paused_since, failures, pause = None, 0, PAUSE_FIRST_S
-        connections.start_soon(serve_connection, broker, stream)
+        connections.start_soon(serve_connection, broker, stream, node_id)

@@ -57,6 +57,10 @@ class Broker:
         self.topics = Topics(config)
         from .resource_configs import ResourceConfigs
         self.resource_configs = ResourceConfigs(self)  # DescribeConfigs / AlterConfigs view
+        from .cluster import Cluster
+        from .cluster_moves import ClusterMoves
+        self.cluster = Cluster(config, self.topics)  # who leads and coordinates what
+        self.cluster_moves = ClusterMoves(self)
         self.pending: dict[int, Pending] = {}
         self._request_ids = itertools.count(1)
         self.timers_changed = trio.Event()
@@ -139,6 +143,7 @@ class Broker:
         drops every group's committed offsets for it, as Kafka's does."""
         catalogue = self.topics.catalogue
         topic = catalogue.delete_topic(name) if name is not None else catalogue.delete_topic_by_id(topic_id)
+        self.cluster.forget_topic(topic.topic_id)
         self.route(self.coordinator.partitions_deleted(
             [(topic.name, p) for p in range(len(topic.partitions))], self.now_ms()))
         self.timers_changed.set()

@@ -174,6 +174,28 @@ class Coordinator:
             core.timers.cancel(sync_key(group_id))
         return self._finish()
 
+    def load_group(self, group_id: str, now_ms: int) -> list[Reply]:
+        """Reload an unloaded (Dead) group as a new coordinator reads it from
+        ``__consumer_offsets`` (reference 3.1): from what was last stored, Stable with those
+        members, generation and assignments (Empty if none), every member's session timer
+        restarted (onGroupLoaded). A group never stored comes back Empty if it has committed
+        offsets, else not at all. Live groups are left alone; nothing is parked on a loaded
+        group, so no reply comes back."""
+        core = self._core
+        self._start(now_ms)
+        group = core.groups.get(group_id)
+        if group is not None and group.state is GroupState.DEAD:
+            del core.groups[group_id]
+            stored = group.stored
+            if stored is not None or core.offsets.has_group(group_id):
+                loaded = core.create_group(group_id)
+                if stored is not None:
+                    loaded.load(stored)
+                    for member in loaded.members.values():
+                        core.schedule_heartbeat(loaded, member.member_id,
+                                                member.session_timeout_ms)
+        return self._finish()
+
     def partitions_deleted(self, partitions, now_ms: int) -> list[Reply]:
         """Topics were deleted: drop every group's committed offsets for these (topic, partition)
         pairs. Nothing is parked on offsets, so no reply comes back; observers see

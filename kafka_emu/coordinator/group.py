@@ -105,6 +105,18 @@ def _first_metadata(protocols: tuple[tuple[str, bytes], ...]) -> dict[str, bytes
     return out
 
 
+@attrs.frozen
+class StoredGroup:
+    """A classic group as written to ``__consumer_offsets`` (GroupMetadataValue): fresh Member
+    copies, never parked, that a reload adopts."""
+
+    generation: int
+    protocol_type: str | None
+    protocol_name: str | None
+    leader_id: str | None
+    members: tuple[Member, ...]
+
+
 class Group:
     """One classic group. Mutated only by the coordinator modules; ``state`` changes only via
     ``transition_to``."""
@@ -128,6 +140,10 @@ class Group:
         self.supported_protocols: dict[str, int] = {}
         self.subscribed_topics: frozenset[str] | None = None
         self.new_member_added = False
+        # What Kafka last wrote to __consumer_offsets for this group (a GroupMetadata record):
+        # written on entering Stable or Empty and on a static member's replacement in Stable.
+        # A coordinator move reloads the group from it (Coordinator.load_group).
+        self.stored: StoredGroup | None = None
 
     # ----------------------------------------------------------------- state
     def transition_to(self, new: GroupState) -> None:
@@ -137,10 +153,43 @@ class Group:
             raise IllegalStateTransition(self.group_id, old, new)
         self.previous_state = old
         self.state = new
+        if new is GroupState.STABLE or new is GroupState.EMPTY:
+            self.store()
         sink = self._sink
         self.state_timestamp_ms = sink.now
         if sink.observing:
             sink.emit(StateChanged(at_ms=sink.now, group_id=self.group_id, old=old, new=new))
+
+    def store(self) -> None:
+        """Record the group as Kafka's storeGroup writes it (members with their assignments)."""
+        self.stored = StoredGroup(
+            generation=self.generation, protocol_type=self.protocol_type,
+            protocol_name=self.protocol_name, leader_id=self.leader_id,
+            members=tuple(Member(
+                member_id=m.member_id, group_instance_id=m.group_instance_id,
+                client_id=m.client_id, client_host=m.client_host,
+                rebalance_timeout_ms=m.rebalance_timeout_ms,
+                session_timeout_ms=m.session_timeout_ms, protocol_type=m.protocol_type,
+                protocols=m.protocols, assignment=m.assignment)
+                for m in self.members.values()))
+
+    def load(self, stored: StoredGroup) -> None:
+        """Adopt a stored group in a fresh Empty group: loading builds the group directly in
+        its stored state (GroupMetadata.loadGroup), so this is not a transition."""
+        for kept in stored.members:
+            self.add(attrs.evolve(kept), None)
+        self.generation = stored.generation
+        self.protocol_type = stored.protocol_type
+        self.protocol_name = stored.protocol_name
+        self._set_leader(stored.leader_id)
+        self.subscribed_topics = self.compute_subscribed_topics() if self.members else None
+        if self.members:
+            old, self.state = self.state, GroupState.STABLE
+            self.stored = stored
+            sink = self._sink
+            if sink.observing:
+                sink.emit(StateChanged(at_ms=sink.now, group_id=self.group_id, old=old,
+                                       new=GroupState.STABLE))
 
     def can_rebalance(self) -> bool:
         return self.state in VALID_PREVIOUS[GroupState.PREPARING_REBALANCE]

@@ -176,6 +176,7 @@ def _replace_static_member(core: Core, group: Group, cmd: JoinGroup, old_id: str
     if state is GroupState.STABLE:
         if group.protocol_name == group.select_protocol():
             # No rebalance: the group keeps its assignment and the new id takes over (3.8).
+            group.store()  # Kafka writes the group with the new member id to its log
             request = group.take_join(new)
             if cmd.supports_skip_assignment:
                 # v9+: a returning leader gets the member list but must not reassign.

@@ -47,14 +47,20 @@ class EmulatorError(RuntimeError):
 
 
 def make_config(settings: Mapping[str, Any] | None = None, *, topics: Mapping[str, int] | None = None,
-                host: str = "127.0.0.1", port: int = 0, clock: str | None = None) -> BrokerConfig:
+                host: str = "127.0.0.1", port: int = 0, clock: str | None = None,
+                brokers: int = 1, racks: tuple[str | None, ...] = ()) -> BrokerConfig:
     """A BrokerConfig from Kafka config names, e.g. {"group.initial.rebalance.delay.ms": 3000};
-    ``clock="manual"`` makes the coordinator's time move only when told (``emu.advance``)."""
+    ``clock="manual"`` makes the coordinator's time move only when told (``emu.advance``).
+    ``brokers=3`` makes a cluster of three brokers in one process (node ids 1-3, each on its own
+    free port; ``racks`` gives each its rack)."""
     settings = {k: str(v) for k, v in (settings or {}).items()}
     if clock is not None:
         settings["emu.clock"] = clock
+    extra = {"brokers": brokers} if brokers != 1 else {}
+    if racks:
+        extra["racks"] = tuple(racks)
     return BrokerConfig.from_kafka(settings, host=host, port=port,
-                                   topics=tuple((topics or {}).items()))
+                                   topics=tuple((topics or {}).items()), **extra)
 
 
 class _Handle:
@@ -72,8 +78,9 @@ class _Handle:
 
     @property
     def bootstrap_servers(self) -> str:
-        """``host:port`` for a client's bootstrap setting (IPv6 in brackets: ``[::1]:port``)."""
-        return host_port(self.host, self.port)
+        """``host:port`` for a client's bootstrap setting (IPv6 in brackets: ``[::1]:port``);
+        with several brokers every one, comma-separated."""
+        return self._bound.bootstrap
 
     @property
     def broker(self):
@@ -324,6 +331,43 @@ class Emulator(_Handle):
         """Remove every fault rule; returns how many there were."""
         return self._fault_op("clear_faults")["removed"]
     # -- end of faults ------------------------------------------------------------------------
+
+    # -- a cluster in one process (broker/cluster_moves.py; control/ops/cluster.py) -----------
+    def brokers(self) -> list[dict]:
+        """Every broker: {"node_id", "port", "rack", "running"}."""
+        return self._fault_op("list_brokers")
+
+    def stop_broker(self, node_id: int) -> dict:
+        """Stop a broker: listener closed, connections dropped, unlisted in Metadata; the
+        partitions it led and the groups it coordinated move to other replicas."""
+        return self._fault_op("stop_broker", node_id=node_id)
+
+    def start_broker(self, node_id: int) -> dict:
+        """Start a stopped broker again (same node id and port)."""
+        return self._fault_op("start_broker", node_id=node_id)
+
+    def partition(self, topic: str, partition: int) -> dict:
+        """{"leader", "leader_epoch", "replicas", "isr", ...} of one partition."""
+        return self._fault_op("describe_partition", topic=topic, partition=partition)
+
+    def move_leader(self, topic: str, partition: int, to: int) -> dict:
+        """Make broker ``to`` lead the partition (its leader epoch bumps)."""
+        return self._fault_op("move_leader", topic=topic, partition=partition, to=to)
+
+    def coordinator_of(self, group_id: str) -> int:
+        """The node id coordinating the group."""
+        return self._fault_op("group_coordinator", group_id=group_id)["coordinator"]
+
+    def move_coordinator(self, group_id: str, to: int, *, load_ms: int | None = None) -> dict:
+        """Move the group's coordinator to broker ``to`` (with every group on the same
+        __consumer_offsets partition): NOT_COORDINATOR from the old one, LOAD_IN_PROGRESS from
+        the new one for ``load_ms`` (default emu.coordinator.load.time.ms), then the group is
+        served as Kafka reloads it."""
+        return self._fault_op("move_coordinator", group_id=group_id, to=to, load_ms=load_ms)
+
+    def elect_preferred_leaders(self) -> int:
+        """Move leadership back to each partition's first replica; returns how many moved."""
+        return self._fault_op("elect_preferred_leaders")["moved"]
 
     def unexpected_errors(self) -> list[BaseException]:
         return self._call(lambda: list(self._bound.broker.unexpected))

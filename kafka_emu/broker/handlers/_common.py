@@ -14,6 +14,16 @@ def advertised_endpoint(ctx: RequestContext) -> tuple[str, int]:
     return host, port
 
 
+def node_endpoint(ctx: RequestContext, node) -> tuple[str, int]:
+    """(host, port) of one broker of a cluster: the advertised host (else the one the client
+    reached) and that broker's own port; advertised.port offsets every broker's port alike."""
+    cfg = ctx.broker.config
+    host = cfg.advertised_host or ctx.connection.local_host
+    if cfg.advertised_port:
+        return host, cfg.advertised_port + (node.node_id - ctx.broker.cluster.first_node_id)
+    return host, node.port
+
+
 def java_host(host: str) -> str:
     """Kafka reports a member's ClientHost as Java's InetAddress.toString(): "/127.0.0.1"."""
     return "/" + host

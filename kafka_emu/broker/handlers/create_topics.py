@@ -1,9 +1,11 @@
 """CreateTopics v2-7 (v0-1 were removed in Kafka 4.0, KIP-896): v4 num_partitions /
 replication_factor -1 mean the broker default; v5 flexible, returns partitions, replication
-factor and configs; v7 topic ids. One broker: a replication factor above 1 is
-INVALID_REPLICATION_FACTOR, as a single-broker Kafka answers. A name given twice in one request
-gets one INVALID_REQUEST "Duplicate topic name." result after the others (Kafka 4.x's
-ControllerApis.createTopics). A request for more than 10,000 partitions in total is refused
+factor and configs; v7 topic ids. A replication factor above the number of live brokers is
+INVALID_REPLICATION_FACTOR, as Kafka answers (one broker: above 1); in a cluster replicas are
+placed as broker/cluster.py says (a manual assignment's broker ids are checked and its
+replication factor kept, but replicas are placed by the cluster's own spread). A name given twice
+in one request gets one INVALID_REQUEST "Duplicate topic name." result after the others (Kafka
+4.x's ControllerApis.createTopics). A request for more than 10,000 partitions in total is refused
 whole, every topic POLICY_VIOLATION, as Kafka's controller refuses it
 (``ReplicationControlManager.validateTotalNumberOfPartitions``), so one request cannot stall
 every other client while it builds partitions.
@@ -48,8 +50,26 @@ def _refuse_all(topics, code: ErrorCode, message: str) -> CreateTopicsResponse:
 
 
 def _partitions(ctx, topic) -> int:
-    """Partition count from num_partitions or a manual assignment (which names only us)."""
+    """Partition count from num_partitions or a manual assignment (which names only brokers
+    of this cluster); the replication factor may be at most the number of live brokers."""
+    cluster = ctx.broker.cluster
     node_id = ctx.broker.config.node_id
+    live = len(cluster.live_nodes())
+    if cluster.multi and topic.assignments:
+        if topic.num_partitions != -1 or topic.replication_factor != -1:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Both numPartitions or replicationFactor "
+                             "and replicasAssignments were set. Both cannot be used at the same "
+                             "time.")
+        for a in topic.assignments:
+            unknown = [b for b in a.broker_ids if b not in cluster.nodes]
+            if unknown or not a.broker_ids:
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                 f"The manual partition assignment includes broker(s) "
+                                 f"{unknown or '[]'} that are not registered.")
+        return len(topic.assignments)
+    if cluster.multi and (topic.replication_factor == -1
+                          or 1 <= topic.replication_factor <= live):
+        return topic.num_partitions
     if topic.assignments:
         if topic.num_partitions != -1 or topic.replication_factor != -1:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "Both numPartitions or replicationFactor "
@@ -67,8 +87,17 @@ def _partitions(ctx, topic) -> int:
         raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
                          f"Unable to replicate the partition {topic.replication_factor} time(s): "
                          f"The target replication factor of {topic.replication_factor} cannot be "
-                         f"reached because only 1 broker(s) are registered.")
+                         f"reached because only {live} broker(s) are registered.")
     return topic.num_partitions
+
+
+def _replication_factor(ctx, topic) -> int:
+    if topic.assignments:
+        return len(topic.assignments[0].broker_ids)
+    if topic.replication_factor == -1:
+        return min(ctx.broker.config.default_replication_factor,
+                   len(ctx.broker.cluster.live_nodes()))
+    return topic.replication_factor
 
 
 async def create_topics(ctx, request) -> CreateTopicsResponse:
@@ -88,12 +117,15 @@ async def create_topics(ctx, request) -> CreateTopicsResponse:
             results.append(CreatableTopicResult(
                 name=t.name, error_code=exc.code, error_message=exc.message))
             continue
+        factor = _replication_factor(ctx, t)
+        if not request.validate_only:
+            ctx.broker.cluster.replication[info.topic_id] = factor
         details = returns_topic_details(v)
         results.append(CreatableTopicResult(
             name=t.name, topic_id=info.topic_id, error_code=ErrorCode.NONE,
             error_message=None,
             num_partitions=info.partitions if details else -1,
-            replication_factor=1 if details else -1, configs=[] if details else None))
+            replication_factor=factor if details else -1, configs=[] if details else None))
     # ... and adds one result per duplicated name after the controller's, in the order of its
     # HashSet of those names
     duplicated = hashmap_order(name for name, n in counts.items() if n > 1)

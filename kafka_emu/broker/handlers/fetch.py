@@ -2,6 +2,10 @@
 KIP-227 clients treat as "no session", so every fetch is a full one); v11 rack / preferred
 replica; v12 flexible; v13 topic ids instead of names; v15 replica state.
 
+In a cluster, a partition this broker does not lead is NOT_LEADER_OR_FOLLOWER, and a
+current_leader_epoch (v9+) behind or ahead of the leader's is FENCED_LEADER_EPOCH /
+UNKNOWN_LEADER_EPOCH (broker/cluster.py).
+
 Whole batches from each partition's fetch offset, bounded by partition_max_bytes and the
 response's max_bytes, but the first partition with data returns at least one batch even if it
 is larger (Kafka's minOneMessage). Until min_bytes are available the request waits up to
@@ -31,6 +35,8 @@ def _error(index: int, code: ErrorCode) -> PartitionData:
 
 def _read_all(ctx, request) -> tuple[list[FetchableTopicResponse], int]:
     topics = ctx.broker.topics
+    cluster = ctx.broker.cluster
+    node_id = ctx.connection.node_id
     by_id = uses_topic_ids(ctx.version)
     budget = request.max_bytes
     min_one = True
@@ -46,6 +52,14 @@ def _read_all(ctx, request) -> tuple[list[FetchableTopicResponse], int]:
             except KafkaError as exc:
                 parts.append(_error(p.partition, exc.code))
                 continue
+            if cluster.multi:
+                refused = (cluster.check_partition_id(node_id, t.topic_id, p.partition,
+                                                      p.current_leader_epoch) if by_id else
+                           cluster.check_partition(node_id, t.topic, p.partition,
+                                                   p.current_leader_epoch))
+                if refused is not None:
+                    parts.append(_error(p.partition, refused))
+                    continue
             try:
                 batches, hwm = log.read(p.fetch_offset, min(p.partition_max_bytes, budget),
                                         min_one=min_one)

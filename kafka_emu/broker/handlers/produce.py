@@ -2,13 +2,16 @@
 on a single in-memory replica; anything else is INVALID_REQUIRED_ACKS. Each partition's blob is
 validated and appended by the pure log (offsets assigned, CRC checked, idempotent sequence
 numbers enforced). Topics missing here are auto-created when auto.create.topics.enable is on.
-Transactional produce is out of scope: its batches get INVALID_TXN_STATE from the log.
+Internal topics (``__consumer_offsets``) refuse client writes with INVALID_TOPIC_EXCEPTION and are
+never auto-created here; in a cluster a partition this broker does not lead is
+NOT_LEADER_OR_FOLLOWER. Transactional produce is out of scope: its batches get INVALID_TXN_STATE from the log.
 """
 
 from __future__ import annotations
 
 from ...errors import ErrorCode, KafkaError
 from ...log.batch import Compression, parse_header
+from ...log.catalogue import INTERNAL_TOPICS
 from ...protocol.messages.produce import (API, PartitionProduceResponse, ProduceResponse,
                                           TopicProduceResponse)
 from . import Handler
@@ -38,12 +41,15 @@ def _failed(index: int, exc: KafkaError, version: int) -> PartitionProduceRespon
 
 async def produce(ctx, request) -> ProduceResponse | None:
     topics = ctx.broker.topics
+    cluster = ctx.broker.cluster
+    node_id = ctx.connection.node_id
     now = ctx.now_ms()
     responses = []
     appended = False
     for t in request.topic_data:
         parts = []
-        if request.acks in VALID_ACKS and topics.lookup(t.name) is None \
+        internal = t.name in INTERNAL_TOPICS
+        if request.acks in VALID_ACKS and not internal and topics.lookup(t.name) is None \
                 and ctx.broker.config.auto_create_topics_enable:
             try:
                 topics.auto_create(t.name)
@@ -53,8 +59,16 @@ async def produce(ctx, request) -> ProduceResponse | None:
             try:
                 if request.acks not in VALID_ACKS:
                     raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS)
+                log = topics.partition(t.name, p.index)
+                if internal:  # ReplicaManager: clients may not write internal topics
+                    raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION,
+                                     f"Cannot append to internal topic {t.name}")
+                if cluster.multi:
+                    refused = cluster.check_partition(node_id, t.name, p.index)
+                    if refused is not None:
+                        raise KafkaError(refused)
                 _check_codec(p.records, ctx.version)
-                result = topics.partition(t.name, p.index).append(p.records, now)
+                result = log.append(p.records, now)
             except KafkaError as exc:
                 parts.append(_failed(p.index, exc, ctx.version))
                 continue
