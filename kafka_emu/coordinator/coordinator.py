@@ -105,12 +105,32 @@ class Coordinator:
 
     # ------------------------------------------------------------------ doors
     def handle(self, command: Command, now_ms: int) -> list[Reply]:
+        self._start(now_ms)
+        self._dispatch(command)
+        return self._finish()
+
+    def query(self, command: Command, now_ms: int) -> list[Reply]:
+        """``handle`` for a read-only command from outside the wire (a test or the control plane
+        looking): timers due before now_ms fire, observed as ever, but the look itself emits no
+        event -- it is not something that happened in the group, and a waiter that looks after
+        every event must not wake itself."""
+        if type(command) not in _READ_ONLY:
+            raise TypeError(f"not a read-only coordinator command: {command!r}")
+        core = self._core
+        self._start(now_ms)
+        observing, core.observing = core.observing, False
+        try:
+            self._dispatch(command)
+        finally:
+            core.observing = observing
+        return self._finish()
+
+    def _dispatch(self, command: Command) -> None:
         entry = _HANDLERS.get(type(command))
         if entry is None:
             raise TypeError(f"not a coordinator command: {command!r}")
         api, handler = entry
         core = self._core
-        self._start(now_ms)
         if core.consumer_groups and getattr(command, "group_id", None) in core.consumer_groups:
             # classic-group APIs aimed at a consumer group (offsets, classic members)
             handler = consumer.SHARED_HANDLERS.get(type(command), handler)
@@ -118,24 +138,6 @@ class Coordinator:
             handler(core, command)
         except KafkaError as exc:
             core.reply(command.request_id, api, getattr(command, "group_id", None), error_result(command, exc.code))
-        return self._finish()
-
-    def query(self, command: ListGroups | DescribeGroups | OffsetFetch, now_ms: int) -> list[Reply]:
-        """``handle`` for a read-only command from outside the wire (a test or the control plane
-        looking): timers due before now_ms fire, observed as ever, but the look itself emits no
-        event -- it is not something that happened in the group, and a waiter that looks after
-        every event must not wake itself."""
-        if type(command) not in (ListGroups, DescribeGroups, OffsetFetch):
-            raise TypeError(f"not a read-only coordinator command: {command!r}")
-        api, handler = _HANDLERS[type(command)]
-        core = self._core
-        self._start(now_ms)
-        observing, core.observing = core.observing, False
-        try:
-            handler(core, command)
-        finally:
-            core.observing = observing
-        return self._finish()
 
     def next_deadline(self) -> int | None:
         return self._core.timers.next_deadline()
@@ -280,6 +282,8 @@ class Coordinator:
             else:
                 offsets.on_retention_timer(core, admin.delete_group)
 
+
+_READ_ONLY = (ListGroups, DescribeGroups, OffsetFetch, consumer.ConsumerGroupDescribe)
 
 DEADLINE_KINDS = ("session", "new_member", "pending_member", "rebalance", "initial_delay", "pending_sync",
                   "retention")

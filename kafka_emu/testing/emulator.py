@@ -126,7 +126,7 @@ class _Handle:
             b = self._bound.broker
             cmd = ConsumerGroupDescribe(request_id=b.new_request_id(), group_ids=(group_id,))
             return b.query(cmd).groups[0]
-        return self._call(run)
+        return self._run(run)
 
     def create_topic(self, name: str, partitions: int = 1) -> None:
         return self._run(lambda: self._bound.broker.topics.create(name, partitions))
@@ -179,6 +179,10 @@ class _Handle:
         return self._op("clock")
 
     # -- group operations -------------------------------------------------------------------
+    def groups(self) -> list:
+        """Every group as a dict: group_id, type, state, protocol_type, generation, members."""
+        return self._op("groups")
+
     def group_view(self, group_id: str) -> dict:
         """State, generation, protocol, leader, members with decoded ``subscription`` and
         ``assignment``, and ``offsets`` (committed_offset, log_end_offset, lag, member_id per

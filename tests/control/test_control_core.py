@@ -356,3 +356,23 @@ async def test_wait_for_wakes_on_the_event_not_on_a_timer():
             nursery.cancel_scope.cancel()
         assert len(seen) < 20  # one check per event, not a polling loop
         await client.aclose()
+
+
+async def test_groups_lists_every_group_and_looking_records_nothing():
+    async with open_emulator(manual()) as emu:
+        (a, b), ids = await stable_pair(emu)
+        await emu.set_offsets("simple", {("t", 0): 1})
+        listed = {g["group_id"]: g for g in await emu.groups()}
+        assert listed["g"] == {"group_id": "g", "type": "classic", "state": "Stable",
+                               "protocol_type": "consumer", "generation": 1, "members": 2}
+        assert listed["simple"]["state"] == "Empty"
+        mark = await emu.timeline_seq()
+        await emu.group_view("g")
+        await emu.groups()
+        await emu.committed_offsets("g")
+        await emu.describe_group("g")
+        await emu.list_groups()
+        await emu.deadlines()
+        assert await emu.timeline_seq() == mark  # a look is not an event (waiters stay asleep)
+        for c in (a, b):
+            await c.aclose()

@@ -12,7 +12,7 @@ import attrs
 
 from ... import coordinator as c
 from .. import groups
-from ..operations import operation
+from ..operations import NoParams, operation
 
 
 @attrs.frozen(kw_only=True)
@@ -61,7 +61,26 @@ class SetOffsetsParams:
     offsets: tuple[Any, ...]
 
 
-@operation("GET", "/groups/{group_id}/view", GroupParams)
+@operation("GET", "/groups", NoParams, name="groups")
+def groups_list(broker, params: NoParams) -> list:
+    """Every group (classic and KIP-848 consumer groups): id, type, state, protocol type,
+    generation (or group epoch) and member count."""
+    out = []
+    for group_id in broker.coordinator.group_ids():
+        group = broker.coordinator.group(group_id)
+        out.append({"group_id": group_id, "type": "classic", "state": group.state.value,
+                    "protocol_type": group.protocol_type, "generation": group.generation,
+                    "members": len(group.members)})
+    listed = broker.query(c.ListGroups(request_id=broker.new_request_id()))
+    for entry in listed.groups:
+        if entry.group_type != "classic":
+            out.append({"group_id": entry.group_id, "type": entry.group_type,
+                        "state": entry.state, "protocol_type": entry.protocol_type,
+                        "generation": None, "members": None})
+    return out
+
+
+@operation("GET", "/groups/{group_id}", GroupParams)
 def group_view(broker, params: GroupParams) -> dict:
     """The full view of a group: state, generation, protocol, leader, members with decoded
     subscriptions and assignments, committed offsets with log-end offsets and lag."""
