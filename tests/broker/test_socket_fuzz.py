@@ -31,6 +31,7 @@ from kafka_emu.protocol import BY_NAME
 from kafka_emu.protocol.codec import read_from
 from kafka_emu.protocol.headers import ResponseHeader, encode_request, response_header_version
 from kafka_emu.protocol.messages.api_versions import ApiVersionsRequest
+from kafka_emu.protocol.messages.create_partitions import CreatePartitionsRequest
 from kafka_emu.protocol.messages.create_topics import CreateTopicsRequest
 from kafka_emu.protocol.messages.offset_commit import (OffsetCommitRequest,
                                                        OffsetCommitRequestPartition,
@@ -56,13 +57,20 @@ CONTROL_OFFSETS = {0: 17, 1: 4, 2: 23}
 HANDLED = list(HANDLERS.values())  # every API the broker serves, at every version
 
 
+def _small(count: int) -> int:
+    return count % 4 if count > 3 else count  # keeps 0 and the negative edge cases
+
+
 def _tame(msg):
-    """Keep one example's cost bounded: a generated CreateTopics may ask for up to 10,000
-    partitions a request, which is legal but makes every later all-topics Metadata slow."""
+    """Keep one example's cost bounded: a generated CreateTopics or CreatePartitions may ask for
+    up to 10,000 partitions a request, which is legal but makes every later all-topics Metadata
+    slow."""
     if isinstance(msg, CreateTopicsRequest):
-        topics = [attrs.evolve(t, num_partitions=t.num_partitions % 4 if t.num_partitions > 3
-                               else t.num_partitions) for t in msg.topics]
-        return attrs.evolve(msg, topics=topics)
+        return attrs.evolve(msg, topics=[attrs.evolve(t, num_partitions=_small(t.num_partitions))
+                                         for t in msg.topics])
+    if isinstance(msg, CreatePartitionsRequest):
+        return attrs.evolve(msg, topics=[attrs.evolve(t, count=_small(t.count))
+                                         for t in msg.topics])
     return msg
 
 
