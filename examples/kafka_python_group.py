@@ -30,9 +30,6 @@ def main() -> int:
         consumer = KafkaConsumer(TOPIC, bootstrap_servers=BOOTSTRAP, group_id=GROUP,
                                  auto_offset_reset="earliest",
                                  session_timeout_ms=6000, heartbeat_interval_ms=500)
-        # One Metadata round trip before joining: a kafka-python leader that assigns before it
-        # has seen the topic rejoins moments later, and uncommitted messages are read twice.
-        consumer.topics()
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             for records in consumer.poll(timeout_ms=100).values():

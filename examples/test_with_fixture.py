@@ -18,9 +18,6 @@ def test_orders_are_consumed(kafka_emu):
     consumer = KafkaConsumer("orders", bootstrap_servers=kafka_emu.bootstrap_servers,
                              group_id="billing", auto_offset_reset="earliest",
                              session_timeout_ms=6000, heartbeat_interval_ms=500)
-    # One Metadata round trip before the first poll: kafka-python's leader then assigns from
-    # real metadata instead of rejoining once the topic shows up (see the README's differences).
-    consumer.topics()
     values = []
     for _ in range(200):  # bounded: 200 polls of at most 100 ms
         for records in consumer.poll(timeout_ms=100).values():

@@ -81,8 +81,10 @@ def test_group_events_at_info_and_requests_at_debug(caplog):
 def test_no_subscription_when_the_level_needs_no_lines(caplog):
     caplog.set_level(logging.WARNING, logger="kafka_emu")
     with run_in_thread() as emu:
+        before = emu._call(lambda: emu.broker.observation.sinks)
         assert emu._call(lambda: attach_log_sink(emu.broker)) is None
-        assert emu._call(lambda: emu.broker.observation.emit) is None
+        assert emu._call(lambda: emu.broker.observation.sinks) == before
+        assert not any(isinstance(s, LogSink) for s in before)
 
 
 def test_info_level_sink_ignores_requests(caplog):

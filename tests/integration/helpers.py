@@ -42,20 +42,6 @@ def wait_until(fn: Callable[[], T], *, timeout: float = 20.0, interval: float = 
             time.sleep(interval)
 
 
-def subscribe_kafka_python(consumer, topic: str) -> None:
-    """Subscribe a kafka-python (2.x or 3.x) consumer so its first JoinGroup sees the topic.
-
-    kafka-python's leader compares the metadata it assigned from with the metadata it has now and
-    rejoins when they differ. The snapshot it starts with is built before subscribe(), i.e. empty,
-    and is only rebuilt on the next Metadata response. kafka-emu completes a join in about a
-    millisecond (group.initial.rebalance.delay.ms=0), so the leader can assign from the empty
-    snapshot, then see the topic, rejoin and reset every uncommitted position: the group consumes
-    some partitions twice. A Metadata round trip after subscribe() rebuilds the snapshot first.
-    """
-    consumer.subscribe([topic])
-    wait_until(lambda: topic in consumer.topics(), message=f"metadata for {topic}")
-
-
 def described_assignments(emu, group_id: str) -> dict[str, set[tuple[str, int]]]:
     """member_id -> {(topic, partition)} decoded from DescribeGroups (Stable groups only)."""
     group = emu.describe_group(group_id)

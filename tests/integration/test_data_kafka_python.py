@@ -9,7 +9,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from .data import COMPRESSIONS, COUNT, PARTITIONS, base_timestamp_ms, check_stream, message
 from .helpers import (HEARTBEAT_MS, SESSION_TIMEOUT_MS, poll_concurrently, stable_assignment,
-                      subscribe_kafka_python, unique, wait_until)
+                      unique, wait_until)
 
 
 def producer(emu, **extra) -> KafkaProducer:
@@ -23,7 +23,7 @@ def consumer(emu, topic: str | None = None, **extra) -> KafkaConsumer:
     extra.setdefault("metadata_max_age_ms", 1000)
     c = KafkaConsumer(bootstrap_servers=emu.bootstrap_servers, **extra)
     if topic is not None:
-        subscribe_kafka_python(c, topic)
+        c.subscribe([topic])
     return c
 
 

@@ -9,7 +9,7 @@ from kafka_emu.coordinator import GenerationChanged
 
 from .helpers import (HEARTBEAT_MS, SESSION_TIMEOUT_MS, assert_disjoint_cover,
                       described_assignments, poll_concurrently, settled_split,
-                      subscribe_kafka_python, wait_until)
+                      wait_until)
 
 PARTITIONS = 6
 
@@ -19,7 +19,7 @@ def make_consumer(emu, group_id: str, topic: str, **extra) -> KafkaConsumer:
         bootstrap_servers=emu.bootstrap_servers, group_id=group_id,
         session_timeout_ms=SESSION_TIMEOUT_MS, heartbeat_interval_ms=HEARTBEAT_MS,
         auto_offset_reset="earliest", metadata_max_age_ms=1000, **extra)
-    subscribe_kafka_python(consumer, topic)
+    consumer.subscribe([topic])
     return consumer
 
 

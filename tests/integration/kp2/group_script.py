@@ -26,14 +26,7 @@ def main() -> int:
                                metadata_max_age_ms=1000, fetch_max_wait_ms=100)
                  for _ in range(3)]
     for c in consumers:
-        # A Metadata round trip after subscribe() so the leader's metadata snapshot holds the
-        # topic before its first assignment; otherwise it may rejoin right after and reset the
-        # group's uncommitted positions (see tests/integration/helpers.py:subscribe_kafka_python).
         c.subscribe([topic])
-        while topic not in c.topics():
-            if time.monotonic() > deadline:
-                raise SystemExit("no metadata for " + topic)
-            time.sleep(0.05)
 
     records = []
     lock = threading.Lock()
