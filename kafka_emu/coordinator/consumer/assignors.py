@@ -59,7 +59,8 @@ def range_assignor(members: Members, topics: Topics, previous: Target) -> dict[s
 def uniform_assignor(members: Members, topics: Topics, previous: Target) -> dict[str, Assignment]:
     if not members:
         return {}
-    subscriptions = {frozenset(t for t in subs if t in topics) for subs in members.values()}
+    names = frozenset(topics)
+    subscriptions = {subs & names for subs in set(members.values())}
     if len(subscriptions) == 1:
         return _homogeneous(sorted(members), sorted(next(iter(subscriptions))), topics, previous)
     return _heterogeneous(members, topics, previous)
@@ -80,39 +81,71 @@ def _previous_owner(previous: Target) -> dict[tuple[str, int], str]:
 
 def _homogeneous(member_ids: list[str], topic_names: list[str], topics: Topics,
                  previous: Target) -> dict[str, Assignment]:
-    partitions = _all_partitions(topic_names, topics)
+    """Every member subscribes to the same topics. Partitions are numbered 0..P-1 across the
+    topics in name order (plain ints keep this fast for large groups)."""
+    base: dict[str, int] = {}
+    total = 0
+    for t in topic_names:
+        base[t] = total
+        total += topics[t]
     n = len(member_ids)
-    quota, extra = divmod(len(partitions), n)
-    before = _previous_owner(previous)
-    kept: dict[str, list[tuple[str, int]]] = {m: [] for m in member_ids}
-    for tp in partitions:
-        owner = before.get(tp)
-        if owner in kept:
-            kept[owner].append(tp)
+    quota, extra = divmod(total, n)
+    position = {m: i for i, m in enumerate(member_ids)}
+    kept: list[list[int]] = [[] for _ in range(n)]
+    for member_id, assignment in previous.items():
+        i = position.get(member_id)
+        if i is None:
+            continue
+        for t, ps in assignment.items():
+            b = base.get(t)
+            if b is None:
+                continue
+            size = topics[t]
+            kept[i].extend(b + p for p in ps if p < size)
     # Each member keeps up to its quota of its previous partitions; the members that held the most
     # keep the ``extra`` slots, so as few partitions as possible move.
-    unassigned: list[tuple[str, int]] = []
-    owned: dict[str, list[tuple[str, int]]] = {}
-    for m in sorted(member_ids, key=lambda m: (-len(kept[m]), m)):
-        limit = quota + 1 if extra > 0 and len(kept[m]) > quota else quota
-        if limit > quota:
+    owned: list[list[int]] = [[] for _ in range(n)]
+    taken = bytearray(total)
+    for i in sorted(range(n), key=lambda i: (-len(kept[i]), i)):
+        mine = sorted(kept[i])
+        limit = quota
+        if extra > 0 and len(mine) > quota:
+            limit += 1
             extra -= 1
-        owned[m] = kept[m][:limit]
-        unassigned.extend(kept[m][limit:])
-    taken = {tp for ps in owned.values() for tp in ps}
-    unassigned.extend(tp for tp in partitions if before.get(tp) not in kept and tp not in taken)
-    unassigned.sort()
-    it = iter(unassigned)
-    for m in member_ids:  # fill up to the quota first, then hand out the remaining extras
-        while len(owned[m]) < quota:
-            owned[m].append(next(it))
-    for m in member_ids:
+        owned[i] = mine[:limit]
+        for g in owned[i]:
+            taken[g] = 1
+    free = iter([g for g in range(total) if not taken[g]])
+    for i in range(n):  # fill up to the quota first, then hand out the remaining extras
+        short = quota - len(owned[i])
+        if short > 0:
+            owned[i].extend(next(free) for _ in range(short))
+    for i in range(n):
         if extra <= 0:
             break
-        if len(owned[m]) == quota:
-            owned[m].append(next(it))
+        if len(owned[i]) == quota:
+            owned[i].append(next(free))
             extra -= 1
-    return _pack({m: owned[m] for m in member_ids})
+    starts = [(base[t], t) for t in topic_names]
+    out: dict[str, Assignment] = {}
+    for i, m in enumerate(member_ids):
+        by_topic: dict[str, set[int]] = {}
+        for g in owned[i]:
+            b, t = _topic_of(starts, g)
+            by_topic.setdefault(t, set()).add(g - b)
+        out[m] = {t: frozenset(ps) for t, ps in sorted(by_topic.items())}
+    return out
+
+
+def _topic_of(starts: list[tuple[int, str]], g: int) -> tuple[int, str]:
+    lo, hi = 0, len(starts) - 1
+    while lo < hi:  # the last topic whose base is <= g
+        mid = (lo + hi + 1) // 2
+        if starts[mid][0] <= g:
+            lo = mid
+        else:
+            hi = mid - 1
+    return starts[lo]
 
 
 def _heterogeneous(members: Members, topics: Topics, previous: Target) -> dict[str, Assignment]:
