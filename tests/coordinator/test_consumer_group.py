@@ -4,6 +4,8 @@ error of ConsumerGroupHeartbeat, with explicit time."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafka_emu.coordinator import (CommitOffset, DeleteGroups, DescribeGroups, JoinGroup,
                                    ListGroups, OffsetCommit, OffsetFetch)
@@ -356,3 +358,24 @@ def test_unloaded_classic_group_is_not_taken_over():
                          group_instance_id=None, offsets=(CommitOffset(topic="t", partition=0, offset=9),)))
     g.c.mark_dead("g", g.now)
     assert g.hb("a", 0).error == E.COORDINATOR_NOT_AVAILABLE
+
+
+@given(topics=st.dictionaries(st.sampled_from(["a", "b", "c"]), st.integers(0, 8), min_size=1),
+       n=st.integers(1, 6), before=st.integers(1, 6), grow=st.integers(-2, 2))
+@settings(max_examples=200, deadline=None)
+def test_uniform_homogeneous_covers_balances_and_sticks(topics, n, before, grow):
+    members = [f"m{i}" for i in range(n)]
+    old_topics = {t: max(0, c + grow) for t, c in topics.items()}
+    previous = uniform_assignor({f"m{i}": frozenset(topics) for i in range(before)}, old_topics, {})
+    out = uniform_assignor({m: frozenset(topics) for m in members}, topics, previous)
+    owned = sorted((t, p) for a in out.values() for t, ps in a.items() for p in ps)
+    assert owned == sorted((t, p) for t, c in topics.items() for p in range(c))
+    sizes = [sum(len(ps) for ps in a.values()) for a in out.values()]
+    assert max(sizes) - min(sizes) <= 1 and set(out) == set(members)
+    if old_topics == topics:  # sticky: a member keeps as much of its old share as its quota allows
+        quota = sum(topics.values()) // n
+        for m, a in previous.items():
+            if m in out:
+                old = {(t, p) for t, ps in a.items() for p in ps}
+                new = {(t, p) for t, ps in out[m].items() for p in ps}
+                assert len(old & new) >= min(len(old), quota)

@@ -81,71 +81,74 @@ def _previous_owner(previous: Target) -> dict[tuple[str, int], str]:
 
 def _homogeneous(member_ids: list[str], topic_names: list[str], topics: Topics,
                  previous: Target) -> dict[str, Assignment]:
-    """Every member subscribes to the same topics. Partitions are numbered 0..P-1 across the
-    topics in name order (plain ints keep this fast for large groups)."""
-    base: dict[str, int] = {}
-    total = 0
-    for t in topic_names:
-        base[t] = total
-        total += topics[t]
+    """Every member subscribes to the same topics. Each member keeps up to its quota of its
+    previous partitions (the members that held the most keep the ``extra`` slots), so as few
+    partitions as possible move; the rest go to members below quota in member order. A member
+    whose previous partitions all stay keeps the very same frozensets, so a join or leave in a
+    large group costs about one step per member plus one per moved partition."""
+    total = sum(topics[t] for t in topic_names)
     n = len(member_ids)
     quota, extra = divmod(total, n)
-    position = {m: i for i, m in enumerate(member_ids)}
-    kept: list[list[int]] = [[] for _ in range(n)]
-    for member_id, assignment in previous.items():
-        i = position.get(member_id)
-        if i is None:
+    wanted = set(topic_names)
+    kept: dict[str, Assignment] = {}
+    sizes: dict[str, int] = {}
+    for m in member_ids:
+        a = previous.get(m)
+        if not a:
+            sizes[m] = 0
             continue
-        for t, ps in assignment.items():
-            b = base.get(t)
-            if b is None:
-                continue
-            size = topics[t]
-            kept[i].extend(b + p for p in ps if p < size)
-    # Each member keeps up to its quota of its previous partitions; the members that held the most
-    # keep the ``extra`` slots, so as few partitions as possible move.
-    owned: list[list[int]] = [[] for _ in range(n)]
-    taken = bytearray(total)
-    for i in sorted(range(n), key=lambda i: (-len(kept[i]), i)):
-        mine = sorted(kept[i])
+        if any(t not in wanted or (ps and max(ps) >= topics[t]) for t, ps in a.items()):
+            a = {t: frozenset(p for p in ps if p < topics[t]) for t, ps in a.items() if t in wanted}
+            a = {t: ps for t, ps in a.items() if ps}
+        kept[m] = a
+        sizes[m] = sum(len(ps) for ps in a.values())
+    out: dict[str, Assignment] = {}
+    released: list[tuple[str, int]] = []
+    for m in sorted(member_ids, key=lambda m: (-sizes[m], m)):
+        size = sizes[m]
         limit = quota
-        if extra > 0 and len(mine) > quota:
+        if extra > 0 and size > quota:
             limit += 1
             extra -= 1
-        owned[i] = mine[:limit]
-        for g in owned[i]:
-            taken[g] = 1
-    free = iter([g for g in range(total) if not taken[g]])
-    for i in range(n):  # fill up to the quota first, then hand out the remaining extras
-        short = quota - len(owned[i])
+        if size <= limit:
+            out[m] = kept.get(m, {})
+            continue
+        flat = sorted((t, p) for t, ps in kept[m].items() for p in ps)
+        out[m] = _group(flat[:limit])
+        released.extend(flat[limit:])
+        sizes[m] = limit
+    held = sum(sizes.values())
+    if held + len(released) == total:
+        free = sorted(released)
+    else:  # partitions nobody held before: new partitions, or those of members who left
+        taken = {(t, p) for a in out.values() for t, ps in a.items() for p in ps}
+        free = [(t, p) for t in topic_names for p in range(topics[t]) if (t, p) not in taken]
+    it = iter(free)
+    grants: dict[str, list[tuple[str, int]]] = {}
+    for m in member_ids:  # fill up to the quota first, then hand out the remaining extras
+        short = quota - sizes[m]
         if short > 0:
-            owned[i].extend(next(free) for _ in range(short))
-    for i in range(n):
+            grants[m] = [next(it) for _ in range(short)]
+            sizes[m] = quota
+    for m in member_ids:
         if extra <= 0:
             break
-        if len(owned[i]) == quota:
-            owned[i].append(next(free))
+        if sizes[m] == quota:
+            grants.setdefault(m, []).append(next(it))
             extra -= 1
-    starts = [(base[t], t) for t in topic_names]
-    out: dict[str, Assignment] = {}
-    for i, m in enumerate(member_ids):
-        by_topic: dict[str, set[int]] = {}
-        for g in owned[i]:
-            b, t = _topic_of(starts, g)
-            by_topic.setdefault(t, set()).add(g - b)
-        out[m] = {t: frozenset(ps) for t, ps in sorted(by_topic.items())}
-    return out
+    for m, extra_tps in grants.items():
+        merged = {t: set(ps) for t, ps in out[m].items()}
+        for t, p in extra_tps:
+            merged.setdefault(t, set()).add(p)
+        out[m] = {t: frozenset(ps) for t, ps in sorted(merged.items())}
+    return {m: out[m] for m in member_ids}
 
 
-def _topic_of(starts: list[tuple[int, str]], g: int) -> tuple[int, str]:
-    lo, hi = 0, len(starts) - 1
-    while lo < hi:  # the last topic whose base is <= g
-        mid = (lo + hi + 1) // 2
-        if starts[mid][0] <= g:
-            lo = mid
-        else:
-            hi = mid - 1
-    return starts[lo]
+def _group(tps: list[tuple[str, int]]) -> Assignment:
+    by_topic: dict[str, set[int]] = {}
+    for t, p in tps:
+        by_topic.setdefault(t, set()).add(p)
+    return {t: frozenset(ps) for t, ps in sorted(by_topic.items())}
 
 
 def _heterogeneous(members: Members, topics: Topics, previous: Target) -> dict[str, Assignment]:
