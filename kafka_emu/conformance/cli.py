@@ -47,8 +47,9 @@ def add_commands(sub) -> None:
     p.add_argument("--scenario", dest="scenarios", action="append", default=[], metavar="NAME",
                    help="run only this scenario (repeatable; default: all)")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
-    p.add_argument("--trace-dir", type=Path, metavar="DIR", help="keep each scenario's client "
-                   "logs here and, with kafka-emu's trace writer, the verdicts as trace events")
+    p.add_argument("--trace-dir", type=Path, metavar="DIR", help="write each scenario's trace "
+                   "file here (labelled with client and scenario, ending with its verdict) and "
+                   "keep the client logs under DIR/client-logs")
     p.add_argument("--junit-xml", type=Path, metavar="FILE", help="write JUnit XML results")
     p.set_defaults(run=lambda args: _run(p, args))
 
@@ -83,13 +84,12 @@ def _run(parser: argparse.ArgumentParser, args) -> int:
     version = f" {client.library_version}" if client.library_version else ""
     print(f"kafka-emu conformance: {client.name}{version}, {len(scenarios)} scenario(s)",
           flush=True)
-    recorded = []
-
     def report(result) -> None:
         print(result.line(), flush=True)
-        recorded.append(runner.record_verdict(result, client, args.trace_dir))
 
-    results = runner.run_all(scenarios, client, on_result=report, workdir=args.trace_dir)
+    logs = args.trace_dir / "client-logs" / client.name if args.trace_dir else None
+    results = runner.run_all(scenarios, client, on_result=report, workdir=logs,
+                             trace_dir=args.trace_dir)
     counts = {v: sum(r.verdict == v for r in results) for v in (runner.PASS, runner.FAIL,
                                                                  runner.SKIP)}
     total = sum(r.seconds for r in results)
@@ -97,7 +97,7 @@ def _run(parser: argparse.ArgumentParser, args) -> int:
           f"in {total:.1f}s")
     if args.junit_xml:
         runner.junit_xml(results, args.junit_xml, suite=f"kafka-emu conformance {client.name}")
-    if args.trace_dir and not any(recorded):
-        print(f"(client logs in {args.trace_dir}; scenario verdicts go into trace files once "
-              "kafka-emu has its trace writer)", file=sys.stderr)
+    if args.trace_dir:
+        print(f"traces (one per scenario, ending with its verdict) and client logs in "
+              f"{args.trace_dir}", file=sys.stderr)
     return 0 if counts["FAIL"] == 0 else 1

@@ -159,6 +159,27 @@ class Harness:
         self.procs[node] = proc
         return proc
 
+    def run_producer(self, node: str, max_messages: int, *, timeout: float | None = None
+                     ) -> ClientProcess:
+        """Run the client's verifiable producer to completion (``--max-messages``)."""
+        if self.client.producer is None:
+            raise ScenarioSkipped("needs a verifiable producer (give --producer CMD)")
+        life = self.lives.get(node, 0) + 1
+        self.lives[node] = life
+        conf = self.workdir / f"{node}.{life}.properties"
+        conf.write_text(f"client.id={node}.{life}\n", encoding="utf-8")
+        argv = [*self.client.producer, "--topic", self.topic, self.client.bootstrap_flag,
+                self.emu.bootstrap_servers, "--max-messages", str(max_messages),
+                "--acks", "-1", "--producer.config", str(conf)]
+        proc = ClientProcess(node, life, argv, self.log, stderr_dir=self.workdir)
+        self.procs[node] = proc
+        proc.expected_exit = True
+        if not proc.wait(self.wait_s if timeout is None else timeout):
+            proc.kill()
+            raise ScenarioFailed(f"the producer did not finish {max_messages} sends within "
+                                 f"{self.wait_s:.0f}s; stderr: {proc.stderr_tail(2)}")
+        return proc
+
     def stop(self, node: str, *, clean: bool = True, wait: bool = True) -> None:
         proc = self.procs[node]
         if clean:

@@ -7,9 +7,9 @@ verdict combines the scenario's own checks with the ones every scenario shares: 
 clients' stream rules, no overlapping ownership, the checkpoints' assignments, and the
 server-side rules read from the emulator's events.
 
-Verdicts can be written as JUnit XML (one testcase per scenario) and, when a trace directory
-is given and kafka-emu's trace writer exists, as ``scenario_verdict`` events (see
-``record_verdict``).
+Verdicts can be written as JUnit XML (one testcase per scenario) and, with a trace directory,
+into each scenario's trace file as its last event, ``scenario_verdict`` (the PySpark report
+turns those into the scenario x client-version matrix).
 """
 
 from __future__ import annotations
@@ -52,7 +52,12 @@ class Result:
 
 
 def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = None,
-                 settings: dict[str, Any] | None = None, wait_s: float | None = None) -> Result:
+                 settings: dict[str, Any] | None = None, wait_s: float | None = None,
+                 trace_dir: Path | None = None) -> Result:
+    """Run one scenario against a fresh emulator. Client logs go to ``workdir/<scenario>``
+    (a temporary directory, removed after a pass, when ``workdir`` is None). With
+    ``trace_dir`` the emulator writes its trace file there, labelled with the client and the
+    scenario, ending with the ``scenario_verdict`` record."""
     started = time.monotonic()
     if sc.skip:
         return Result(scenario=sc.name, client=client.name, verdict=SKIP, seconds=0.0,
@@ -67,12 +72,15 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
     where.mkdir(parents=True, exist_ok=True)
     topic, group = f"{sc.name}-topic", f"{sc.name}-{uuid.uuid4().hex[:6]}"
     config = make_config({**BROKER_SETTINGS, **(settings or {})}, topics={topic: sc.partitions})
+    tracing = {} if trace_dir is None else {
+        "trace_dir": str(trace_dir),
+        "trace_labels": {"suite": "conformance", "scenario": sc.name, "client": client.name,
+                         "client_version": client.library_version or ""}}
     violations: list[Violation] = []
     reason = ""
     skipped = None
-    h = None
     try:
-        with run_in_thread(config) as emu:
+        with run_in_thread(config, **tracing) as emu:
             h = Harness(emu, client, scenario=sc.name, topic=topic, partitions=sc.partitions,
                         group=group, workdir=where, **({"wait_s": wait_s} if wait_s else {}))
             try:
@@ -85,14 +93,16 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
                 h.kill_everything()
                 h.sync()
                 h.server_events = emu.timeline(types=verdicts.SERVER_EVENT_TYPES)
+            violations = _shared_checks(h) + violations
+            if skipped is None and trace_dir is not None:
+                _trace_verdict(emu, sc, client, FAIL if reason or violations else PASS,
+                               reason or "; ".join(str(v) for v in _first_per_rule(violations)))
     except Exception as exc:  # the emulator itself failed: a kafka-emu bug, reported as such
         reason = f"kafka-emu error: {exc!r}\n{traceback.format_exc(limit=5)}"
     seconds = time.monotonic() - started
     if skipped is not None:
         return Result(scenario=sc.name, client=client.name, verdict=SKIP, seconds=seconds,
                       reason=skipped)
-    if h is not None:
-        violations = _shared_checks(h, sc) + violations
     if own_dir and not reason and not violations:
         shutil.rmtree(where, ignore_errors=True)
     verdict = FAIL if reason or violations else PASS
@@ -100,10 +110,30 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
         reason = "; ".join(str(v) for v in _first_per_rule(violations))
     elif reason and violations:
         reason += "; also " + "; ".join(str(v) for v in _first_per_rule(violations))
-    if verdict == FAIL and own_dir:
+    if verdict == FAIL:
         reason += f" (client logs in {where})"
     return Result(scenario=sc.name, client=client.name, verdict=verdict, seconds=seconds,
                   reason=reason, violations=tuple(violations))
+
+
+def _trace_verdict(emu: Any, sc: Scenario, client: ClientSpec, verdict: str, reason: str) -> bool:
+    """Append the ``scenario_verdict`` record (declared in ``kafka_emu/trace/schema.py``) to
+    this run's trace file, through the trace writer subscribed to the emulator's observer
+    seam. Returns whether a writer was there."""
+    from ..trace.writer import TraceWriter
+
+    def run() -> bool:
+        broker = emu.broker
+        for sink in broker.observation.sinks:
+            writer = getattr(sink, "__self__", None)
+            if isinstance(writer, TraceWriter):
+                writer.sink({"kind": "scenario_verdict", "at_ms": broker.now_ms(),
+                             "scenario": sc.name, "client": client.name,
+                             "client_version": client.library_version or "",
+                             "verdict": verdict.lower(), "reason": reason})
+                return True
+        return False
+    return emu._call(run)
 
 
 def _first_per_rule(violations: Iterable[Violation]) -> list[Violation]:
@@ -113,7 +143,7 @@ def _first_per_rule(violations: Iterable[Violation]) -> list[Violation]:
     return list(seen.values())
 
 
-def _shared_checks(h: Harness, sc: Scenario) -> list[Violation]:
+def _shared_checks(h: Harness) -> list[Violation]:
     t = h.tracker
     out = verdicts.stream_rules(t, fenced=h.fenced_nodes) + \
         verdicts.no_overlap(t, fenced=h.fenced_nodes) + \
@@ -137,10 +167,11 @@ def select(names: Iterable[str] | None) -> list[Scenario]:
 
 def run_all(scenarios: Iterable[Scenario], client: ClientSpec, *,
             on_result: Callable[[Result], None] | None = None,
-            workdir: Path | None = None, wait_s: float | None = None) -> list[Result]:
+            workdir: Path | None = None, wait_s: float | None = None,
+            trace_dir: Path | None = None) -> list[Result]:
     results = []
     for sc in scenarios:
-        result = run_scenario(sc, client, workdir=workdir, wait_s=wait_s)
+        result = run_scenario(sc, client, workdir=workdir, wait_s=wait_s, trace_dir=trace_dir)
         results.append(result)
         if on_result is not None:
             on_result(result)
@@ -164,22 +195,3 @@ def junit_xml(results: list[Result], path: Path, *, suite: str) -> None:
     ET.indent(root)
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
-
-
-def record_verdict(result: Result, client: ClientSpec, trace_dir: Path | None) -> bool:
-    """Hook for the trace files (issue 10): write the verdict as a ``scenario_verdict`` event
-    when kafka-emu has a trace writer (``kafka_emu.trace``); returns whether it was written.
-    Until that module exists this does nothing, and the JUnit XML is the record."""
-    if trace_dir is None:
-        return False
-    try:
-        from .. import trace  # noqa: F401  -- lands with the traces issue
-    except ImportError:
-        return False
-    writer = getattr(trace, "write_scenario_verdict", None)
-    if writer is None:
-        return False
-    writer(trace_dir, scenario=result.scenario, client=client.name,
-           client_version=client.library_version, verdict=result.verdict, reason=result.reason,
-           seconds=result.seconds)
-    return True

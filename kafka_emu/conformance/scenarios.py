@@ -82,6 +82,23 @@ def _session_ms(h: Harness, normal: int = SESSION_TIMEOUT_MS) -> int:
 
 # -- OffsetValidationTest / AssignmentValidationTest ------------------------------------------
 
+PRODUCED = 300
+
+
+@scenario("produce_consume_validate", "ProduceConsumeValidateTest (VerifiableProducer + "
+          "consumer): the client's own producer, then its consumers")
+def produce_consume_validate(h: Harness) -> list[Violation]:
+    """The client's verifiable producer sends 300 records with acks=all: each acknowledged
+    once, at the offsets the log holds; then two consumers read them all exactly once."""
+    h.run_producer("p1", PRODUCED)
+    h.sync()
+    out = verdicts.producer_delivery(h.log.snapshot(), "p1", PRODUCED, h.log_end())
+    for node in nodes(2):
+        h.start(node)
+    h.await_all_members()
+    return out + finish(h)
+
+
 @scenario("group_consumption", "OffsetValidationTest.test_group_consumption")
 def group_consumption(h: Harness) -> list[Violation]:
     """Consumers join one by one and leave one by one while records flow; every rebalance

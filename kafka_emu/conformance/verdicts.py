@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ErrorCode
-from .record import TP, Tracker, Violation, _fmt
+from .record import TP, Entry, Tracker, Violation, _fmt
 
 RULES = {
     "consumed-while-not-joined": "records consumed while the consumer had no assignment",
@@ -53,6 +53,8 @@ RULES = {
                                    "had already been told was gone",
     "request-after-fencing": "a request from a member id after FENCED_INSTANCE_ID",
     "no-rejoin-within-rebalance-timeout": "a live member removed for not rejoining in time",
+    "producer-send-error": "the verifiable producer reported failed sends",
+    "producer-acks": "acknowledgements missing, repeated, or not matching the log",
     "scenario": "the scenario's own expectation (waits, exits, group state)",
 }
 
@@ -238,6 +240,51 @@ def revocations(tracker: Tracker, nodes: Iterable[str], baseline: Mapping[str, i
                           f"{', '.join(sorted(counts))} never revoked while the others bounced "
                           f"(a dynamic group must rebalance)")]
     return []
+
+
+def producer_delivery(entries: Sequence[Entry], node: str, sent: int,
+                      log_end: Mapping[TP, int]) -> list[Violation]:
+    """Kafka's VerifiableProducer checks: every send acknowledged once (``acks=-1`` against a
+    healthy broker: no ``producer_send_error``), offsets unique per partition, and the log holds
+    exactly what was acknowledged (each partition's log end == its acknowledged sends, from 0),
+    then ``shutdown_complete``."""
+    mine = [e for e in entries if e.node == node]
+    acked = [e.event for e in mine if e.name == "producer_send_success"]
+    errors = [e.event for e in mine if e.name == "producer_send_error"]
+    out = []
+    if errors:
+        first = errors[0]
+        out.append(Violation("producer-send-error", f"{len(errors)} send(s) failed, e.g. "
+                             f"{first.get('exception')}: {first.get('message')}", node))
+    values = [a.get("value") for a in acked]
+    if len(acked) != sent or len(set(values)) != len(values):
+        out.append(Violation("producer-acks", f"{len(acked)} acknowledgements ({len(set(values))} "
+                             f"distinct values) for {sent} sends", node))
+    offsets: dict[TP, list[int]] = {}
+    for a in acked:
+        offsets.setdefault((a["topic"], int(a["partition"])), []).append(int(a["offset"]))
+    for tp, end in sorted(log_end.items()):
+        got = sorted(offsets.get(tp, ()))
+        if got != list(range(end)):
+            out.append(Violation("producer-acks", f"{tp[0]}-{tp[1]}: the log ends at {end} but "
+                                 f"the acknowledged offsets are {_ranges(got)}", node))
+    if not any(e.name == "shutdown_complete" for e in mine):
+        out.append(Violation("producer-acks", "no shutdown_complete", node))
+    return out
+
+
+def _ranges(offsets: list[int]) -> str:
+    if not offsets:
+        return "none"
+    parts, start, prev = [], offsets[0], offsets[0]
+    for o in offsets[1:] + [None]:
+        if o is None or o != prev + 1:
+            parts.append(f"{start}" if start == prev else f"{start}..{prev}")
+            if o is not None:
+                start = o
+        if o is not None:
+            prev = o
+    return ", ".join(parts[:6]) + (" ..." if len(parts) > 6 else "")
 
 
 # -- server side -----------------------------------------------------------------------------
