@@ -73,6 +73,7 @@ class Harness:
         self.log = RunLog()
         self.tracker = Tracker()
         self.server_events: list[dict[str, Any]] = []  # the timeline, read at the end
+        self.metrics: dict[str, float] = {}  # figures a scenario measured (for bench/)
         self.wait_s = wait_s  # how long any one wait may take before the scenario fails
         self.fail_fast = fail_fast
         self.procs: dict[str, ClientProcess] = {}

@@ -44,7 +44,7 @@ class Result:
     seconds: float
     reason: str = ""
     violations: tuple[Violation, ...] = ()
-    notes: str = ""
+    metrics: dict[str, float] = attrs.field(factory=dict)
 
     def line(self) -> str:
         detail = f" -- {self.reason}" if self.reason else ""
@@ -79,6 +79,7 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
     violations: list[Violation] = []
     reason = ""
     skipped = None
+    metrics: dict[str, float] = {}
     try:
         with run_in_thread(config, **tracing) as emu:
             h = Harness(emu, client, scenario=sc.name, topic=topic, partitions=sc.partitions,
@@ -94,6 +95,7 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
                 h.sync()
                 h.server_events = emu.timeline(types=verdicts.SERVER_EVENT_TYPES)
             violations = _shared_checks(h) + violations
+            metrics = h.metrics
             if skipped is None and trace_dir is not None:
                 _trace_verdict(emu, sc, client, FAIL if reason or violations else PASS,
                                reason or "; ".join(str(v) for v in _first_per_rule(violations)))
@@ -113,7 +115,7 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
     if verdict == FAIL:
         reason += f" (client logs in {where})"
     return Result(scenario=sc.name, client=client.name, verdict=verdict, seconds=seconds,
-                  reason=reason, violations=tuple(violations))
+                  reason=reason, violations=tuple(violations), metrics=metrics)
 
 
 def _trace_verdict(emu: Any, sc: Scenario, client: ClientSpec, verdict: str, reason: str) -> bool:

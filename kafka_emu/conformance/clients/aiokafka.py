@@ -64,11 +64,18 @@ def _consumer_kwargs(properties: dict[str, str]) -> dict:
 
 
 class _Listener(ConsumerRebalanceListener):
-    def __init__(self, events: Events) -> None:
+    """aiokafka calls the listener from its coordinator task, concurrently with the loop: the
+    lock makes a revocation wait until the poll being processed is committed, as the Java
+    client's listener (called inside poll) never overlaps the application's commit."""
+
+    def __init__(self, events: Events, lock: asyncio.Lock) -> None:
         self.events = events
+        self.lock = lock
 
     async def on_partitions_revoked(self, revoked):
-        self.events.partitions("partitions_revoked", [(tp.topic, tp.partition) for tp in revoked])
+        async with self.lock:
+            self.events.partitions("partitions_revoked",
+                                   [(tp.topic, tp.partition) for tp in revoked])
 
     async def on_partitions_assigned(self, assigned):
         self.events.partitions("partitions_assigned",
@@ -101,20 +108,25 @@ async def consumer(args, events: Events) -> None:
     events.emit("startup_complete")
     try:
         await c.start()
-        c.subscribe([args.topic], listener=_Listener(events))
+        lock = asyncio.Lock()
+        c.subscribe([args.topic], listener=_Listener(events, lock))
         while not stop.is_set() and (args.max_messages < 0 or consumed < args.max_messages):
             try:
                 polled = await c.getmany(timeout_ms=POLL_MS)
             except Exception as exc:  # as Kafka's VerifiableConsumer: an error ends the loop
                 log(f"getmany failed, stopping: {exc!r}")
                 break
-            batches = {(tp.topic, tp.partition): [r.offset for r in records]
-                       for tp, records in polled.items()}
-            batches = contract.limit(batches, consumed, args.max_messages)
-            consumed += events.records_consumed(batches)
-            if batches and not args.enable_autocommit:
-                await _commit(c, {tp: offs[-1] + 1 for tp, offs in batches.items() if offs},
-                              events)
+            async with lock:
+                # records of partitions revoked since getmany returned are not processed: the
+                # new owner reads them from the committed offset
+                owned = c.assignment()
+                batches = {(tp.topic, tp.partition): [r.offset for r in records]
+                           for tp, records in polled.items() if tp in owned}
+                batches = contract.limit(batches, consumed, args.max_messages)
+                consumed += events.records_consumed(batches)
+                if batches and not args.enable_autocommit:
+                    await _commit(c, {tp: offs[-1] + 1 for tp, offs in batches.items() if offs},
+                                  events)
     finally:
         await c.stop()
         events.emit("shutdown_complete")

@@ -104,20 +104,26 @@ def consumer(args, events: Events, stop: StopFlag) -> None:
             batches = contract.limit(batches, consumed, args.max_messages)
             consumed += events.records_consumed(batches)
             if batches and not args.enable_autocommit:
-                _commit(c, {tp: offs[-1] + 1 for tp, offs in batches.items() if offs}, events)
+                if not _commit(c, {tp: offs[-1] + 1 for tp, offs in batches.items() if offs},
+                               events):
+                    log("fenced (FENCED_INSTANCE_ID), stopping as Kafka's consumer does")
+                    break
     finally:
         c.close()
         events.emit("shutdown_complete")
 
 
-def _commit(c, offsets: dict[tuple[str, int], int], events: Events) -> None:
+def _commit(c, offsets: dict[tuple[str, int], int], events: Events) -> bool:
+    """Commit synchronously and report it; False when the member was fenced (fatal: Kafka's
+    VerifiableConsumer rethrows FencedInstanceIdException and stops)."""
     try:
         c.commit({TopicPartition(t, p): _offset_and_metadata(off)
                   for (t, p), off in offsets.items()})
     except Exception as exc:  # CommitFailedError, a KafkaError from the coordinator, ...
         events.offsets_committed(offsets, error=f"{type(exc).__name__}: {exc}")
-        return
+        return "FencedInstanceId" not in type(exc).__name__
     events.offsets_committed(offsets)
+    return True
 
 
 def producer(args, events: Events, stop: StopFlag) -> None:
