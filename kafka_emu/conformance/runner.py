@@ -114,6 +114,8 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
         reason += "; also " + "; ".join(str(v) for v in _first_per_rule(violations))
     if verdict == FAIL:
         reason += f" (client logs in {where})"
+        if sc.name in client.known_bugs:
+            reason = f"known {client.name} bug: {client.known_bugs[sc.name]} -- {reason}"
     return Result(scenario=sc.name, client=client.name, verdict=verdict, seconds=seconds,
                   reason=reason, violations=tuple(violations), metrics=metrics)
 

@@ -348,8 +348,14 @@ def broker_failure(h: Harness) -> list[Violation]:
 
 # -- protocol error paths, injected as fault rules ---------------------------------------------
 
+# A client that answers an injected error by rejoining under a fresh member id leaves its old
+# id in the group until that session expires, and the rebalance waits for it (as on Kafka):
+# fault scenarios use a short session so that wait stays short.
+FAULT_SESSION_MS = 3000
+
+
 def _fault_scenario(action: str, api: str, *, trigger: str, count: int = 1,
-                    session_ms: int = SESSION_TIMEOUT_MS, **params):
+                    session_ms: int = FAULT_SESSION_MS, **params):
     """Two consumers consume steadily; the fault rule is added on the group; with
     ``trigger="rebalance"`` a third consumer joins so the group's Join/Sync/OffsetFetch run
     under the fault. The client must recover: all members joined again, a valid assignment,
@@ -381,11 +387,9 @@ _FAULTS = [
     ("fault_illegal_generation_on_heartbeat", "error", "Heartbeat", "steady",
      {"error": "ILLEGAL_GENERATION"}, "Heartbeat answered ILLEGAL_GENERATION: the member must "
      "rejoin before committing again"),
-    # The old member id stays in the group until its session expires, and the rebalance its
-    # rejoin starts waits for it (as on Kafka): a short session keeps that wait short.
     ("fault_unknown_member_id_on_heartbeat", "error", "Heartbeat", "steady",
-     {"error": "UNKNOWN_MEMBER_ID", "session_ms": 3000}, "Heartbeat answered UNKNOWN_MEMBER_ID: "
-     "the member rejoins with a fresh member id"),
+     {"error": "UNKNOWN_MEMBER_ID"}, "Heartbeat answered UNKNOWN_MEMBER_ID: the member rejoins "
+     "with a fresh member id"),
     ("fault_not_coordinator_on_heartbeat", "error", "Heartbeat", "steady",
      {"error": "NOT_COORDINATOR", "count": 2}, "Heartbeats answered NOT_COORDINATOR: the client "
      "finds the coordinator again and stays in the group"),
@@ -407,7 +411,7 @@ _FAULTS = [
 for _name, _action, _api, _trigger, _params, _doc in _FAULTS:
     _params = dict(_params)
     _count = _params.pop("count", 1)
-    _session = _params.pop("session_ms", SESSION_TIMEOUT_MS)
+    _session = _params.pop("session_ms", FAULT_SESSION_MS)
     _fn = _fault_scenario(_action, _api, trigger=_trigger, count=_count, session_ms=_session,
                           **_params)
     _fn.__doc__ = _doc + "."

@@ -29,10 +29,31 @@ class ClientSpec:
     bootstrap_flag: str = "--bootstrap-server"
     unsupported: dict[str, str] = attrs.field(factory=dict)
     library_version: str | None = None
+    # scenario -> the client bug that makes it fail, with its evidence; the verdict stays FAIL
+    # (the client does not conform) and the reason says it is known
+    known_bugs: dict[str, str] = attrs.field(factory=dict)
 
 
 class ClientUnavailable(RuntimeError):
     """A built-in client whose library (or Node) is not installed."""
+
+
+# Found by the kit, each with the evidence (read in the library's source and the run's logs).
+_AIOKAFKA_STATIC = (
+    "aiokafka 0.14 sends OffsetCommit v2/v3, which has no group.instance.id, and has no error "
+    "class for FENCED_INSTANCE_ID (82, read as UnknownError): a replaced static member is told "
+    "UNKNOWN_MEMBER_ID on commit, rejoins as a new member with the same instance id and takes it "
+    "back, so for a moment both processes own the partition (overlapping-assignment)")
+_AIOKAFKA_OFFSET_FETCH = (
+    "aiokafka 0.14 sends OffsetFetch v3 but reads only the per-partition error codes; Kafka "
+    "answers a coordinator still loading with the top-level COORDINATOR_LOAD_IN_PROGRESS and no "
+    "partitions (OffsetFetchRequest.getErrorResponse, v2+), which aiokafka takes for 'nothing "
+    "committed': it resets to auto.offset.reset and delivers committed records again "
+    "(consumed-behind-commit)")
+KNOWN_BUGS: dict[str, dict[str, str]] = {
+    "aiokafka": {"fencing_static_consumer_stable": _AIOKAFKA_STATIC,
+                 "fault_coordinator_load_in_progress_on_offset_fetch": _AIOKAFKA_OFFSET_FETCH},
+}
 
 
 def _python(module: str, library: str, dist: str) -> Callable[[], ClientSpec]:
@@ -47,7 +68,8 @@ def _python(module: str, library: str, dist: str) -> Callable[[], ClientSpec]:
             v = None
         base = (sys.executable, "-m", f"kafka_emu.conformance.clients.{module}")
         return ClientSpec(name=dist, consumer=base + ("--consumer",),
-                          producer=base + ("--producer",), library_version=v)
+                          producer=base + ("--producer",), library_version=v,
+                          known_bugs=KNOWN_BUGS.get(dist, {}))
     return build
 
 
@@ -59,7 +81,7 @@ def _kafkajs() -> ClientSpec:
         raise ClientUnavailable(str(exc)) from None
     return ClientSpec(name="kafkajs", consumer=cmd + ("--consumer",), producer=cmd + ("--producer",),
                       unsupported={"static": "kafkajs has no static membership (group.instance.id)"},
-                      library_version=KAFKAJS_VERSION)
+                      library_version=KAFKAJS_VERSION, known_bugs=KNOWN_BUGS.get("kafkajs", {}))
 
 
 BUILT_IN: dict[str, Callable[[], ClientSpec]] = {
