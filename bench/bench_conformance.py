@@ -68,7 +68,7 @@ def catalogue(clients: list) -> None:
 
 
 def consumer_failure_45s(clients: list) -> None:
-    print(f"== consumer_failure with session.timeout.ms=45000: SIGKILL -> partition reassigned")
+    print("== consumer_failure with session.timeout.ms=45000: SIGKILL -> partition reassigned")
     print(f"{'client':<28} {'wall s':>8} {'kill->owned s':>14} {'45 s / that':>12}  target < "
           f"{FAILURE_TARGET_S:.0f} s")
     scenarios.FAILURE_SESSION_MS = 45000

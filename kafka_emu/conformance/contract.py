@@ -201,7 +201,7 @@ class StopFlag:
     def __init__(self) -> None:
         self.event = threading.Event()
 
-    def install(self) -> "StopFlag":
+    def install(self) -> StopFlag:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: self.event.set())
         return self

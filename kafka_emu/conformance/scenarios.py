@@ -20,7 +20,12 @@ from collections.abc import Callable
 import attrs
 
 from . import verdicts
-from .harness import SESSION_TIMEOUT_MS, STATIC_SESSION_TIMEOUT_MS, Harness, ScenarioFailed
+from .harness import (
+    SESSION_TIMEOUT_MS,
+    STATIC_SESSION_TIMEOUT_MS,
+    Harness,
+    ScenarioFailed,
+)
 from .record import Violation
 
 NUM_CONSUMERS = 3
@@ -382,25 +387,25 @@ def _fault_scenario(action: str, api: str, *, trigger: str, count: int = 1,
 
 _FAULTS = [
     ("fault_rebalance_in_progress_on_commit", "error", "OffsetCommit", "steady",
-     {"error": "REBALANCE_IN_PROGRESS"}, "OffsetCommit answered REBALANCE_IN_PROGRESS: the "
-     "client rejoins and goes on"),
+     {"error": "REBALANCE_IN_PROGRESS"}, ("OffsetCommit answered REBALANCE_IN_PROGRESS: the "
+     "client rejoins and goes on")),
     ("fault_illegal_generation_on_heartbeat", "error", "Heartbeat", "steady",
-     {"error": "ILLEGAL_GENERATION"}, "Heartbeat answered ILLEGAL_GENERATION: the member must "
-     "rejoin before committing again"),
+     {"error": "ILLEGAL_GENERATION"}, ("Heartbeat answered ILLEGAL_GENERATION: the member must "
+     "rejoin before committing again")),
     ("fault_unknown_member_id_on_heartbeat", "error", "Heartbeat", "steady",
-     {"error": "UNKNOWN_MEMBER_ID"}, "Heartbeat answered UNKNOWN_MEMBER_ID: the member rejoins "
-     "with a fresh member id"),
+     {"error": "UNKNOWN_MEMBER_ID"}, ("Heartbeat answered UNKNOWN_MEMBER_ID: the member rejoins "
+     "with a fresh member id")),
     ("fault_not_coordinator_on_heartbeat", "error", "Heartbeat", "steady",
-     {"error": "NOT_COORDINATOR", "count": 2}, "Heartbeats answered NOT_COORDINATOR: the client "
-     "finds the coordinator again and stays in the group"),
+     {"error": "NOT_COORDINATOR", "count": 2}, ("Heartbeats answered NOT_COORDINATOR: the client "
+     "finds the coordinator again and stays in the group")),
     ("fault_coordinator_not_available_on_commit", "error", "OffsetCommit", "steady",
-     {"error": "COORDINATOR_NOT_AVAILABLE"}, "An OffsetCommit answered "
+     {"error": "COORDINATOR_NOT_AVAILABLE"}, ("An OffsetCommit answered "
      "COORDINATOR_NOT_AVAILABLE: the client re-finds the coordinator; a failed commit is "
-     "redelivered, never skipped"),
+     "redelivered, never skipped")),
     ("fault_coordinator_load_in_progress_on_offset_fetch", "error", "OffsetFetch", "rebalance",
-     {"error": "COORDINATOR_LOAD_IN_PROGRESS", "count": 2}, "OffsetFetch answered "
+     {"error": "COORDINATOR_LOAD_IN_PROGRESS", "count": 2}, ("OffsetFetch answered "
      "COORDINATOR_LOAD_IN_PROGRESS after a rebalance: the client retries and resumes from the "
-     "committed offsets (no reset to earliest or latest)"),
+     "committed offsets (no reset to earliest or latest)")),
     ("fault_dropped_connection_mid_join", "close_before", "JoinGroup", "rebalance", {},
      "The connection drops as a JoinGroup arrives during a rebalance: the client reconnects and "
      "joins"),

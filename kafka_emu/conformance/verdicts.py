@@ -29,6 +29,7 @@ Server-side (read from the emulator's timeline, ``Emulator.timeline()``):
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -206,7 +207,7 @@ def _repeated_offsets(ranges: list[tuple[int, int, int, str]]) -> list[int]:
 
 def _repeats(ranges: list[tuple[int, int, int, str]]) -> str:
     ordered = sorted(ranges)
-    for (lo1, hi1, _c1, n1), (lo2, hi2, _c2, n2) in zip(ordered, ordered[1:]):
+    for (_lo1, hi1, _c1, n1), (lo2, hi2, _c2, n2) in itertools.pairwise(ordered):
         if lo2 <= hi1:
             return f", e.g. {lo2}..{min(hi1, hi2)} by {n1} then {n2}"
     return ""

@@ -18,7 +18,6 @@ from kafka_emu.conformance.clients import built_in
 from kafka_emu.conformance.scenarios import CATALOGUE
 
 
-
 def _client(name: str):
     if name == "kafkajs" and shutil.which("node") is None:
         if os.environ.get("CI", "").lower() == "true":

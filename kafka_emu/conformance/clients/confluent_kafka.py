@@ -14,7 +14,13 @@ from __future__ import annotations
 
 import time
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 
 from kafka_emu.conformance import contract
 from kafka_emu.conformance.contract import Events, StopFlag, log

@@ -51,7 +51,7 @@ def kafkajs_command() -> list[str]:
         print(f"kafka-emu: installing kafkajs {KAFKAJS_VERSION} into {where} (once)",
               file=sys.stderr, flush=True)
         proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--silent"], cwd=where,
-                              capture_output=True, text=True, timeout=NPM_TIMEOUT_S)
+                              check=False, capture_output=True, text=True, timeout=NPM_TIMEOUT_S)
         if proc.returncode != 0:
             raise NodeMissing(f"npm install kafkajs@{KAFKAJS_VERSION} in {where} failed: "
                               f"{(proc.stderr or proc.stdout).strip()[-500:]}")
