@@ -48,8 +48,8 @@ def add_commands(sub) -> None:
                    help="run only this scenario (repeatable; default: all)")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
     p.add_argument("--trace-dir", type=Path, metavar="DIR", help="write each scenario's trace "
-                   "file here (labelled with client and scenario, ending with its verdict) and "
-                   "keep the client logs under DIR/client-logs")
+                   "and its verdict (scenario_verdict) here, labelled with client and scenario, "
+                   "and keep the client logs under DIR/client-logs")
     p.add_argument("--junit-xml", type=Path, metavar="FILE", help="write JUnit XML results")
     p.set_defaults(run=lambda args: _run(p, args))
 
@@ -98,6 +98,6 @@ def _run(parser: argparse.ArgumentParser, args) -> int:
     if args.junit_xml:
         runner.junit_xml(results, args.junit_xml, suite=f"kafka-emu conformance {client.name}")
     if args.trace_dir:
-        print(f"traces (one per scenario, ending with its verdict) and client logs in "
+        print(f"traces (each scenario's run and its verdict) and client logs in "
               f"{args.trace_dir}", file=sys.stderr)
     return 0 if counts["FAIL"] == 0 else 1

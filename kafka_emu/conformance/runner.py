@@ -8,8 +8,9 @@ clients' stream rules, no overlapping ownership, the checkpoints' assignments, a
 server-side rules read from the emulator's events.
 
 Verdicts can be written as JUnit XML (one testcase per scenario) and, with a trace directory,
-into each scenario's trace file as its last event, ``scenario_verdict`` (the PySpark report
-turns those into the scenario x client-version matrix).
+as trace records: each scenario's run is traced (labelled with scenario and client) and its
+verdict written beside it as a ``scenario_verdict`` run, which the PySpark report turns into
+the scenario x client-version matrix.
 """
 
 from __future__ import annotations
@@ -56,8 +57,9 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
                  trace_dir: Path | None = None) -> Result:
     """Run one scenario against a fresh emulator. Client logs go to ``workdir/<scenario>``
     (a temporary directory, removed after a pass, when ``workdir`` is None). With
-    ``trace_dir`` the emulator writes its trace file there, labelled with the client and the
-    scenario, ending with the ``scenario_verdict`` record."""
+    ``trace_dir`` the emulator writes the scenario's trace file there, labelled with the
+    client and the scenario, and the verdict is recorded beside it as a ``scenario_verdict``
+    run (``kafka_emu.trace.writer.write_scenario_verdict``)."""
     started = time.monotonic()
     if sc.skip:
         return Result(scenario=sc.name, client=client.name, verdict=SKIP, seconds=0.0,
@@ -96,9 +98,6 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
                 h.server_events = emu.timeline(types=verdicts.SERVER_EVENT_TYPES)
             violations = _shared_checks(h) + violations
             metrics = h.metrics
-            if skipped is None and trace_dir is not None:
-                _trace_verdict(emu, sc, client, FAIL if reason or violations else PASS,
-                               reason or "; ".join(str(v) for v in _first_per_rule(violations)))
     except Exception as exc:  # the emulator itself failed: a kafka-emu bug, reported as such
         reason = f"kafka-emu error: {exc!r}\n{traceback.format_exc(limit=5)}"
     seconds = time.monotonic() - started
@@ -116,28 +115,13 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
         reason += f" (client logs in {where})"
         if sc.name in client.known_bugs:
             reason = f"known {client.name} bug: {client.known_bugs[sc.name]} -- {reason}"
+    if trace_dir is not None:
+        from ..trace.writer import write_scenario_verdict
+        write_scenario_verdict(trace_dir, scenario=sc.name, client=client.name,
+                               client_version=client.library_version or "",
+                               verdict=verdict.lower(), reason=reason, seconds=seconds)
     return Result(scenario=sc.name, client=client.name, verdict=verdict, seconds=seconds,
                   reason=reason, violations=tuple(violations), metrics=metrics)
-
-
-def _trace_verdict(emu: Any, sc: Scenario, client: ClientSpec, verdict: str, reason: str) -> bool:
-    """Append the ``scenario_verdict`` record (declared in ``kafka_emu/trace/schema.py``) to
-    this run's trace file, through the trace writer subscribed to the emulator's observer
-    seam. Returns whether a writer was there."""
-    from ..trace.writer import TraceWriter
-
-    def run() -> bool:
-        broker = emu.broker
-        for sink in broker.observation.sinks:
-            writer = getattr(sink, "__self__", None)
-            if isinstance(writer, TraceWriter):
-                writer.sink({"kind": "scenario_verdict", "at_ms": broker.now_ms(),
-                             "scenario": sc.name, "client": client.name,
-                             "client_version": client.library_version or "",
-                             "verdict": verdict.lower(), "reason": reason})
-                return True
-        return False
-    return emu._call(run)
 
 
 def _first_per_rule(violations: Iterable[Violation]) -> list[Violation]:

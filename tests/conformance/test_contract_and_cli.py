@@ -104,7 +104,8 @@ def test_list_shows_every_scenario_with_its_kafka_test(capsys):
 
 def test_an_external_client_plugs_in_and_traces_carry_the_verdict(tmp_path):
     """The built-in confluent-kafka program given as an external command, addressed with
-    librdkafka's --broker-list spelling; the trace file ends with the scenario's verdict."""
+    librdkafka's --broker-list spelling; the scenario's run is traced and its verdict
+    recorded beside it."""
     consumer = f"{sys.executable} -m kafka_emu.conformance.clients.confluent_kafka --consumer"
     proc = subprocess.run(
         [sys.executable, "-m", "kafka_emu", "conformance", "--consumer", consumer,
@@ -115,16 +116,18 @@ def test_an_external_client_plugs_in_and_traces_carry_the_verdict(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "PASS  valid_assignment" in proc.stdout and "SKIP  broker_failure" in proc.stdout
     assert "1 passed, 0 failed, 1 skipped" in proc.stdout
-    [trace] = list(tmp_path.glob("date=*/run=*.jsonl"))
-    records = [json.loads(line) for line in trace.read_text().splitlines()]
-    assert records[0]["kind"] == "run_start"
-    assert records[0]["labels"] == {"suite": "conformance", "scenario": "valid_assignment",
-                                    "client": "ext", "client_version": ""}
+    traces = sorted(tmp_path.glob("date=*/run=*.jsonl"))
+    records = [json.loads(line) for t in traces for line in t.read_text().splitlines()]
     validator = jsonschema.Draft202012Validator(json.loads(schema.SCHEMA_FILE.read_text()))
     for record in records:  # every line, the verdict too, is valid against the trace schema
         validator.validate(record)
-    verdicts = [r for r in records if r["kind"] == "scenario_verdict"]
-    assert verdicts == [verdicts[0]] and verdicts[0]["verdict"] == "pass"
-    assert verdicts[0]["scenario"] == "valid_assignment" and verdicts[0]["client"] == "ext"
+    starts = [r for r in records if r["kind"] == "run_start"]
+    # the scenario's own run (its events) and the verdict's run, both labelled
+    assert len(traces) == 2 and all(r["labels"]["scenario"] == "valid_assignment" and
+                                    r["labels"]["client"] == "ext" for r in starts)
+    assert any(r["kind"] == "request_handled" for r in records)
+    [verdict] = [r for r in records if r["kind"] == "scenario_verdict"]
+    assert verdict["verdict"] == "pass" and verdict["scenario"] == "valid_assignment"
+    assert verdict["client"] == "ext" and verdict["seconds"] > 0
     assert (tmp_path / "client-logs" / "ext" / "valid_assignment").is_dir()
     assert 'skipped message="needs several brokers' in (tmp_path / "j.xml").read_text()
