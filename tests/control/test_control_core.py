@@ -376,3 +376,18 @@ async def test_groups_lists_every_group_and_looking_records_nothing():
         assert await emu.timeline_seq() == mark  # a look is not an event (waiters stay asleep)
         for c in (a, b):
             await c.aclose()
+
+
+async def test_advance_past_offset_retention_deletes_the_empty_group():
+    config = manual(**{"offsets.retention.minutes": 1,
+                       "offsets.retention.check.interval.ms": 1000})
+    async with open_emulator(config) as emu:
+        await emu.set_offsets("idle", {("t", 0): 3})
+        (first,) = await emu.deadlines(kind="retention")
+        assert first["group_id"] is None and first["in_ms"] == 1000
+        quiet = await emu.advance_to_next_deadline(kind="retention")  # offsets still fresh
+        assert quiet["groups_deleted"] == []
+        happened = await emu.advance(60_000)  # a minute later the sweep finds them expired
+        assert [g["group_id"] for g in happened["groups_deleted"]] == ["idle"]
+        assert happened["groups_deleted"][0]["reason"] == "retention"
+        assert await emu.groups() == []
