@@ -379,3 +379,39 @@ def test_uniform_homogeneous_covers_balances_and_sticks(topics, n, before, grow)
                 old = {(t, p) for t, ps in a.items() for p in ps}
                 new = {(t, p) for t, ps in out[m].items() for p in ps}
                 assert len(old & new) >= min(len(old), quota)
+
+
+# ------------------------------------------------------------------- operator (control plane)
+def test_operator_expire_member_fences_it_now():
+    from kafka_emu.coordinator import ExpireMember
+    g = two_members()
+    r = g.other(ExpireMember(request_id="x", group_id="g", member_id="b"))
+    assert (r.error, r.member_ids) == (E.NONE, ("b",))
+    assert "b" not in g.group().members and g.group().group_epoch == 3
+    assert g.other(ExpireMember(request_id="y", group_id="g", member_id="b")).error == E.UNKNOWN_MEMBER_ID
+
+
+def test_operator_ignore_heartbeats_lets_the_session_run_out():
+    from kafka_emu.coordinator import IgnoreHeartbeats
+    g = two_members()
+    assert g.other(IgnoreHeartbeats(request_id="x", group_id="g", member_id="a")).error == E.NONE
+    answers, epoch = [], 1
+    for _ in range(5):
+        g.advance(10_000)
+        r = g.hb("a", epoch, owned={"t": {0, 1, 2}})  # it revokes in time: no rebalance timeout
+        answers.append(r.error)
+        epoch = r.member_epoch or epoch
+        g.hb("b", g.member("b").member_epoch, owned={})
+    assert answers == [E.NONE] * 4 + [E.UNKNOWN_MEMBER_ID]  # answered, yet fenced at 45 s
+    assert "b" in g.group().members
+
+
+def test_operator_trigger_rebalance_bumps_group_epoch_and_delete_with_force():
+    from kafka_emu.coordinator import DeleteGroup, TriggerRebalance
+    g = two_members()
+    assert g.other(TriggerRebalance(request_id="x", group_id="g")).error == E.NONE
+    assert g.group().group_epoch == 3 and g.group().state.value == "Assigning"
+    assert g.hb("a", 1, owned=None).error == E.NONE and g.group().assignment_epoch == 3
+    assert g.other(DeleteGroup(request_id="d", group_id="g")).error == E.NON_EMPTY_GROUP
+    r = g.other(DeleteGroup(request_id="d", group_id="g", force=True))
+    assert r.error == E.NONE and set(r.member_ids) == {"a", "b"} and g.group() is None

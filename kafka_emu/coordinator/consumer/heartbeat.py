@@ -152,8 +152,9 @@ def _heartbeat(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
     if cmd.member_epoch == 0:
         owned = {}
     moved = reconcile(core, group, member, owned)
-    core.timers.schedule(session_key(group.group_id, member.member_id),
-                         core.now + core.config.group_consumer_session_timeout_ms)
+    if not member.heartbeats_ignored:
+        core.timers.schedule(session_key(group.group_id, member.member_id),
+                             core.now + core.config.group_consumer_session_timeout_ms)
     if retarget or moved or is_new or group.state is not group.computed_state_if_quiet():
         update_state(core, group)
 

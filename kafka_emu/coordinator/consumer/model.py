@@ -67,6 +67,7 @@ class ConsumerMember:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = attrs.field(factory=dict)
     pending_revocation: Assignment = attrs.field(factory=dict)
+    heartbeats_ignored: bool = False  # control plane: heartbeats no longer re-arm the session
 
     def is_reconciled_to(self, epoch: int) -> bool:
         return self.state is MemberState.STABLE and self.member_epoch == epoch

@@ -146,7 +146,10 @@ def handle_classic_member_api(core: Core, cmd) -> None:
     core.reply(cmd.request_id, api, cmd.group_id, result)
 
 
+from .operator import OPERATOR_HANDLERS  # noqa: E402 (operator imports this module lazily)
+
 SHARED_HANDLERS = {
+    **OPERATOR_HANDLERS,
     OffsetCommit: handle_commit,
     OffsetFetch: handle_fetch,
     OffsetDelete: handle_offset_delete,
