@@ -1,0 +1,110 @@
+"""Open a page in headless Chromium (Debian's /usr/bin/chromium) over the DevTools protocol:
+console errors, exceptions, network requests and what the page shows."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import websocket
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run",
+         "--remote-debugging-port=0", "--remote-allow-origins=*"]
+
+
+class Page:
+    def __init__(self, ws) -> None:
+        self.ws = ws
+        self.ids = iter(range(1, 10**9))
+        self.events: list[dict] = []
+
+    def call(self, method: str, **params):
+        msg_id = next(self.ids)
+        self.ws.send(json.dumps({"id": msg_id, "method": method, "params": params}))
+        while True:
+            msg = json.loads(self.ws.recv())
+            if msg.get("id") == msg_id:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                return msg.get("result", {})
+            self.events.append(msg)
+
+    def wait_for(self, method: str, timeout: float = 60) -> dict:
+        deadline = time.monotonic() + timeout
+        for msg in self.events:
+            if msg.get("method") == method:
+                return msg
+        self.ws.settimeout(timeout)
+        while time.monotonic() < deadline:
+            msg = json.loads(self.ws.recv())
+            self.events.append(msg)
+            if msg.get("method") == method:
+                return msg
+        raise AssertionError(f"no {method} within {timeout} s")
+
+    def evaluate(self, expression: str):
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        return result["result"].get("value")
+
+
+def open_page(path: Path, screenshot: Path | None = None) -> dict:
+    """Load ``path`` and report {errors, requests, svgs, drawn, text} once it has loaded."""
+    with tempfile.TemporaryDirectory() as profile:
+        proc = subprocess.Popen([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            port = None
+            deadline = time.monotonic() + 60
+            while port is None and time.monotonic() < deadline:
+                line = proc.stderr.readline()
+                if not line and proc.poll() is not None:
+                    raise AssertionError(f"chromium exited with {proc.returncode}")
+                m = re.search(r"DevTools listening on ws://127\.0\.0\.1:(\d+)/", line)
+                if m:
+                    port = int(m.group(1))
+            assert port is not None, "chromium never said where DevTools listens"
+            targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list",
+                                                       timeout=30))
+            target = next(t for t in targets if t["type"] == "page")
+            ws = websocket.create_connection(target["webSocketDebuggerUrl"], timeout=60)
+            try:
+                page = Page(ws)
+                for domain in ("Runtime", "Log", "Page", "Network"):
+                    page.call(f"{domain}.enable")
+                page.call("Page.navigate", url=path.resolve().as_uri())
+                page.wait_for("Page.loadEventFired")
+                found = page.evaluate("""JSON.stringify({
+                    svgs: document.querySelectorAll('svg').length,
+                    drawn: Array.from(document.querySelectorAll('svg')).map(s => {
+                        const r = s.getBoundingClientRect();
+                        return {w: r.width, h: r.height,
+                                shapes: s.querySelectorAll('path,rect,use,text').length};
+                    }),
+                    text: document.body.innerText})""")
+                if screenshot is not None:
+                    import base64
+                    shot = page.call("Page.captureScreenshot", format="png",
+                                     captureBeyondViewport=True)
+                    screenshot.write_bytes(base64.b64decode(shot["data"]))
+                events = page.events
+            finally:
+                ws.close()
+        finally:
+            proc.kill()
+            proc.wait()
+    result = json.loads(found)
+    result["errors"] = [e for e in events if e.get("method") == "Runtime.exceptionThrown"
+                        or (e.get("method") == "Runtime.consoleAPICalled"
+                            and e["params"]["type"] in ("error", "assert"))
+                        or (e.get("method") == "Log.entryAdded"
+                            and e["params"]["entry"]["level"] == "error")]
+    result["requests"] = [e["params"]["request"]["url"] for e in events
+                          if e.get("method") == "Network.requestWillBeSent"]
+    return result
