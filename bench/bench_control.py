@@ -1,7 +1,7 @@
 """Control-plane benchmark (issue 9): what the timeline costs, and what advancing time saves.
 
-1. Heartbeat throughput of ``kafka-emu serve`` (a subprocess) with the timeline recording (the
-   default, emu.timeline.max.events=10000) and off (emu.timeline.max.events=0, nothing
+1. Heartbeat throughput of ``kafka-emu serve --control-port 0`` (a subprocess) with the
+   timeline recording (the default, emu.timeline.max.events=10000) and off (emu.timeline.max.events=0, nothing
    observing), measured interleaved in the same run with bench_trace's load (one member, four
    connections each keeping 64 pipelined Heartbeats in flight) and printed as ratios to "off":
    per wall second and per second of the server's own CPU time. Target: >= 0.90. A third
@@ -48,7 +48,7 @@ def serve_and_measure(max_events: int | None) -> tuple[float, float]:
     that does nothing on the observer seam -- what building the events costs)."""
     args = ([sys.executable, "-c", SEAM_ONLY] if max_events is None else
             [sys.executable, "-m", "kafka_emu", "serve", "--port", "0", "--log-level", "WARNING",
-             "-c", f"emu.timeline.max.events={max_events}"])
+             "--control-port", "0", "-c", f"emu.timeline.max.events={max_events}"])
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         host, port = proc.stdout.readline().strip().rsplit(":", 1)

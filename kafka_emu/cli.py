@@ -222,8 +222,11 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                         raise
                     nursery.cancel_scope.cancel()
                     return
-            from .control.plane import control_of
-            control_of(bound.broker)  # the timeline records from the first client on
+            if args.control_port is not None:
+                # the timeline records from the first client on; without a control endpoint
+                # nobody could read it, so nothing is recorded (and serving pays nothing)
+                from .control.plane import control_of
+                control_of(bound.broker)
             # Listen for signals before saying we are up: a script that reads the address and
             # sends SIGTERM at once must get a clean stop, not the default handler's kill.
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

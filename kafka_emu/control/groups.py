@@ -42,6 +42,9 @@ def run_operator(broker: Any, command: Any) -> dict:
 
 def existing_group(broker: Any, group_id: str):
     group = broker.coordinator.group(group_id)
+    if group is None and broker.coordinator.has_group(group_id):
+        raise ControlError(f"group {group_id!r} is a consumer (KIP-848) group; this operation "
+                           "acts on classic groups (describe_consumer_group shows it)", 409)
     if group is None or group.state is c.GroupState.DEAD:
         raise ControlError(f"group {group_id!r} does not exist", 404)
     return group

@@ -391,3 +391,21 @@ async def test_advance_past_offset_retention_deletes_the_empty_group():
         assert [g["group_id"] for g in happened["groups_deleted"]] == ["idle"]
         assert happened["groups_deleted"][0]["reason"] == "retention"
         assert await emu.groups() == []
+
+
+async def test_group_operations_name_a_kip848_group_for_what_it_is():
+    async with open_emulator(manual()) as emu:
+        from kafka_emu.coordinator.consumer import ConsumerGroupHeartbeat
+        broker = emu.broker  # one member joins a KIP-848 group (ConsumerGroupHeartbeat)
+        joined = broker.submit(ConsumerGroupHeartbeat(
+            request_id=broker.new_request_id(), group_id="cg", member_id="m-1", member_epoch=0,
+            rebalance_timeout_ms=30_000, subscribed_topic_names=("t",), owned=(), topics={"t": 4}),
+            lambda result: result)
+        assert joined.response.error == 0
+        sessions = await emu.deadlines("cg", kind="session")  # its timers are named too
+        assert [d["member_id"] for d in sessions] == ["m-1"]
+        for call in (lambda: emu.group_view("cg"), lambda: emu.expire_member("cg", "m"),
+                     lambda: emu.trigger_rebalance("cg"), lambda: emu.set_offsets("cg", {("t", 0): 1})):
+            with pytest.raises(ControlError) as info:
+                await call()
+            assert info.value.status == 409 and "KIP-848" in info.value.message
