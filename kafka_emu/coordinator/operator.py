@@ -14,7 +14,8 @@ answer with an error means nothing was changed.
 - SetOffsets: an administrator's offset reset, allowed in any group state.
 
 Removing a static member (KIP-345's admin removal) needs no command of its own: it is LeaveGroup
-naming only the instance id.
+naming only the instance id. Aimed at a consumer (KIP-848) group, the same commands run
+``consumer/operator.py``'s handlers instead (the coordinator's shared-handler dispatch).
 """
 
 from __future__ import annotations
@@ -43,12 +44,7 @@ def _live_group(core: Core, cmd) -> Group | None:
     """The group, or None after answering why it cannot be acted on."""
     group = core.groups.get(cmd.group_id)
     if group is None:
-        if cmd.group_id in core.consumer_groups:
-            _answer(core, cmd, ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
-                    f"group {cmd.group_id!r} is a consumer (KIP-848) group; group operations act "
-                    "on classic groups")
-        else:
-            _answer(core, cmd, ErrorCode.GROUP_ID_NOT_FOUND, f"group {cmd.group_id!r} does not exist")
+        _answer(core, cmd, ErrorCode.GROUP_ID_NOT_FOUND, f"group {cmd.group_id!r} does not exist")
         return None
     if group.state is GroupState.DEAD:
         _answer(core, cmd, ErrorCode.COORDINATOR_NOT_AVAILABLE, f"group {cmd.group_id!r} is Dead")
@@ -127,10 +123,6 @@ def handle_delete_group(core: Core, cmd: DeleteGroup) -> None:
 
 def handle_set_offsets(core: Core, cmd: SetOffsets) -> None:
     group = core.groups.get(cmd.group_id)
-    if group is None and cmd.group_id in core.consumer_groups:
-        return _answer(core, cmd, ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
-                       f"group {cmd.group_id!r} is a consumer (KIP-848) group; set its offsets "
-                       "with OffsetCommit")
     if group is not None and group.state is GroupState.DEAD:
         return _answer(core, cmd, ErrorCode.COORDINATOR_NOT_AVAILABLE, f"group {cmd.group_id!r} is Dead")
     for o in cmd.offsets:

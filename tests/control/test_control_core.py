@@ -393,7 +393,7 @@ async def test_advance_past_offset_retention_deletes_the_empty_group():
         assert await emu.groups() == []
 
 
-async def test_group_operations_name_a_kip848_group_for_what_it_is():
+async def test_group_operations_on_a_kip848_group():
     async with open_emulator(manual()) as emu:
         from kafka_emu.coordinator.consumer import ConsumerGroupHeartbeat
         broker = emu.broker  # one member joins a KIP-848 group (ConsumerGroupHeartbeat)
@@ -404,8 +404,11 @@ async def test_group_operations_name_a_kip848_group_for_what_it_is():
         assert joined.response.error == 0
         sessions = await emu.deadlines("cg", kind="session")  # its timers are named too
         assert [d["member_id"] for d in sessions] == ["m-1"]
-        for call in (lambda: emu.group_view("cg"), lambda: emu.expire_member("cg", "m"),
-                     lambda: emu.trigger_rebalance("cg"), lambda: emu.set_offsets("cg", {("t", 0): 1})):
+        # the classic view and static removal name it for what it is
+        for call in (lambda: emu.group_view("cg"), lambda: emu.remove_static_member("cg", "i")):
             with pytest.raises(ControlError) as info:
                 await call()
             assert info.value.status == 409 and "KIP-848" in info.value.message
+        # the operator commands reach the consumer group's own handlers
+        happened = await emu.advance_to_next_deadline("cg", kind="session")
+        assert [m["member_id"] for m in happened["members_expired"]] == ["m-1"]
