@@ -106,7 +106,7 @@ class ClusterMoves:
                     leader: int, load_ms: int | None = None) -> None:
         placement.leader = leader
         placement.leader_epoch += 1
-        found.partitions[partition].leader_epoch = placement.leader_epoch
+        found.partitions[partition].become_leader(placement.leader_epoch)
         if topic == OFFSETS_TOPIC:
             self._coordinator_moved(partition, leader, load_ms)
 

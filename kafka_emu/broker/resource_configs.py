@@ -205,7 +205,10 @@ class ResourceConfigs:
             return
         if not name:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
-        if name.strip() != str(node_id):
+        if name.strip() != str(node_id) and not (
+                self.broker.cluster.multi
+                and name.strip() in {str(n) for n in self.broker.cluster.nodes}):
+            # in a cluster every broker shares one configuration, so any node id answers
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {node_id} "
                              f"or empty string, but received {name}")
 

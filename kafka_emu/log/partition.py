@@ -116,6 +116,9 @@ class PartitionLog:
     _hwm: int = attrs.field(init=False, default=0)
     _position: int = attrs.field(init=False, default=0)  # bytes ever appended
     _size: int = attrs.field(init=False, default=0)  # bytes held by live batches
+    # (leader epoch, start offset) once the leadership has moved (become_leader); empty: one
+    # epoch, leader_epoch, since the log began
+    _epochs: list = attrs.field(init=False, factory=list)
 
     # --- offsets -----------------------------------------------------------------------------
 
@@ -307,16 +310,30 @@ class PartitionLog:
 
     # --- OffsetForLeaderEpoch ----------------------------------------------------------------
 
-    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
-        """(epoch, end offset) as LeaderEpochFileCache.endOffsetFor, with one epoch in the cache.
+    def become_leader(self, epoch: int) -> None:
+        """A new leader epoch starts at the log end (Partition.makeLeader assigns it in the
+        epoch cache); batches appended from now on carry it."""
+        if not self._epochs:
+            self._epochs = [(self.leader_epoch, 0)]
+        self._epochs.append((epoch, self._hwm))
+        self.leader_epoch = epoch
 
-        Every batch carries ``leader_epoch``, which started at the log start offset.
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(epoch, end offset) as LeaderEpochFileCache.endOffsetFor: the latest epoch ends at
+        the log end; an older one where the next higher epoch began (reported as the largest
+        known epoch at or below it, or as asked if it predates them all); an epoch above the
+        latest, or a negative one, is unknown. Start offsets below the log start read as it.
         """
         if epoch == self.leader_epoch:
             return epoch, self._hwm
-        if 0 <= epoch < self.leader_epoch:
-            return epoch, self._log_start
-        return UNDEFINED_EPOCH, UNKNOWN_OFFSET
+        if epoch < 0:
+            return UNDEFINED_EPOCH, UNKNOWN_OFFSET
+        entries = self._epochs or [(self.leader_epoch, 0)]
+        higher = next((e for e in entries if e[0] > epoch), None)
+        if higher is None:
+            return UNDEFINED_EPOCH, UNKNOWN_OFFSET
+        floor = [e for e in entries if e[0] <= epoch]
+        return (floor[-1][0] if floor else epoch), max(higher[1], self._log_start)
 
     # --- DeleteRecords and retention ---------------------------------------------------------
 

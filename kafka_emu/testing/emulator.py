@@ -93,6 +93,43 @@ class _Handle:
     def _op(self, name: str, **params: Any) -> Any:
         raise NotImplementedError
 
+    # -- a cluster in one process (broker/cluster_moves.py; control/ops/cluster.py) -----------
+    def brokers(self) -> list[dict]:
+        """Every broker: {"node_id", "port", "rack", "running"}."""
+        return self._op("list_brokers")
+
+    def stop_broker(self, node_id: int) -> dict:
+        """Stop a broker: listener closed, connections dropped, unlisted in Metadata; the
+        partitions it led and the groups it coordinated move to other replicas."""
+        return self._op("stop_broker", node_id=node_id)
+
+    def start_broker(self, node_id: int) -> dict:
+        """Start a stopped broker again (same node id and port)."""
+        return self._op("start_broker", node_id=node_id)
+
+    def partition(self, topic: str, partition: int) -> dict:
+        """{"leader", "leader_epoch", "replicas", "isr", ...} of one partition."""
+        return self._op("describe_partition", topic=topic, partition=partition)
+
+    def move_leader(self, topic: str, partition: int, to: int) -> dict:
+        """Make broker ``to`` lead the partition (its leader epoch bumps)."""
+        return self._op("move_leader", topic=topic, partition=partition, to=to)
+
+    def coordinator_of(self, group_id: str) -> int:
+        """The node id coordinating the group."""
+        return self._op("group_coordinator", group_id=group_id)["coordinator"]
+
+    def move_coordinator(self, group_id: str, to: int, *, load_ms: int | None = None) -> dict:
+        """Move the group's coordinator to broker ``to`` (with every group on the same
+        __consumer_offsets partition): NOT_COORDINATOR from the old one, LOAD_IN_PROGRESS from
+        the new one for ``load_ms`` (default emu.coordinator.load.time.ms), then the group is
+        served as Kafka reloads it."""
+        return self._op("move_coordinator", group_id=group_id, to=to, load_ms=load_ms)
+
+    def elect_preferred_leaders(self) -> int:
+        """Move leadership back to each partition's first replica; returns how many moved."""
+        return self._op("elect_preferred_leaders")["moved"]
+
     # -- groups as coordinator values (these never wait) ------------------------------------
     def list_groups(self, states: str | Iterable[str] = (), types: str | Iterable[str] = ()):
         """ListGroups as values: a tuple of ListedGroup(group_id, protocol_type, state, ...).
@@ -128,8 +165,20 @@ class _Handle:
             return b.query(cmd).groups[0]
         return self._run(run)
 
-    def create_topic(self, name: str, partitions: int = 1) -> None:
-        return self._run(lambda: self._bound.broker.topics.create(name, partitions))
+    def create_topic(self, name: str, partitions: int = 1,
+                     replication_factor: int | None = None) -> None:
+        """Create a topic; in a cluster ``replication_factor`` (at most the number of running
+        brokers; default default.replication.factor) places that many replicas per partition."""
+        def run():
+            broker = self._bound.broker
+            live = len(broker.cluster.live_nodes())
+            if replication_factor is not None and not 1 <= replication_factor <= live:
+                raise ValueError(f"replication factor {replication_factor} is not between 1 "
+                                 f"and the {live} running brokers")
+            info = broker.topics.create(name, partitions)
+            if replication_factor is not None:
+                broker.cluster.replication[info.topic_id] = replication_factor
+        return self._run(run)
 
     def reset(self) -> Any:
         """Back to the configured start between tests sharing this emulator: delete every topic
@@ -335,43 +384,6 @@ class Emulator(_Handle):
         """Remove every fault rule; returns how many there were."""
         return self._fault_op("clear_faults")["removed"]
     # -- end of faults ------------------------------------------------------------------------
-
-    # -- a cluster in one process (broker/cluster_moves.py; control/ops/cluster.py) -----------
-    def brokers(self) -> list[dict]:
-        """Every broker: {"node_id", "port", "rack", "running"}."""
-        return self._fault_op("list_brokers")
-
-    def stop_broker(self, node_id: int) -> dict:
-        """Stop a broker: listener closed, connections dropped, unlisted in Metadata; the
-        partitions it led and the groups it coordinated move to other replicas."""
-        return self._fault_op("stop_broker", node_id=node_id)
-
-    def start_broker(self, node_id: int) -> dict:
-        """Start a stopped broker again (same node id and port)."""
-        return self._fault_op("start_broker", node_id=node_id)
-
-    def partition(self, topic: str, partition: int) -> dict:
-        """{"leader", "leader_epoch", "replicas", "isr", ...} of one partition."""
-        return self._fault_op("describe_partition", topic=topic, partition=partition)
-
-    def move_leader(self, topic: str, partition: int, to: int) -> dict:
-        """Make broker ``to`` lead the partition (its leader epoch bumps)."""
-        return self._fault_op("move_leader", topic=topic, partition=partition, to=to)
-
-    def coordinator_of(self, group_id: str) -> int:
-        """The node id coordinating the group."""
-        return self._fault_op("group_coordinator", group_id=group_id)["coordinator"]
-
-    def move_coordinator(self, group_id: str, to: int, *, load_ms: int | None = None) -> dict:
-        """Move the group's coordinator to broker ``to`` (with every group on the same
-        __consumer_offsets partition): NOT_COORDINATOR from the old one, LOAD_IN_PROGRESS from
-        the new one for ``load_ms`` (default emu.coordinator.load.time.ms), then the group is
-        served as Kafka reloads it."""
-        return self._fault_op("move_coordinator", group_id=group_id, to=to, load_ms=load_ms)
-
-    def elect_preferred_leaders(self) -> int:
-        """Move leadership back to each partition's first replica; returns how many moved."""
-        return self._fault_op("elect_preferred_leaders")["moved"]
 
     def unexpected_errors(self) -> list[BaseException]:
         return self._call(lambda: list(self._bound.broker.unexpected))

@@ -286,3 +286,38 @@ async def test_asking_for_consumer_offsets_by_name_creates_the_internal_topic(st
     assert first.topics[0].error_code == ErrorCode.LEADER_NOT_AVAILABLE
     again = await client.request(API["Metadata"], 12, wanted)
     assert (again.topics[0].is_internal, len(again.topics[0].partitions)) == (True, 5)
+
+
+async def test_offset_for_leader_epoch_says_where_each_epoch_ended(start_cluster):
+    from kafka.protocol.consumer import OffsetForLeaderEpochResponse as KpResponse
+    from kafka_emu.protocol.messages import offset_for_leader_epoch as ofl
+    bound = await start_cluster(topics={"t": 1})
+    moves = bound.broker.cluster_moves
+    first = moves.move_leader("t", 0, 1)["leader_epoch"]
+    leader = await connect(bound, 1)
+    for _ in range(2):
+        assert (await leader.request(API["Produce"], 9, produce_request("t", 0))).responses[
+            0].partition_responses[0].error_code == ErrorCode.NONE
+    second = moves.move_leader("t", 0, 3)["leader_epoch"]
+    new_leader = await connect(bound, 3)
+    assert (await new_leader.request(API["Produce"], 9, produce_request("t", 0))).responses[
+        0].partition_responses[0].error_code == ErrorCode.NONE
+
+    def ask(epoch, current=-1):
+        return ofl.OffsetForLeaderEpochRequest(topics=[ofl.OffsetForLeaderTopic(
+            topic="t", partitions=[ofl.OffsetForLeaderPartition(
+                partition=0, current_leader_epoch=current, leader_epoch=epoch)])])
+
+    api = BY_NAME["OffsetForLeaderEpoch"]
+    await new_leader.send(api, 4, ask(first, second))
+    theirs = kp(KpResponse, 4, await new_leader.receive_frame())
+    part = theirs.topics[0].partitions[0]
+    assert (part.error_code, part.leader_epoch, part.end_offset) == (ErrorCode.NONE, first, 2)
+    latest = (await new_leader.request(api, 4, ask(second, second))).topics[0].partitions[0]
+    assert (latest.leader_epoch, latest.end_offset) == (second, 3)
+    unknown = (await new_leader.request(api, 4, ask(second + 1))).topics[0].partitions[0]
+    assert (unknown.leader_epoch, unknown.end_offset) == (-1, -1)
+    fenced = (await new_leader.request(api, 4, ask(first, first))).topics[0].partitions[0]
+    assert fenced.error_code == ErrorCode.FENCED_LEADER_EPOCH
+    old = (await leader.request(api, 4, ask(first, second))).topics[0].partitions[0]
+    assert old.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER

@@ -27,7 +27,16 @@ async def create_partitions(ctx, request) -> CreatePartitionsResponse:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Duplicate topic in request.")
             if catalogue.get(t.name) is None:
                 raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)  # Kafka sends no message
-            if t.assignments is not None and any(a.broker_ids != [node_id] for a in t.assignments):
+            if ctx.broker.cluster.multi and t.assignments is not None:
+                nodes = ctx.broker.cluster.nodes
+                unknown = sorted({b for a in t.assignments for b in a.broker_ids
+                                  if b not in nodes})
+                if unknown or any(not a.broker_ids for a in t.assignments):
+                    raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                     f"The manual partition assignment includes broker(s) "
+                                     f"{unknown} that are not registered.")
+            elif t.assignments is not None and any(a.broker_ids != [node_id]
+                                                   for a in t.assignments):
                 raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                                  f"Replica assignments must name only broker {node_id}.")
             catalogue.add_partitions(

@@ -1,5 +1,6 @@
-"""DescribeCluster v0-1 (KIP-700; v1 EndpointType, KIP-919). This broker is the whole cluster
-and its own controller. Asking for controllers (EndpointType 2) from a broker listener is
+"""DescribeCluster v0-1 (KIP-700; v1 EndpointType, KIP-919). One broker is the whole cluster and its
+own controller; in a cluster (broker/cluster.py) every running broker is listed and the lowest
+running node id is reported as the controller. Asking for controllers (EndpointType 2) from a broker listener is
 MISMATCHED_ENDPOINT_TYPE, as Kafka answers; an unknown type is UNSUPPORTED_ENDPOINT_TYPE.
 """
 
@@ -10,7 +11,7 @@ from ...protocol.messages.describe_cluster import (API, DescribeClusterBroker,
                                                    DescribeClusterResponse)
 from ...protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED
 from . import Handler
-from ._common import advertised_endpoint
+from ._common import advertised_endpoint, node_endpoint
 from ._operations import CLUSTER_OPERATIONS
 
 BROKERS, CONTROLLERS = 1, 2
@@ -27,12 +28,20 @@ async def describe_cluster(ctx, request) -> DescribeClusterResponse:
         return DescribeClusterResponse(error_code=error, error_message=message,
                                        endpoint_type=request.endpoint_type,
                                        cluster_id=broker.config.cluster_id)
-    host, port = advertised_endpoint(ctx)
-    node_id = broker.config.node_id
+    cluster = broker.cluster
+    if cluster.multi:
+        controller_id = cluster.controller_id()
+        brokers = [DescribeClusterBroker(broker_id=n.node_id, host=h, port=p, rack=n.rack)
+                   for n in cluster.live_nodes() for h, p in [node_endpoint(ctx, n)]]
+    else:
+        host, port = advertised_endpoint(ctx)
+        node = cluster.node(None)
+        controller_id = node.node_id
+        brokers = [DescribeClusterBroker(broker_id=node.node_id, host=host, port=port,
+                                         rack=node.rack)]
     return DescribeClusterResponse(
         error_code=ErrorCode.NONE, endpoint_type=BROKERS, cluster_id=broker.config.cluster_id,
-        controller_id=node_id,
-        brokers=[DescribeClusterBroker(broker_id=node_id, host=host, port=port)],
+        controller_id=controller_id, brokers=brokers,
         cluster_authorized_operations=(CLUSTER_OPERATIONS
                                        if request.include_cluster_authorized_operations
                                        else AUTHORIZED_OPERATIONS_OMITTED))

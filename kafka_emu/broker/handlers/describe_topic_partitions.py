@@ -12,6 +12,7 @@ from ...protocol.messages.describe_topic_partitions import (
     API, Cursor, DescribeTopicPartitionsResponse, DescribeTopicPartitionsResponsePartition,
     DescribeTopicPartitionsResponseTopic)
 from . import Handler
+from ..cluster import NO_LEADER
 from ._operations import TOPIC_OPERATIONS
 
 PARTITION_LIMIT_MAX = 2000  # max.request.partition.size.limit's default
@@ -20,6 +21,7 @@ PARTITION_LIMIT_MAX = 2000  # max.request.partition.size.limit's default
 async def describe_topic_partitions(ctx, request) -> DescribeTopicPartitionsResponse:
     catalogue = ctx.broker.topics.catalogue
     node_id = ctx.broker.config.node_id
+    cluster = ctx.broker.cluster
     names = sorted({t.name for t in request.topics} if request.topics
                    else {t.name for t in catalogue})
     cursor = request.cursor
@@ -38,11 +40,24 @@ async def describe_topic_partitions(ctx, request) -> DescribeTopicPartitionsResp
             next_cursor = Cursor(topic_name=name, partition_index=start)
             break
         end = min(topic.num_partitions, start + budget)
-        partitions = [DescribeTopicPartitionsResponsePartition(
-            error_code=ErrorCode.NONE, partition_index=i, leader_id=node_id,
-            leader_epoch=topic.partitions[i].leader_epoch, replica_nodes=[node_id],
-            isr_nodes=[node_id], eligible_leader_replicas=[], last_known_elr=[])
-            for i in range(start, end)]
+        if cluster.multi:
+            partitions = []
+            for i in range(start, end):
+                placed = cluster.placement(topic.topic_id, name, i)
+                partitions.append(DescribeTopicPartitionsResponsePartition(
+                    error_code=ErrorCode.NONE if placed.leader != NO_LEADER
+                    else ErrorCode.LEADER_NOT_AVAILABLE,
+                    partition_index=i, leader_id=placed.leader,
+                    leader_epoch=placed.leader_epoch, replica_nodes=list(placed.replicas),
+                    isr_nodes=list(placed.isr), eligible_leader_replicas=[], last_known_elr=[],
+                    offline_replicas=[r for r in placed.replicas
+                                      if not cluster.nodes[r].running]))
+        else:
+            partitions = [DescribeTopicPartitionsResponsePartition(
+                error_code=ErrorCode.NONE, partition_index=i, leader_id=node_id,
+                leader_epoch=topic.partitions[i].leader_epoch, replica_nodes=[node_id],
+                isr_nodes=[node_id], eligible_leader_replicas=[], last_known_elr=[])
+                for i in range(start, end)]
         budget -= len(partitions)
         topics.append(DescribeTopicPartitionsResponseTopic(
             error_code=ErrorCode.NONE, name=name, topic_id=topic.topic_id,

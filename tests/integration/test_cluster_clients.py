@@ -1,0 +1,270 @@
+"""Real clients against a 3-broker kafka-emu: a group keeps consuming across a coordinator move
+and across a rolling bounce of every broker, with no record lost and none read twice, and --
+with static members -- no rebalance (Kafka's test_broker_rolling_bounce assertion: the
+generation never moves).
+
+Each client library gets the same scenario through a small driver: ``poll(consumer)`` returns
+the values it received, ``close(consumer)`` commits and leaves cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from kafka_emu.testing import make_config, run_in_thread
+
+from .helpers import unique, wait_until
+
+PARTITIONS = 6
+CONSUMERS = 3
+SESSION_MS = 30000  # static members must outlive a bounce (Kafka's test uses the default)
+
+
+# -- drivers ------------------------------------------------------------------------------------
+
+class Confluent:
+    name = "confluent-kafka"
+
+    def __init__(self, emu, topic, group, static):
+        self.emu, self.topic, self.group, self.static = emu, topic, group, static
+
+    def producer(self):
+        from confluent_kafka import Producer
+        return Producer({"bootstrap.servers": self.emu.bootstrap_servers,
+                         "enable.idempotence": True, "linger.ms": 5})
+
+    def produce(self, producer, values):
+        for v in values:
+            producer.produce(self.topic, str(v).encode())
+        assert producer.flush(60) == 0
+
+    def consumer(self, i):
+        from confluent_kafka import Consumer
+        conf = {"bootstrap.servers": self.emu.bootstrap_servers, "group.id": self.group,
+                "auto.offset.reset": "earliest", "enable.auto.commit": True,
+                "auto.commit.interval.ms": 200, "session.timeout.ms": SESSION_MS,
+                "heartbeat.interval.ms": 500}
+        if self.static:
+            conf["group.instance.id"] = f"member-{i}"
+        c = Consumer(conf)
+        c.subscribe([self.topic])
+        return c
+
+    def poll(self, consumer):
+        out = []
+        for m in consumer.consume(100, 0.05):
+            if m.error() is None:
+                out.append(int(m.value()))
+        return out
+
+    def close(self, consumer):
+        consumer.close()
+
+
+class KafkaPython:
+    name = "kafka-python"
+
+    def __init__(self, emu, topic, group, static):
+        self.emu, self.topic, self.group, self.static = emu, topic, group, static
+
+    def producer(self):
+        from kafka import KafkaProducer
+        return KafkaProducer(bootstrap_servers=self.emu.bootstrap_servers.split(","),
+                             enable_idempotence=True, acks="all", retries=10_000,
+                             linger_ms=5)
+
+    def produce(self, producer, values):
+        futures = [producer.send(self.topic, str(v).encode()) for v in values]
+        producer.flush(60)
+        for f in futures:
+            f.get(timeout=60)
+
+    def consumer(self, i):
+        from kafka import KafkaConsumer
+        extra = {"group_instance_id": f"member-{i}"} if self.static else {}
+        c = KafkaConsumer(bootstrap_servers=self.emu.bootstrap_servers.split(","),
+                          group_id=self.group, auto_offset_reset="earliest",
+                          enable_auto_commit=True, auto_commit_interval_ms=200,
+                          session_timeout_ms=SESSION_MS, heartbeat_interval_ms=500, **extra)
+        c.subscribe([self.topic])
+        return c
+
+    def poll(self, consumer):
+        out = []
+        for records in consumer.poll(timeout_ms=50).values():
+            out.extend(int(r.value) for r in records)
+        return out
+
+    def close(self, consumer):
+        consumer.close()
+
+
+class AioKafka:
+    """aiokafka on its own event loop in a thread; each call runs a coroutine there."""
+
+    name = "aiokafka"
+
+    def __init__(self, emu, topic, group, static):
+        self.emu, self.topic, self.group, self.static = emu, topic, group, static
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+
+    def run(self, coro, timeout=120):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def producer(self):
+        from aiokafka import AIOKafkaProducer
+
+        async def make():
+            p = AIOKafkaProducer(bootstrap_servers=self.emu.bootstrap_servers,
+                                 enable_idempotence=True, linger_ms=5)
+            await p.start()
+            return p
+        return self.run(make())
+
+    def produce(self, producer, values):
+        async def send():
+            futures = [await producer.send(self.topic, str(v).encode()) for v in values]
+            await asyncio.gather(*futures)
+        self.run(send())
+
+    def consumer(self, i):
+        from aiokafka import AIOKafkaConsumer
+        extra = {"group_instance_id": f"member-{i}"} if self.static else {}
+
+        async def make():
+            c = AIOKafkaConsumer(self.topic, bootstrap_servers=self.emu.bootstrap_servers,
+                                 group_id=self.group, auto_offset_reset="earliest",
+                                 enable_auto_commit=True, auto_commit_interval_ms=200,
+                                 session_timeout_ms=SESSION_MS, heartbeat_interval_ms=500,
+                                 **extra)
+            await c.start()
+            return c
+        return self.run(make())
+
+    def poll(self, consumer):
+        async def get():
+            batches = await consumer.getmany(timeout_ms=50)
+            return [int(r.value) for records in batches.values() for r in records]
+        return self.run(get())
+
+    def close(self, consumer):
+        self.run(consumer.stop())
+
+    def finish(self, producer):
+        self.run(producer.stop())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+DRIVERS = [Confluent, KafkaPython, AioKafka]
+
+
+# -- the scenario -------------------------------------------------------------------------------
+
+class Run:
+    def __init__(self, emu, driver):
+        self.emu, self.driver = emu, driver
+        self.consumers = [driver.consumer(i) for i in range(CONSUMERS)]
+        self.producer = driver.producer()
+        self.seen: list[int] = []
+        self.produced = 0
+
+    def produce(self, n):
+        values = range(self.produced, self.produced + n)
+        self.driver.produce(self.producer, values)
+        self.produced += n
+
+    def tick(self):
+        for c in self.consumers:
+            self.seen.extend(self.driver.poll(c))
+
+    def consume_all(self, timeout=90):
+        wait_until(lambda: len(set(self.seen)) >= self.produced, timeout=timeout,
+                   tick=self.tick, message=f"{self.produced} records consumed")
+
+    def spin(self, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.tick()
+
+    def stable(self, group):
+        def settled():
+            g = self.emu.describe_group(group)
+            return g if g.state == "Stable" and len(g.members) == CONSUMERS else None
+        return wait_until(settled, timeout=60, tick=self.tick, message="a stable group")
+
+    def close(self):
+        for c in self.consumers:
+            self.driver.close(c)
+        if hasattr(self.driver, "finish"):
+            self.driver.finish(self.producer)
+        elif hasattr(self.producer, "close"):
+            self.producer.close()
+
+
+def generation_of(emu, group):
+    return emu._run(lambda: emu.broker.coordinator.group(group).generation)
+
+
+@pytest.fixture
+def cluster():
+    config = make_config({"emu.coordinator.load.time.ms": 300}, brokers=3)
+    with run_in_thread(config) as emu:
+        yield emu
+
+
+@pytest.mark.parametrize("driver_class", DRIVERS, ids=[d.name for d in DRIVERS])
+def test_a_group_keeps_consuming_across_a_coordinator_move(cluster, driver_class):
+    emu = cluster
+    topic, group = unique("moved"), unique("group")
+    emu.create_topic(topic, PARTITIONS, replication_factor=3)
+    run = Run(emu, driver_class(emu, topic, group, static=False))
+    try:
+        run.produce(150)
+        run.stable(group)
+        run.consume_all()
+        generation = generation_of(emu, group)
+        old = emu.coordinator_of(group)
+        emu.move_coordinator(group, old % 3 + 1)
+        run.produce(150)
+        run.consume_all()
+        run.spin(1.0)  # a few heartbeats and commits against the new coordinator
+        assert emu.coordinator_of(group) == old % 3 + 1
+        described = emu.describe_group(group)
+        assert (described.state, len(described.members)) == ("Stable", CONSUMERS)
+        assert generation_of(emu, group) == generation  # reloaded, not rebalanced
+    finally:
+        run.close()
+    assert sorted(run.seen) == list(range(run.produced))  # none lost, none read twice
+
+
+@pytest.mark.parametrize("driver_class", DRIVERS, ids=[d.name for d in DRIVERS])
+def test_static_members_ride_a_rolling_bounce_without_a_rebalance(cluster, driver_class):
+    emu = cluster
+    topic, group = unique("bounced"), unique("group")
+    emu.create_topic(topic, PARTITIONS, replication_factor=3)
+    run = Run(emu, driver_class(emu, topic, group, static=True))
+    try:
+        run.produce(60)
+        run.stable(group)
+        run.consume_all()
+        generation = generation_of(emu, group)
+        for node_id in (1, 2, 3):
+            emu.stop_broker(node_id)
+            run.produce(60)
+            run.spin(0.5)
+            emu.start_broker(node_id)
+            run.consume_all()
+        run.produce(60)
+        run.consume_all()
+        run.spin(1.0)
+        described = emu.describe_group(group)
+        assert (described.state, len(described.members)) == ("Stable", CONSUMERS)
+        assert generation_of(emu, group) == generation  # no rebalance (test_broker_rolling_bounce)
+    finally:
+        run.close()
+    assert sorted(run.seen) == list(range(run.produced))
