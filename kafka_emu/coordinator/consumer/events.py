@@ -29,8 +29,9 @@ class TargetAssignmentComputed:
     group_id: str
     assignment_epoch: int
     assignor: str
-    # (member id, ((topic, (partition, ...)), ...)) per member
-    target: tuple[tuple[str, tuple[tuple[str, tuple[int, ...]], ...]], ...]
+    # (member id, ((topic, (partition, ...)), ...)) for each member whose target changed (all of
+    # them the first time); a large group's unchanged members are not repeated on every join
+    changed: tuple[tuple[str, tuple[tuple[str, tuple[int, ...]], ...]], ...]
 
 
 @attrs.frozen(kw_only=True)

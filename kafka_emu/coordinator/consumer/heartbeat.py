@@ -353,13 +353,14 @@ def compute_target(core: Core, group: ConsumerGroup, topics) -> None:
     name = preferred_assignor(core, group)
     metadata = group.subscription_metadata
     members = {m.member_id: m.subscribed_topics for m in group.members.values()}
-    group.target = ASSIGNORS[name](members, metadata, group.target)
+    old, group.target = group.target, ASSIGNORS[name](members, metadata, group.target)
     group.assignment_epoch = group.group_epoch
     if core.observing:
         core.emit(TargetAssignmentComputed(
             at_ms=core.now, group_id=group.group_id, assignment_epoch=group.assignment_epoch,
             assignor=name,
-            target=tuple((m, as_partitions(a)) for m, a in group.target.items())))
+            changed=tuple((m, as_partitions(a)) for m, a in group.target.items()
+                          if old.get(m) is not a and old.get(m) != a)))
 
 
 def reconcile(core: Core, group: ConsumerGroup, member: ConsumerMember, owned) -> bool:
