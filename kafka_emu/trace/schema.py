@@ -39,6 +39,7 @@ import attrs
 
 from ..broker import events as server_events
 from ..coordinator import events as coordinator_events
+from ..coordinator.consumer import events as consumer_group_events
 from ..protocol.errors import DecodeError
 from ..protocol.messages import consumer_protocol
 
@@ -160,6 +161,15 @@ _OVERRIDES: dict[tuple[str, str], Field] = {
     ("MemberSubscribed", "metadata"): Field("metadata", SUBSCRIPTION),
     ("AssignmentsDistributed", "assignments"): Field("assignments", ArrayOf(ASSIGNMENT)),
     # the coordinator's request ids are the broker's integer counter
+    # consumer groups (KIP-848): partitions by topic, a target per member
+    ("MemberReconciled", "assigned"): Field("assigned", ArrayOf(TOPIC_PARTITIONS),
+                                            _named("topic", "partitions")),
+    ("MemberReconciled", "pending_revocation"): Field(
+        "pending_revocation", ArrayOf(TOPIC_PARTITIONS), _named("topic", "partitions")),
+    ("TargetAssignmentComputed", "changed"): Field(
+        "changed", ArrayOf(StructOf((("member_id", STRING), ("topics", ArrayOf(TOPIC_PARTITIONS))))),
+        lambda items: [{"member_id": m, "topics": [{"topic": t, "partitions": list(ps)}
+                                                   for t, ps in a]} for m, a in items]),
     ("RequestParked", "request_id"): Field("request_id", LONG),
     ("RequestDropped", "request_id"): Field("request_id", LONG),
     ("ReplyEmitted", "request_id"): Field("request_id", LONG),
@@ -257,7 +267,7 @@ def _kind_of_class(cls: type) -> Kind:
 def event_classes() -> tuple[type, ...]:
     """Every attrs event class of the two event modules, in declaration order."""
     out = []
-    for module in (server_events, coordinator_events):
+    for module in (server_events, coordinator_events, consumer_group_events):
         for value in vars(module).values():
             if (isinstance(value, type) and attrs.has(value) and value.__module__ == module.__name__
                     and "at_ms" in attrs.fields_dict(value)):
