@@ -8,7 +8,8 @@ a name neither knows, or a value that does not parse, raises ValueError with a o
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 import attrs
 
@@ -25,7 +26,7 @@ def _bool(text: str) -> bool:
     raise ValueError(f"expected true or false, got {text!r}")
 
 
-def _int(lo: int, hi: int = 2**63 - 1):
+def _int(lo: int, hi: int = 2**63 - 1) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text.strip())
@@ -105,7 +106,7 @@ class BrokerConfig:
     explicit_settings: Mapping[str, str] = attrs.field(factory=dict)
 
     # Kafka config name -> (BrokerConfig attribute, parser)
-    KAFKA_NAMES = {
+    KAFKA_NAMES: ClassVar[dict[str, tuple[str, Callable[[str], Any]]]] = {
         "node.id": ("node_id", _int(0, 2**31 - 1)),
         "broker.id": ("node_id", _int(0, 2**31 - 1)),
         "cluster.id": ("cluster_id", str),
@@ -131,8 +132,11 @@ class BrokerConfig:
     }
 
     @classmethod
-    def from_kafka(cls, settings: Mapping[str, str], **overrides) -> "BrokerConfig":
-        values: dict = {}
+    def from_kafka(cls, settings: Mapping[str, str], **overrides: Any) -> "BrokerConfig":
+        """A config from Kafka broker config names (``{"num.partitions": "3"}``), values as
+        strings; ``overrides`` set attributes directly (host, port, topics). ValueError, one
+        line, for an unknown name or a bad value."""
+        values: dict[str, Any] = {}
         group: dict[str, str] = {}
         for name, raw in settings.items():
             if name == "advertised.listeners":

@@ -15,10 +15,18 @@ the message they sit in. The codec reads these facts and nothing else.
 
 from __future__ import annotations
 
+import sys
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import attrs
+
+if sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:  # Python 3.10: type checkers use typing_extensions; at run time this marker is all it is
+    def dataclass_transform(**_: Any) -> Callable[[Any], Any]:
+        return lambda decorator: decorator
 
 from .versions import NONE, Versions, versions
 
@@ -79,7 +87,7 @@ _NULL = object()
 
 def field(type_: Any, versions_: str, *, nullable: str | None = None, default: Any = _NULL,
           ignorable: bool = False, tag: int | None = None, tagged: str | None = None,
-          flexible: str | None = None):
+          flexible: str | None = None) -> Any:
     """Declare one wire field. ``default=None`` is Kafka's ``"default": "null"``."""
     if default is _NULL:
         default_value, factory = _zero(type_)
@@ -94,7 +102,7 @@ def field(type_: Any, versions_: str, *, nullable: str | None = None, default: A
     return attrs.field(default=default_value, metadata=meta)
 
 
-def _zero(type_: Any):
+def _zero(type_: Any) -> tuple[Any, Any]:
     if isinstance(type_, Array):
         return [], list
     if isinstance(type_, Type):
@@ -103,7 +111,14 @@ def _zero(type_: Any):
     return None, type_
 
 
-def struct(cls: type) -> type:
+_C = TypeVar("_C", bound=type)
+
+
+# Type checkers see the declarations as what they are, frozen keyword-only classes. ``field(...)``
+# is deliberately not named a field specifier: every wire field has a default (its zero), and the
+# right-hand side of each declaration is that default as far as a checker is concerned.
+@dataclass_transform(kw_only_default=True, frozen_default=True)
+def struct(cls: _C) -> _C:
     """Make an attrs class of a nested struct declaration."""
     return attrs.frozen(kw_only=True)(cls)
 
@@ -116,17 +131,20 @@ class MessageInfo:
     flexible: Versions
 
 
-def message(*, api_key: int, kind: str, valid: str, flexible: str = "none"):
-    def wrap(cls: type) -> type:
+@dataclass_transform(kw_only_default=True, frozen_default=True)
+def message(*, api_key: int, kind: str, valid: str,
+            flexible: str = "none") -> Callable[[_C], _C]:
+    """Declare a request, response or embedded schema (``kind``) of API ``api_key``."""
+    def wrap(cls: _C) -> _C:
         cls = struct(cls)
-        cls.__kafka__ = MessageInfo(api_key, kind, versions(valid), versions(flexible))
+        setattr(cls, "__kafka__", MessageInfo(api_key, kind, versions(valid), versions(flexible)))
         return cls
     return wrap
 
 
 def fields_of(cls: type) -> tuple[FieldSpec, ...]:
     """The declared wire fields of a message or struct class, in wire order."""
-    cached = cls.__dict__.get("__kafka_fields__")
+    cached: tuple[FieldSpec, ...] | None = cls.__dict__.get("__kafka_fields__")
     if cached is not None:
         return cached
     specs = []
@@ -144,7 +162,9 @@ def fields_of(cls: type) -> tuple[FieldSpec, ...]:
 
 
 def info(cls: type) -> MessageInfo:
-    return cls.__kafka__
+    """The API key, kind and version ranges ``@message`` recorded on ``cls``."""
+    found: MessageInfo = getattr(cls, "__kafka__")
+    return found
 
 
 @attrs.frozen
@@ -158,8 +178,8 @@ class Api:
 
     @property
     def valid(self) -> Versions:
-        return self.request.__kafka__.valid
+        return info(self.request).valid
 
     @property
     def flexible(self) -> Versions:
-        return self.request.__kafka__.flexible
+        return info(self.request).flexible

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from kafka_emu.protocol.schema import (BOOL, BYTES, FLOAT64, INT8, INT16, INT32, INT64, RECORDS,
                                        STRING, UINT16, UINT32, UUID, VARINT, VARLONG, Array,
-                                       FieldSpec, fields_of)
+                                       FieldSpec, fields_of, info)
 
 __all__ = ["messages", "present_fields", "value_of"]
 
@@ -115,7 +115,7 @@ def _structs(cls: type, version: int, flexible: bool) -> st.SearchStrategy:
 
 def messages(cls: type, version: int) -> st.SearchStrategy:
     """Valid instances of a declared message class at ``version`` (which must be valid)."""
-    info = cls.__kafka__
-    if version not in info.valid:
-        raise ValueError(f"{cls.__name__} has no version {version} (valid {info.valid})")
-    return _structs(cls, version, version in info.flexible)
+    declared = info(cls)
+    if version not in declared.valid:
+        raise ValueError(f"{cls.__name__} has no version {version} (valid {declared.valid})")
+    return _structs(cls, version, version in declared.flexible)

@@ -45,7 +45,7 @@ class WireClient:
             data = await self.stream.receive_some(1 << 16)
             if not data:
                 return None
-            self._ready.extend(self._frames.feed(data))
+            self._ready.extend(self._frames.feed(bytes(data)))
         return self._ready.pop(0)
 
     async def receive(self, api: Api, version: int, correlation_id: int | None = None) -> Any:
