@@ -36,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,6 +59,10 @@ RECORD = re.compile(r"partition=(\d+) offset=(\d+)")
 
 
 # -- the worker: N runs of one scenario at one delay, one JSON line per run -------------------
+
+def _record(events: list, event: object) -> None:
+    events.append((time.monotonic(), event))
+
 
 def _first_join(events: list, members: int) -> tuple[float | None, bool]:
     """(ms from the first JoinGroup received to the first assignments sent, whether that first
@@ -179,8 +184,7 @@ def worker(kind: str, client: str, delay: int, runs: int) -> None:
         config = make_config({"group.initial.rebalance.delay.ms": delay}, topics=topics)
         started = time.monotonic()
         try:
-            with run_in_thread(config, observer=lambda e: events.append((time.monotonic(), e))) \
-                    as emu:
+            with run_in_thread(config, observer=partial(_record, events)) as emu:
                 if kind == "example":
                     ok, why = _run_example(client, emu.bootstrap_servers)
                 elif kind == "quickstart":

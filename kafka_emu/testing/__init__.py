@@ -10,9 +10,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names load
     from .emulator import (AsyncEmulator, ControlError, Emulator, EmulatorError, WaitTimeout,
                            make_config, open_emulator, run_in_thread)
 
-_EMULATOR_NAMES = ("AsyncEmulator", "ControlError", "Emulator", "EmulatorError", "WaitTimeout",
-                   "make_config", "open_emulator", "run_in_thread")
-__all__ = list(_EMULATOR_NAMES)
+__all__ = ["AsyncEmulator", "ControlError", "Emulator", "EmulatorError", "WaitTimeout",
+           "make_config", "open_emulator", "run_in_thread"]
+_EMULATOR_NAMES = frozenset(__all__)
 
 
 def __getattr__(name: str) -> Any:

@@ -72,7 +72,7 @@ def test_group_events_at_info_and_requests_at_debug(caplog):
     assert all(r.levelno == logging.DEBUG for r in caplog.records
                if r.name == "kafka_emu.requests")
     requests = lines(caplog, "kafka_emu.requests")
-    assert any(f"client watcher: SyncGroup v" in line and f"group g-left member {left} -> NONE"
+    assert any("client watcher: SyncGroup v" in line and f"group g-left member {left} -> NONE"
                in line for line in requests), requests
     assert any("JoinGroup v" in line and "-> MEMBER_ID_REQUIRED in" in line
                for line in requests), requests
