@@ -412,3 +412,16 @@ async def test_group_operations_on_a_kip848_group():
         # the operator commands reach the consumer group's own handlers
         happened = await emu.advance_to_next_deadline("cg", kind="session")
         assert [m["member_id"] for m in happened["members_expired"]] == ["m-1"]
+
+
+async def test_manual_clock_still_fires_what_is_due_now():
+    """A timer due at the current instant (initial delay 0) fires without any advance: time
+    standing still does not stop what is already due."""
+    config = make_config({"group.initial.rebalance.delay.ms": 0}, topics={"t": 1}, clock="manual")
+    async with open_emulator(config) as emu:
+        client = await WireClient.connect(emu.host, emu.port)
+        with trio.fail_after(10):
+            joined = await join(client, "i-a")
+        assert joined.error_code == 0 and joined.generation_id == 1
+        assert (await emu.clock())["advanced_ms"] == 0
+        await client.aclose()
