@@ -60,7 +60,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", f"{MARKER}(settings=None, topics=None): broker configs and topics for this "
+        "markers", f"{MARKER}(settings=None, topics=None, brokers=1): broker configs, topics "
+                   "and broker count for this "
                    "test's `kafka_emu` emulator, on top of the kafka_emu_config/kafka_emu_topics "
                    "ini options")
 
@@ -102,12 +103,14 @@ def _emulator(config: pytest.Config, settings: Mapping[str, Any] | None = None, 
               topics: Mapping[str, int] | None = None,
               observer: Callable[[Any], None] | None = None,
               control_port: int | None = None,
-              clock: str | None = None) -> contextlib.AbstractContextManager[Emulator]:
+              clock: str | None = None,
+              brokers: int = 1) -> contextlib.AbstractContextManager[Emulator]:
     # imported here so that loading the plugin (in every pytest run) stays cheap
     from .emulator import make_config, run_in_thread
 
     settings, topics = _merged(config, settings, topics)
-    return run_in_thread(make_config(settings, topics=topics, clock=clock), observer=observer,
+    return run_in_thread(make_config(settings, topics=topics, clock=clock, brokers=brokers),
+                         observer=observer,
                          control_port=control_port, **_tracing(config))
 
 
@@ -118,11 +121,14 @@ def _marker_arguments(request: pytest.FixtureRequest) -> tuple[Mapping[str, Any]
         return None, None
     if marker.args:
         raise pytest.UsageError(f"@pytest.mark.{MARKER} takes keywords: settings=..., topics=...")
-    unknown = set(marker.kwargs) - {"settings", "topics"}
+    unknown = set(marker.kwargs) - {"settings", "topics", "brokers"}
     if unknown:
         raise pytest.UsageError(f"@pytest.mark.{MARKER}: unknown argument(s) {sorted(unknown)}; "
-                                "expected settings=..., topics=...")
-    return marker.kwargs.get("settings"), marker.kwargs.get("topics")
+                                "expected settings=..., topics=..., brokers=...")
+    settings = marker.kwargs.get("settings")
+    if marker.kwargs.get("brokers", 1) != 1:  # a cluster in one process: emu.brokers
+        settings = {**(settings or {}), "emu.brokers": marker.kwargs["brokers"]}
+    return settings, marker.kwargs.get("topics")
 
 
 # -- fixtures -------------------------------------------------------------------------------
@@ -161,17 +167,19 @@ def kafka_emu_shared(kafka_emu_session: Emulator) -> Emulator:
 def kafka_emu_factory(pytestconfig: pytest.Config) -> Iterator[Callable[..., Emulator]]:
     """A function that starts emulators for this test, all stopped after it:
     ``kafka_emu_factory(settings=None, *, topics=None, observer=None, control_port=None,
-    clock=None)``. ``settings`` are Kafka broker configs on top of the ``kafka_emu_config`` ini
+    clock=None, brokers=1)``. ``settings`` are Kafka broker configs on top of the ``kafka_emu_config`` ini
     option; ``control_port=0`` also serves the HTTP control endpoint (``emu.control_url``);
-    ``clock="manual"`` moves the coordinator's time only when told (``emu.advance``)."""
+    ``clock="manual"`` moves the coordinator's time only when told (``emu.advance``);
+    ``brokers=3`` starts a cluster of three brokers in one process."""
     with contextlib.ExitStack() as stack:
         def start(settings: Mapping[str, Any] | None = None, *,
                   topics: Mapping[str, int] | None = None,
                   observer: Callable[[Any], None] | None = None,
-                  control_port: int | None = None, clock: str | None = None) -> Emulator:
+                  control_port: int | None = None, clock: str | None = None,
+                  brokers: int = 1) -> Emulator:
             return stack.enter_context(_emulator(pytestconfig, settings, topics=topics,
                                                  observer=observer, control_port=control_port,
-                                                 clock=clock))
+                                                 clock=clock, brokers=brokers))
         yield start
 
 
