@@ -25,10 +25,11 @@ import signal
 import socket
 import sys
 from functools import partial
+from typing import NoReturn
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 2 (argparse prints the whole usage)
+    def error(self, message: str) -> NoReturn:  # one line, exit 2 (not argparse's usage)
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 

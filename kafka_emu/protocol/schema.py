@@ -18,13 +18,15 @@ from __future__ import annotations
 import sys
 import uuid
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
-if sys.version_info >= (3, 11):
+if TYPE_CHECKING:  # every checker knows typing_extensions, whatever Python it checks for
+    from typing_extensions import dataclass_transform
+elif sys.version_info >= (3, 11):
     from typing import dataclass_transform
-else:  # Python 3.10: type checkers use typing_extensions; at run time this marker is all it is
+else:  # Python 3.10 at run time: the marker is only for checkers, so a no-op does
     def dataclass_transform(**_: Any) -> Callable[[Any], Any]:
         return lambda decorator: decorator
 
