@@ -40,12 +40,18 @@ __all__ = ["error_response"]
 _ALSO_PER_ENTRY: dict[str, Versions] = {
     "Fetch": Versions(0, 12),  # FetchRequest.getErrorResponse: partitions only below v13
     "Metadata": ALL,  # MetadataRequest.getErrorResponse mirrors the topics
+    "ElectLeaders": ALL,  # ElectLeadersRequest.getErrorResponse: top-level and per partition
 }
+
+# APIs whose response entries do not answer request entries, so nothing is mirrored: the error
+# is top-level only (DescribeLogDirs answers per log dir; below v3 its error shows nowhere, as
+# DescribeLogDirsRequest.getErrorResponse builds it).
+_TOP_ONLY = frozenset({"DescribeLogDirs"})
 
 # Key fields of an entry; names in one group are the same key under different spellings.
 _KEY_GROUPS: tuple[tuple[str, ...], ...] = (
     ("name", "topic"),
-    ("partition_index", "partition", "index"),
+    ("partition_index", "partition", "index", "partition_id"),
     ("topic_id",),
     ("group_id",),
     ("key",),
@@ -76,7 +82,8 @@ def error_response(api: Api, version: int, request: Any, code: ErrorCode | int,
     code = int(code)
     has_top = any(s.name == "error_code" and version in s.versions
                   for s in fields_of(api.response))
-    per_entry = not has_top or version in _ALSO_PER_ENTRY.get(api.name, NONE)
+    per_entry = (not has_top or version in _ALSO_PER_ENTRY.get(api.name, NONE)) \
+        and api.name not in _TOP_ONLY
     return _build(api.response, version, request, code, message, top=True, mirror=per_entry)
 
 

@@ -183,3 +183,42 @@ async def test_describe_topic_partitions_pages_with_a_cursor(start_broker):
     assert [(t.name, t.error_code) for t in third.topics] == [
         ("b", 0), ("zz", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
     assert third.next_cursor is None
+
+
+async def test_offset_for_leader_epoch_answers_from_the_epoch_cache_and_fences(start_broker):
+    from kafka_emu.protocol.messages import offset_for_leader_epoch as ofle
+    bound, wire = await client(start_broker, topics={"t": 1})
+    log = bound.broker.topics.partition("t", 0)
+    log.leader_epoch = 3  # as if leadership had moved three times before any data
+
+    async def ask(leader_epoch, current=-1, partition=0, topic="t"):
+        response = await wire.request(BY_NAME["OffsetForLeaderEpoch"], 4,
+                                      ofle.OffsetForLeaderEpochRequest(topics=[
+                                          ofle.OffsetForLeaderTopic(topic=topic, partitions=[
+                                              ofle.OffsetForLeaderPartition(
+                                                  partition=partition, leader_epoch=leader_epoch,
+                                                  current_leader_epoch=current)])]))
+        p = response.topics[0].partitions[0]
+        return p.error_code, p.leader_epoch, p.end_offset
+
+    assert await ask(3, current=3) == (0, 3, 0)
+    assert await ask(1) == (0, 1, 0)  # older than every known epoch: the next one's start
+    assert await ask(7) == (0, -1, -1)
+    assert await ask(3, current=2) == (ErrorCode.FENCED_LEADER_EPOCH, -1, -1)
+    assert await ask(3, current=4) == (ErrorCode.UNKNOWN_LEADER_EPOCH, -1, -1)
+    assert (await ask(0, partition=9))[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert (await ask(0, topic="nope"))[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+async def test_elect_leaders_for_all_partitions_lists_none_and_rejects_unknown_types(start_broker):
+    from kafka_emu.protocol.messages import elect_leaders as el
+    bound, wire = await client(start_broker, topics={"t": 2})
+    api = BY_NAME["ElectLeaders"]
+    everything = await wire.request(api, 2, el.ElectLeadersRequest(election_type=0))
+    assert [(r.topic, r.partition_result) for r in everything.replica_election_results] == [
+        ("t", [])]
+    odd = await wire.request(api, 2, el.ElectLeadersRequest(
+        election_type=7, topic_partitions=[el.TopicPartitions(topic="t", partitions=[0])]))
+    assert odd.error_code == ErrorCode.INVALID_REQUEST
+    assert [(p.partition_id, p.error_code) for r in odd.replica_election_results
+            for p in r.partition_result] == [(0, ErrorCode.INVALID_REQUEST)]

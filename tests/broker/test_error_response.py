@@ -35,6 +35,8 @@ from kp_bridge import (differences, kp_class, kp_decode, kp_versions, old_class,
                        old_values, to_old)
 
 CODE = ErrorCode.NOT_COORDINATOR
+# Kafka answers these per log dir, not per request entry; below v3 the error shows nowhere
+TOP_ONLY = {"DescribeLogDirs"}
 SERVED = [(APIS[key], v) for key, served in advertised_versions().items() for v in served]
 
 
@@ -87,7 +89,7 @@ def _check(api, version, request):
         assert response.error_code == CODE
     else:
         # no top-level code: each request entry gets an entry carrying the error
-        assert codes or not _request_keys(request, version), (
+        assert codes or not _request_keys(request, version) or api.name in TOP_ONLY, (
             f"{api.name} v{version}: the error reaches no entry")
 
 

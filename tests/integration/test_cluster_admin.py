@@ -156,3 +156,37 @@ def test_kafka_python_admin_create_partitions_and_configs(emu):
         assert cluster["cluster_id"] == emu.config.cluster_id
     finally:
         admin.close()
+
+
+def test_kafka_python_describe_log_dirs_shows_the_bytes_each_partition_holds(emu):
+    from kafka import KafkaProducer
+    topic = unique("dirs")
+    emu.create_topic(topic, 2)
+    producer = KafkaProducer(bootstrap_servers=emu.bootstrap_servers)
+    producer.send(topic, b"x" * 1000, partition=1).get(timeout=10)
+    producer.close()
+    admin = KafkaAdminClient(bootstrap_servers=emu.bootstrap_servers)
+    try:
+        described = admin.describe_log_dirs({topic: [0, 1]})
+    finally:
+        admin.close()
+    [broker] = described
+    assert broker["broker"] == emu.config.node_id
+    [log_dir] = broker["log_dirs"]
+    assert log_dir["log_dir"] == "/kafka-emu/in-memory"
+    sizes = {p["partition_index"]: p["partition_size"]
+             for t in log_dir["topics"] if t["name"] == topic for p in t["partitions"]}
+    assert sizes[0] == 0 and sizes[1] > 1000
+
+
+def test_confluent_elect_leaders_needs_no_election_with_one_replica(emu):
+    from confluent_kafka import TopicPartition
+    from confluent_kafka import ElectionType
+    topic = unique("elect")
+    emu.create_topic(topic, 2)
+    admin = confluent(emu)
+    # (confluent-kafka 2.16's binding raises SystemError for keyword options here)
+    result = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(topic, 0),
+                                                          TopicPartition(topic, 5)]).result()
+    errors = {tp.partition: error.name() for tp, error in result.items()}
+    assert errors == {0: "ELECTION_NOT_NEEDED", 5: "UNKNOWN_TOPIC_OR_PART"}

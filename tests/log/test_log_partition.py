@@ -264,3 +264,4 @@ def test_timestamp_lookup_survives_a_batch_whose_records_do_not_parse():
     log.append(liar, now_ms=0)
     assert log.offset_for_timestamp(100) == (500, 0, 0)
     assert log.offset_for_timestamp(MAX_TIMESTAMP) == (500, 2, 0)
+
