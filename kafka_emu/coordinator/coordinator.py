@@ -281,6 +281,7 @@ class Coordinator:
                 consumer.on_timer(core, key, payload)
             else:
                 offsets.on_retention_timer(core, admin.delete_group)
+                consumer.on_retention(core)
 
 
 _READ_ONLY = (ListGroups, DescribeGroups, OffsetFetch, consumer.ConsumerGroupDescribe)

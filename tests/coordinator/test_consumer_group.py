@@ -415,3 +415,19 @@ def test_operator_trigger_rebalance_bumps_group_epoch_and_delete_with_force():
     assert g.other(DeleteGroup(request_id="d", group_id="g")).error == E.NON_EMPTY_GROUP
     r = g.other(DeleteGroup(request_id="d", group_id="g", force=True))
     assert r.error == E.NONE and set(r.member_ids) == {"a", "b"} and g.group() is None
+
+
+def test_offsets_of_unsubscribed_topics_expire_and_an_empty_group_goes():
+    g = CG(topics={"t": 1, "old": 1}, offsets_retention_minutes=1, offsets_retention_check_interval_ms=10_000)
+    g.hb("a", 0)
+    for topic in ("t", "old"):
+        g.other(OffsetCommit(request_id="c", group_id="g", generation_id=1, member_id="a",
+                             group_instance_id=None, offsets=(CommitOffset(topic=topic, partition=0, offset=4),)))
+    for _ in range(3):  # 75 s, heartbeating within the 45 s session
+        g.advance(25_000)
+        g.hb("a", 1, owned=None)
+    fetched = g.other(OffsetFetch(request_id="f", group_id="g", topics=None)).partitions
+    assert [(f.topic, f.offset) for f in fetched] == [("t", 4)]  # subscribed: kept
+    g.hb("a", -1, owned=None)
+    g.advance(70_000)
+    assert g.group() is None  # Empty and without offsets: deleted

@@ -17,7 +17,7 @@ from .events import (ConsumerGroupStateChanged, GroupEpochBumped, MemberReconcil
                      TargetAssignmentComputed)
 from .heartbeat import REBALANCE, SESSION, handle_heartbeat, on_timer
 from .model import ConsumerGroup, ConsumerGroupState, ConsumerMember, MemberState
-from .shared import SHARED_HANDLERS, delete_result, handle_describe, listed
+from .shared import SHARED_HANDLERS, delete_result, handle_describe, listed, on_retention
 
 TIMER_KINDS = frozenset({SESSION, REBALANCE})
 
@@ -27,5 +27,5 @@ __all__ = [
     "ConsumerGroupStateChanged", "ConsumerMember", "DescribedConsumerGroup",
     "DescribedConsumerMember", "GroupEpochBumped", "MemberReconciled", "MemberState",
     "SHARED_HANDLERS", "TIMER_KINDS", "TargetAssignmentComputed", "delete_result",
-    "handle_describe", "handle_heartbeat", "listed", "on_timer",
+    "handle_describe", "handle_heartbeat", "listed", "on_retention", "on_timer",
 ]

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from kafka_emu.errors import ErrorCode, KafkaError
 
-from ..core import Core
+from ..core import RETENTION_KEY, Core
 from ..events import GroupCreated, MemberAdded, MemberRemoved, RemovalReason
 from .assignors import ASSIGNORS
 from .commands import ConsumerGroupHeartbeat, ConsumerGroupHeartbeatResult, as_partitions
@@ -191,9 +191,15 @@ def _get_or_create_group(core: Core, group_id: str, *, create: bool) -> Consumer
         raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
     group = ConsumerGroup(group_id, created_at_ms=core.now, state_since_ms=core.now)
     core.consumer_groups[group_id] = group
+    schedule_retention(core)
     if core.observing:
         core.emit(GroupCreated(at_ms=core.now, group_id=group_id))
     return group
+
+
+def schedule_retention(core: Core) -> None:
+    if RETENTION_KEY not in core.timers:
+        core.timers.schedule(RETENTION_KEY, core.now + core.config.offsets_retention_check_interval_ms)
 
 
 def _unknown_member(group: ConsumerGroup, member_id: str) -> KafkaError:

@@ -32,7 +32,7 @@ from ..results import (FetchedOffset, HeartbeatResult, JoinGroupResult, LeaveGro
 from ..state import GroupState
 from .commands import (ConsumerGroupDescribe, ConsumerGroupDescribeResult, DescribedConsumerGroup,
                        DescribedConsumerMember, as_partitions)
-from .heartbeat import preferred_assignor
+from .heartbeat import preferred_assignor, schedule_retention
 from .model import ConsumerGroup, ConsumerGroupState
 
 GROUP_TYPE = "consumer"
@@ -119,6 +119,36 @@ def handle_offset_delete(core: Core, cmd: OffsetDelete) -> None:
                                  reason="offset_delete"))
     core.reply(cmd.request_id, "OffsetDelete", cmd.group_id,
                OffsetDeleteResult(error=ErrorCode.NONE, partitions=tuple(results)))
+
+
+def on_retention(core: Core) -> None:
+    """Offset retention for consumer groups (Kafka's ConsumerGroup expiration condition): an offset
+    of a topic the group does not subscribe to expires ``offsets.retention.minutes`` after its
+    commit (or at the expire timestamp of a v2-4 commit), in any group state; an Empty group left
+    without offsets is deleted. Runs on the classic groups' retention timer."""
+    now, retention_ms = core.now, core.config.offsets_retention_ms
+    for group in list(core.consumer_groups.values()):
+        gid, expired, left = group.group_id, [], False
+        for topic, partition, value in list(core.offsets.group_items(gid)):
+            if group.is_subscribed_to_topic(topic):
+                left = True
+                continue
+            if value.expire_timestamp_ms is not None:
+                gone = now >= value.expire_timestamp_ms
+            else:
+                gone = now - value.commit_timestamp_ms >= retention_ms
+            if gone:
+                core.offsets.delete(gid, topic, partition)
+                expired.append((topic, partition))
+            else:
+                left = True
+        if expired and core.observing:
+            core.emit(OffsetsRemoved(at_ms=now, group_id=gid, partitions=tuple(expired),
+                                     reason="expired"))
+        if not left and group.state is ConsumerGroupState.EMPTY:
+            remove(core, group, "retention", keep_offsets=False)
+    if core.consumer_groups:
+        schedule_retention(core)
 
 
 # ----------------------------------------------------------------------- classic member APIs
