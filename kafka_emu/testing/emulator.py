@@ -21,15 +21,15 @@ import contextlib
 import inspect
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import trio
 
 from .. import coordinator as c
 from ..broker.config import BrokerConfig
-from ..broker.server import BoundAddress, host_port, serve
+from ..broker.server import BoundAddress, serve
 from ..control.operations import ControlError, all_operations, parse_params
 from ..control.plane import control_of
 from ..control.waiters import WaitTimeout
@@ -56,7 +56,7 @@ def make_config(settings: Mapping[str, Any] | None = None, *, topics: Mapping[st
     settings = {k: str(v) for k, v in (settings or {}).items()}
     if clock is not None:
         settings["emu.clock"] = clock
-    extra = {"brokers": brokers} if brokers != 1 else {}
+    extra: dict[str, Any] = {"brokers": brokers} if brokers != 1 else {}
     if racks:
         extra["racks"] = tuple(racks)
     return BrokerConfig.from_kafka(settings, host=host, port=port,
@@ -66,7 +66,8 @@ def make_config(settings: Mapping[str, Any] | None = None, *, topics: Mapping[st
 class _Handle:
     """What both handles offer. ``_run(fn)`` runs ``fn`` on the emulator's trio thread and
     ``_op(name, **params)`` runs a control operation; in :class:`Emulator` they return the value,
-    in :class:`AsyncEmulator` an awaitable of it."""
+    in :class:`AsyncEmulator` an awaitable of it. That is why the shared methods are annotated
+    ``Any``: their docstrings say what the value is (JSON-like dicts and lists, as over HTTP)."""
 
     def __init__(self, bound: BoundAddress, config: BrokerConfig, *, control: Any = None) -> None:
         self._bound = bound
@@ -80,10 +81,10 @@ class _Handle:
     def bootstrap_servers(self) -> str:
         """``host:port`` for a client's bootstrap setting (IPv6 in brackets: ``[::1]:port``);
         with several brokers every one, comma-separated."""
-        return self._bound.bootstrap
+        return str(self._bound.bootstrap)
 
     @property
-    def broker(self):
+    def broker(self) -> Any:
         """The live broker state (only safe to touch from the emulator's own trio thread)."""
         return self._bound.broker
 
@@ -94,82 +95,82 @@ class _Handle:
         raise NotImplementedError
 
     # -- a cluster in one process (broker/cluster_moves.py; control/ops/cluster.py) -----------
-    def brokers(self) -> list[dict]:
+    def brokers(self) -> Any:
         """Every broker: {"node_id", "port", "rack", "running"}."""
         return self._op("list_brokers")
 
-    def stop_broker(self, node_id: int) -> dict:
+    def stop_broker(self, node_id: int) -> Any:
         """Stop a broker: listener closed, connections dropped, unlisted in Metadata; the
         partitions it led and the groups it coordinated move to other replicas."""
         return self._op("stop_broker", node_id=node_id)
 
-    def start_broker(self, node_id: int) -> dict:
+    def start_broker(self, node_id: int) -> Any:
         """Start a stopped broker again (same node id and port)."""
         return self._op("start_broker", node_id=node_id)
 
-    def partition(self, topic: str, partition: int) -> dict:
+    def partition(self, topic: str, partition: int) -> Any:
         """{"leader", "leader_epoch", "replicas", "isr", ...} of one partition."""
         return self._op("describe_partition", topic=topic, partition=partition)
 
-    def move_leader(self, topic: str, partition: int, to: int) -> dict:
+    def move_leader(self, topic: str, partition: int, to: int) -> Any:
         """Make broker ``to`` lead the partition (its leader epoch bumps)."""
         return self._op("move_leader", topic=topic, partition=partition, to=to)
 
-    def coordinator_of(self, group_id: str) -> int:
+    def coordinator_of(self, group_id: str) -> Any:
         """The node id coordinating the group."""
         return self._op("group_coordinator", group_id=group_id)["coordinator"]
 
-    def move_coordinator(self, group_id: str, to: int, *, load_ms: int | None = None) -> dict:
+    def move_coordinator(self, group_id: str, to: int, *, load_ms: int | None = None) -> Any:
         """Move the group's coordinator to broker ``to`` (with every group on the same
         __consumer_offsets partition): NOT_COORDINATOR from the old one, LOAD_IN_PROGRESS from
         the new one for ``load_ms`` (default emu.coordinator.load.time.ms), then the group is
         served as Kafka reloads it."""
         return self._op("move_coordinator", group_id=group_id, to=to, load_ms=load_ms)
 
-    def elect_preferred_leaders(self) -> int:
+    def elect_preferred_leaders(self) -> Any:
         """Move leadership back to each partition's first replica; returns how many moved."""
         return self._op("elect_preferred_leaders")["moved"]
 
     # -- groups as coordinator values (these never wait) ------------------------------------
-    def list_groups(self, states: str | Iterable[str] = (), types: str | Iterable[str] = ()):
+    def list_groups(self, states: str | Iterable[str] = (), types: str | Iterable[str] = ()) -> Any:
         """ListGroups as values: a tuple of ListedGroup(group_id, protocol_type, state, ...).
 
         ``states`` / ``types`` filter as KIP-518 / KIP-848 do (any case): a tuple of names, or
         one name as a string (``states="Stable"``). Anything else raises TypeError."""
         states, types = _names("states", states), _names("types", types)
 
-        def run():
+        def run() -> Any:
             b = self._bound.broker
             cmd = c.ListGroups(request_id=b.new_request_id(), states_filter=tuple(states),
                                types_filter=tuple(types))
             return b.query(cmd).groups
         return self._run(run)
 
-    def describe_group(self, group_id: str):
+    def describe_group(self, group_id: str) -> Any:
         """DescribeGroups for one group as a value (state "Dead" if it does not exist)."""
-        def run():
+        def run() -> Any:
             b = self._bound.broker
             cmd = c.DescribeGroups(request_id=b.new_request_id(), group_ids=(group_id,),
                                    not_found_is_error=False)
             return b.query(cmd).groups[0]
         return self._run(run)
 
-    def describe_consumer_group(self, group_id: str):
+    def describe_consumer_group(self, group_id: str) -> Any:
         """ConsumerGroupDescribe (KIP-848) for one group as a value: epochs, state, and per member
         its epoch and (topic, partitions) assignment and target."""
         from ..coordinator.consumer import ConsumerGroupDescribe
 
-        def run():
+        def run() -> Any:
             b = self._bound.broker
             cmd = ConsumerGroupDescribe(request_id=b.new_request_id(), group_ids=(group_id,))
             return b.query(cmd).groups[0]
         return self._run(run)
 
     def create_topic(self, name: str, partitions: int = 1,
-                     replication_factor: int | None = None) -> None:
+                     replication_factor: int | None = None) -> Any:
         """Create a topic; in a cluster ``replication_factor`` (at most the number of running
         brokers; default default.replication.factor) places that many replicas per partition."""
-        def run():
+        def run() -> Any:
             broker = self._bound.broker
             live = len(broker.cluster.live_nodes())
             if replication_factor is not None and not 1 <= replication_factor <= live:
@@ -206,72 +207,72 @@ class _Handle:
         return self._run(run)
 
     # -- time -------------------------------------------------------------------------------
-    def advance(self, ms: int) -> dict:
+    def advance(self, ms: int) -> Any:
         """Move the coordinator's time forward by ``ms``: every timer that falls due fires, in
         deadline order, as if the time had passed. Returns what happened: ``members_expired``,
         ``members_removed``, ``rebalances_started``, ``generations``, ``groups_deleted`` and
         every ``events`` entry, plus ``from_ms``/``now_ms``."""
         return self._op("advance", ms=ms)
 
-    def advance_to_next_deadline(self, group_id: str | None = None, kind: str | None = None) -> dict:
+    def advance_to_next_deadline(self, group_id: str | None = None, kind: str | None = None) -> Any:
         """Move time to the earliest pending timer (of ``group_id``, of ``kind``: session,
         new_member, pending_member, rebalance, initial_delay, pending_sync, retention) and fire
         it; returns what happened (as ``advance``) and the ``deadline``. 404 if none matches."""
         return self._op("advance_to_next_deadline", group_id=group_id, kind=kind)
 
-    def deadlines(self, group_id: str | None = None, kind: str | None = None) -> list:
+    def deadlines(self, group_id: str | None = None, kind: str | None = None) -> Any:
         """Pending timers, earliest first: deadline_ms, in_ms, kind, group_id, member_id."""
         return self._op("deadlines", group_id=group_id, kind=kind)
 
-    def clock(self) -> dict:
+    def clock(self) -> Any:
         """The coordinator's clock: now_ms, mode ("real" or "manual"), advanced_ms."""
         return self._op("clock")
 
     # -- group operations -------------------------------------------------------------------
-    def groups(self) -> list:
+    def groups(self) -> Any:
         """Every group as a dict: group_id, type, state, protocol_type, generation, members."""
         return self._op("groups")
 
-    def group_view(self, group_id: str) -> dict:
+    def group_view(self, group_id: str) -> Any:
         """State, generation, protocol, leader, members with decoded ``subscription`` and
         ``assignment``, and ``offsets`` (committed_offset, log_end_offset, lag, member_id per
         partition) with ``total_lag``. 404 if the group does not exist."""
         return self._op("group_view", group_id=group_id)
 
     def expire_member(self, group_id: str, member_id: str | None = None, *,
-                      group_instance_id: str | None = None) -> dict:
+                      group_instance_id: str | None = None) -> Any:
         """Expire a member now, exactly as its session timeout would; returns what happened."""
         return self._op("expire_member", group_id=group_id, member_id=member_id,
                         group_instance_id=group_instance_id)
 
     def ignore_heartbeats(self, group_id: str, member_id: str | None = None, *,
-                          group_instance_id: str | None = None, ignore: bool = True) -> dict:
+                          group_instance_id: str | None = None, ignore: bool = True) -> Any:
         """Stop honouring a member's heartbeats, so it expires naturally when its session runs
         out (``advance`` gets it there at once); ``ignore=False`` honours them again."""
         return self._op("ignore_heartbeats", group_id=group_id, member_id=member_id,
                         group_instance_id=group_instance_id, ignore=ignore)
 
-    def trigger_rebalance(self, group_id: str, reason: str | None = None) -> dict:
+    def trigger_rebalance(self, group_id: str, reason: str | None = None) -> Any:
         """Start a rebalance of a group that has members."""
         params = {} if reason is None else {"reason": reason}
         return self._op("trigger_rebalance", group_id=group_id, **params)
 
     def remove_static_member(self, group_id: str, group_instance_id: str,
-                             reason: str | None = None) -> dict:
+                             reason: str | None = None) -> Any:
         """Remove a static member as KIP-345's admin removal does."""
         return self._op("remove_static_member", group_id=group_id,
                         group_instance_id=group_instance_id, reason=reason)
 
-    def delete_group(self, group_id: str, *, force: bool = False) -> dict:
+    def delete_group(self, group_id: str, *, force: bool = False) -> Any:
         """Delete a group and its offsets: an Empty one, or with ``force`` any group (its
         members removed first)."""
         return self._op("delete_group", group_id=group_id, force=force)
 
-    def committed_offsets(self, group_id: str) -> list:
+    def committed_offsets(self, group_id: str) -> Any:
         """Committed offsets with log-end offsets and lag (kafka-consumer-groups --describe)."""
         return self._op("committed_offsets", group_id=group_id)
 
-    def set_offsets(self, group_id: str, offsets: Mapping[tuple[str, int], int]) -> dict:
+    def set_offsets(self, group_id: str, offsets: Mapping[tuple[str, int], int]) -> Any:
         """Commit offsets as an administrator: ``{("orders", 0): 42, ...}``, in any group state
         (an unknown group is created Empty)."""
         items = [{"topic": t, "partition": p, "offset": o} for (t, p), o in offsets.items()]
@@ -279,24 +280,24 @@ class _Handle:
 
     # -- timeline and waiters ---------------------------------------------------------------
     def timeline(self, group_id: str | None = None, since: int | None = None,
-                 types: tuple[str, ...] = (), limit: int | None = None) -> list:
+                 types: tuple[str, ...] = (), limit: int | None = None) -> Any:
         """Recorded events, oldest first, as dicts with ``seq`` and ``type`` (the event class:
         RequestHandled, MemberRemoved, TimeAdvanced, ...); ``since`` is a sequence number."""
         return self._op("timeline", group_id=group_id, since=since, types=tuple(types), limit=limit)
 
     def requests(self, api: str | None = None, client_id: str | None = None,
                  group_id: str | None = None, since: int | None = None,
-                 limit: int | None = None) -> list:
+                 limit: int | None = None) -> Any:
         """Recorded requests (RequestHandled events), oldest first, filtered."""
         return self._op("requests", api=api, client_id=client_id, group_id=group_id,
                         since=since, limit=limit)
 
-    def timeline_seq(self) -> int:
+    def timeline_seq(self) -> Any:
         """The sequence number of the newest event so far (pass it as ``since`` later)."""
         return self._run(lambda: control_of(self._bound.broker).timeline.seq)
 
     def wait_for_group(self, group_id: str, state: str | None = "Stable",
-                       members: int | None = None, timeout: float = 30.0) -> dict:
+                       members: int | None = None, timeout: float = 30.0) -> Any:
         """Block until the group is in ``state`` with ``members`` members (None: any), woken by
         events; returns the group view. ``WaitTimeout`` (a TimeoutError) after ``timeout`` s."""
         return self._op("wait_for_group", group_id=group_id, state=state, members=members,
@@ -308,7 +309,7 @@ class Emulator(_Handle):
 
     def __init__(self, bound: BoundAddress, config: BrokerConfig,
                  call: Callable[[Callable[[], Any]], Any],
-                 acall: Callable[[Callable[[], Any]], Any] | None = None, *,
+                 acall: Callable[[Callable[[], Any]], Any], *,
                  control: Any = None) -> None:
         super().__init__(bound, config, control=control)
         self._call = call  # runs a function on the emulator's trio thread
@@ -370,23 +371,23 @@ class Emulator(_Handle):
             member_id=member_id, topic=topic, error=error, message=message, delay_ms=delay_ms,
             throttle_ms=throttle_ms, count=count, always=always, skip=skip,
             probability=probability, seed=seed)
-        return rule["id"]
+        return int(rule["id"])
 
-    def faults(self) -> list[dict]:
+    def faults(self) -> list[dict[str, Any]]:
         """The fault rules, in the order they apply, with how often each matched and fired."""
-        return self._fault_op("list_faults")
+        return cast("list[dict[str, Any]]", self._fault_op("list_faults"))
 
-    def remove_fault(self, rule_id: int) -> dict:
+    def remove_fault(self, rule_id: int) -> dict[str, Any]:
         """Remove one fault rule (ControlError, status 404, if there is none with that id)."""
-        return self._fault_op("remove_fault", rule_id=rule_id)
+        return cast("dict[str, Any]", self._fault_op("remove_fault", rule_id=rule_id))
 
     def clear_faults(self) -> int:
         """Remove every fault rule; returns how many there were."""
-        return self._fault_op("clear_faults")["removed"]
+        return int(self._fault_op("clear_faults")["removed"])
     # -- end of faults ------------------------------------------------------------------------
 
     def unexpected_errors(self) -> list[BaseException]:
-        return self._call(lambda: list(self._bound.broker.unexpected))
+        return cast("list[BaseException]", self._call(lambda: list(self._bound.broker.unexpected)))
 
 
 class AsyncEmulator(_Handle):
@@ -397,16 +398,16 @@ class AsyncEmulator(_Handle):
         """Add a fault rule (the keywords of ``Emulator.add_fault``); returns its id."""
         added = await self._op("add_fault", action=action,
                                **{k: v for k, v in rule.items() if v is not None})
-        return added["id"]
+        return int(added["id"])
 
-    async def faults(self) -> list[dict]:
-        return await self._op("list_faults")
+    async def faults(self) -> list[dict[str, Any]]:
+        return cast("list[dict[str, Any]]", await self._op("list_faults"))
 
-    async def remove_fault(self, rule_id: int) -> dict:
-        return await self._op("remove_fault", rule_id=rule_id)
+    async def remove_fault(self, rule_id: int) -> dict[str, Any]:
+        return cast("dict[str, Any]", await self._op("remove_fault", rule_id=rule_id))
 
     async def clear_faults(self) -> int:
-        return (await self._op("clear_faults"))["removed"]
+        return int((await self._op("clear_faults"))["removed"])
 
     async def unexpected_errors(self) -> list[BaseException]:
         return list(self._bound.broker.unexpected)
@@ -479,7 +480,7 @@ def _from_any_thread(run: Callable[..., Any], fn: Any, token: trio.lowlevel.Trio
 
 
 async def _start_control(nursery: trio.Nursery, bound: BoundAddress, host: str,
-                         port: int | None):
+                         port: int | None) -> Any:
     """The HTTP control endpoint's ControlAddress, or None when no port was asked for."""
     if port is None:
         return None
@@ -492,7 +493,7 @@ def _raise_unexpected(errors: list[BaseException]) -> None:
         raise EmulatorError(errors) from errors[0]
 
 
-def _trace_writer(trace_dir, labels, compress):
+def _trace_writer(trace_dir: str | None, labels: Any, compress: str | None) -> Any:
     """An opened TraceWriter when tracing is asked for (raises TraceError at once if the
     directory cannot be written), else None."""
     if trace_dir is None:
@@ -547,10 +548,10 @@ def run_in_thread(config: BrokerConfig | None = None, *,
         raise RuntimeError("kafka-emu failed to start") from box.get("error")
     token = box["token"]
 
-    def call(fn):
+    def call(fn: Callable[[], Any]) -> Any:
         return _from_any_thread(trio.from_thread.run_sync, fn, token)
 
-    def acall(afn):
+    def acall(afn: Callable[[], Any]) -> Any:
         return _from_any_thread(trio.from_thread.run, afn, token)
 
     emulator = Emulator(box["bound"], config, call, acall, control=box["control"])
@@ -574,7 +575,7 @@ async def open_emulator(config: BrokerConfig | None = None, *,
                         control_port: int | None = None, control_host: str = "127.0.0.1",
                         trace_dir: str | None = None,
                         trace_labels: Mapping[str, str] | None = None,
-                        trace_compress: str | None = None):
+                        trace_compress: str | None = None) -> AsyncIterator[AsyncEmulator]:
     """Start kafka-emu as a task of the calling trio program; stop it on exit (control and
     tracing as in ``run_in_thread``). Yields an :class:`AsyncEmulator`."""
     config = config or make_config()
