@@ -15,6 +15,7 @@ the scenario x client-version matrix.
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import time
@@ -73,7 +74,8 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
         workdir / sc.name
     where.mkdir(parents=True, exist_ok=True)
     topic, group = f"{sc.name}-topic", f"{sc.name}-{uuid.uuid4().hex[:6]}"
-    config = make_config({**BROKER_SETTINGS, **(settings or {})}, topics={topic: sc.partitions})
+    config = make_config({**BROKER_SETTINGS, **sc.settings, **(settings or {})},
+                         topics={topic: sc.partitions}, brokers=sc.brokers)
     tracing = {} if trace_dir is None else {
         "trace_dir": str(trace_dir),
         "trace_labels": {"suite": "conformance", "scenario": sc.name, "client": client.name,
@@ -98,6 +100,8 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
                 h.server_events = emu.timeline(types=verdicts.SERVER_EVENT_TYPES)
             violations = _shared_checks(h) + violations
             metrics = h.metrics
+            if reason or violations:  # what the kit saw, for whoever reads the failure
+                _dump(h, where / "events.jsonl")
     except Exception as exc:  # the emulator itself failed: a kafka-emu bug, reported as such
         reason = f"kafka-emu error: {exc!r}\n{traceback.format_exc(limit=5)}"
     seconds = time.monotonic() - started
@@ -122,6 +126,14 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
                                verdict=verdict.lower(), reason=reason, seconds=seconds)
     return Result(scenario=sc.name, client=client.name, verdict=verdict, seconds=seconds,
                   reason=reason, violations=tuple(violations), metrics=metrics)
+
+
+def _dump(h: Harness, path: Path) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for e in h.log.snapshot():
+            f.write(json.dumps({"seq": e.seq, "node": e.node, "life": e.life, **e.event}) + "\n")
+        for e in h.server_events:
+            f.write(json.dumps({"server": True, **e}, default=str) + "\n")
 
 
 def _first_per_rule(violations: Iterable[Violation]) -> list[Violation]:

@@ -42,6 +42,8 @@ class Scenario:
     kafka_test: str  # the Kafka system test (and parameters) it re-expresses
     run: Callable[[Harness], list[Violation]]
     partitions: int = 3
+    brokers: int = 1  # brokers of the scenario's emulator (a cluster in one process)
+    settings: dict[str, object] = attrs.field(factory=dict)  # broker settings it needs
     needs: frozenset[str] = frozenset()  # "static", "faults", "clock"
     skip: str | None = None  # always skipped, with this reason
 
@@ -50,11 +52,13 @@ CATALOGUE: dict[str, Scenario] = {}
 
 
 def scenario(name: str, kafka_test: str, *, partitions: int = 3, needs: tuple[str, ...] = (),
-             skip: str | None = None):
+             skip: str | None = None, brokers: int = 1,
+             settings: dict[str, object] | None = None):
     def register(fn: Callable[[Harness], list[Violation]]):
         doc = " ".join((fn.__doc__ or "").split("\n\n")[0].split())
         CATALOGUE[name] = Scenario(name=name, summary=doc, kafka_test=kafka_test, run=fn,
-                                   partitions=partitions, needs=frozenset(needs), skip=skip)
+                                   partitions=partitions, needs=frozenset(needs), skip=skip,
+                                   brokers=brokers, settings=dict(settings or {}))
         return fn
     return register
 
@@ -219,12 +223,30 @@ for _mode in ("rolling", "all"):
                  f"bounce_mode={_mode})", needs=("static",) if _static else ())(_fn)
 
 
+# Kafka's OffsetValidationTest runs two brokers and a topic replicated on both, so either can
+# lead every partition and coordinate the group while the other restarts.
+_CLUSTER = {"brokers": 2, "settings": {"default.replication.factor": 2}}
+BROKER_DOWN_S = 1.0  # how long a rolled broker stays down
+
+
+def _roll_brokers(h: Harness) -> None:
+    """Kafka's rolling_bounce_brokers: restart each broker in turn (stop, then start at once on
+    the same address), waiting for the group and consumption after each."""
+    for broker in [b["node_id"] for b in h.emu.brokers()]:
+        h.emu.stop_broker(broker)
+        time.sleep(BROKER_DOWN_S)
+        h.emu.start_broker(broker)
+        h.await_all_members()
+        h.await_consumed()
+
+
 @scenario("static_member_persisted_after_rejoin",
-          "OffsetValidationTest.test_static_consumer_persisted_after_rejoin", needs=("static",))
+          "OffsetValidationTest.test_static_consumer_persisted_after_rejoin", needs=("static",),
+          **_CLUSTER)
 def static_member_persisted_after_rejoin(h: Harness) -> list[Violation]:
     """A bounced static member rejoins under a new member id, which the coordinator keeps for
-    its instance id; it consumes on. (Kafka then rolls the brokers to reload the group: that half
-    needs several brokers, issue 13.)"""
+    its instance id; then both brokers roll, so the group's coordinator moves and reloads the
+    group: the static members must still be the ones it knows (not fenced) and consume on."""
     h.produce_in_background()
     for node in nodes():
         h.start(node, instance_id=f"{h.group}-{node}", session_timeout_ms=STATIC_SESSION_TIMEOUT_MS)
@@ -233,6 +255,7 @@ def static_member_persisted_after_rejoin(h: Harness) -> list[Violation]:
     _bounce(h, mode="rolling", clean=True, keep_alive=0, instance_ids=True, bounces=1,
             session_ms=STATIC_SESSION_TIMEOUT_MS)
     new = {m.group_instance_id: m.member_id for m in h.emu.describe_group(h.group).members}
+    _roll_brokers(h)
     out = []
     for instance, member in sorted(old.items()):
         if instance not in new:
@@ -334,21 +357,46 @@ for _auto in (False, True):
              f"OffsetValidationTest.test_consumer_failure(enable_autocommit={_auto})")(_fn)
 
 
-_NEEDS_CLUSTER = ("needs several brokers in one emulator (issue 13, the in-process cluster), "
-                  "which is not built yet")
+def _rebalances(h: Harness) -> int:
+    """Kafka's ``num_rebalances``: the most assignments any consumer has received."""
+    return max((n.assigned_count for n in h.sync().nodes.values()), default=0)
 
 
-@scenario("broker_rolling_bounce", "OffsetValidationTest.test_broker_rolling_bounce",
-          skip=_NEEDS_CLUSTER)
+def _unexpected_rebalances(h: Harness, before: int, what: str) -> list[Violation]:
+    extra = _rebalances(h) - before
+    return [Violation("scenario", f"{what} caused {extra} unexpected group rebalance(s)")] \
+        if extra else []
+
+
+@scenario("broker_rolling_bounce", "OffsetValidationTest.test_broker_rolling_bounce", **_CLUSTER)
 def broker_rolling_bounce(h: Harness) -> list[Violation]:
-    """Restart each broker in turn: the group sees no unexpected rebalance."""
-    return []
+    """Restart each of two brokers in turn (the group's coordinator moves to the other and
+    back): the consumers find the coordinator again, the group sees no rebalance, and nothing
+    is lost or read twice."""
+    h.produce_in_background()
+    for node in nodes():
+        h.start(node, session_timeout_ms=30000)  # as Kafka's test: longer than a broker roll
+    h.await_all_members()
+    h.await_consumed()
+    before = _rebalances(h)
+    _roll_brokers(h)
+    return _unexpected_rebalances(h, before, "the broker rolling bounce") + finish(h)
 
 
-@scenario("broker_failure", "OffsetValidationTest.test_broker_failure", skip=_NEEDS_CLUSTER)
+@scenario("broker_failure", "OffsetValidationTest.test_broker_failure", **_CLUSTER)
 def broker_failure(h: Harness) -> list[Violation]:
-    """Kill a broker: consumers carry on without a rebalance."""
-    return []
+    """Stop the broker coordinating the group for good: the partitions and the group move to
+    the other broker, consumption goes on without a rebalance, nothing lost or read twice."""
+    h.produce_in_background()
+    for node in nodes():
+        h.start(node, session_timeout_ms=30000)
+    h.await_all_members()
+    h.await_consumed()
+    before = _rebalances(h)
+    # Kafka's test kills nodes[0] and notes it cannot target the coordinator; here it can
+    h.emu.stop_broker(h.emu.coordinator_of(h.group))
+    h.await_consumed(200)
+    return _unexpected_rebalances(h, before, "the broker failure") + finish(h)
 
 
 # -- protocol error paths, injected as fault rules ---------------------------------------------

@@ -55,8 +55,3 @@ def test_a_scenario_needing_static_membership_is_skipped_for_kafkajs_with_the_re
     result = runner.run_scenario(CATALOGUE["fencing_static_consumer_stable"], _client("kafkajs"))
     assert result.verdict == runner.SKIP
     assert "static membership" in result.reason
-
-
-def test_broker_scenarios_skip_until_the_cluster_exists(confluent):
-    result = runner.run_scenario(CATALOGUE["broker_failure"], confluent)
-    assert result.verdict == runner.SKIP and "issue 13" in result.reason

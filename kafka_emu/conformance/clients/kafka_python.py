@@ -13,6 +13,8 @@ own clients ignore unknown configs.
 
 from __future__ import annotations
 
+import logging
+import sys
 import time
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -157,6 +159,9 @@ def producer(args, events: Events, stop: StopFlag) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     mode, args = contract.parse(argv, "kafka-python verifiable client")
+    # the library's own warnings to stderr (stdout is the event stream)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
     stop = StopFlag().install()
     (consumer if mode == "consumer" else producer)(args, Events(), stop)
     return 0
