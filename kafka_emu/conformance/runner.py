@@ -119,6 +119,8 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
         reason += f" (client logs in {where})"
         if sc.name in client.known_bugs:
             reason = f"known {client.name} bug: {client.known_bugs[sc.name]} -- {reason}"
+        elif sc.name in client.emulator_gaps:
+            reason = f"known kafka-emu gap: {client.emulator_gaps[sc.name]} -- {reason}"
     if trace_dir is not None:
         from ..trace.writer import write_scenario_verdict
         write_scenario_verdict(trace_dir, scenario=sc.name, client=client.name,

@@ -32,6 +32,8 @@ class ClientSpec:
     # scenario -> the client bug that makes it fail, with its evidence; the verdict stays FAIL
     # (the client does not conform) and the reason says it is known
     known_bugs: dict[str, str] = attrs.field(factory=dict)
+    # scenario -> what kafka-emu lacks that makes this client fail it (not the client's fault)
+    emulator_gaps: dict[str, str] = attrs.field(factory=dict)
 
 
 class ClientUnavailable(RuntimeError):
@@ -64,6 +66,15 @@ KNOWN_BUGS: dict[str, dict[str, str]] = {
 }
 
 
+_NO_OFFSET_FOR_LEADER_EPOCH = (
+    "kafka-python 3 validates its fetch positions with OffsetForLeaderEpoch after a partition "
+    "leader moves (KIP-320); kafka-emu does not serve that API, so the partition stalls")
+EMULATOR_GAPS: dict[str, dict[str, str]] = {
+    "kafka-python": {name: _NO_OFFSET_FOR_LEADER_EPOCH for name in (
+        "broker_rolling_bounce", "broker_failure", "static_member_persisted_after_rejoin")},
+}
+
+
 def _python(module: str, library: str, dist: str) -> Callable[[], ClientSpec]:
     def build() -> ClientSpec:
         if importlib.util.find_spec(library) is None:
@@ -77,7 +88,8 @@ def _python(module: str, library: str, dist: str) -> Callable[[], ClientSpec]:
         base = (sys.executable, "-m", f"kafka_emu.conformance.clients.{module}")
         return ClientSpec(name=dist, consumer=base + ("--consumer",),
                           producer=base + ("--producer",), library_version=v,
-                          known_bugs=KNOWN_BUGS.get(dist, {}))
+                          known_bugs=KNOWN_BUGS.get(dist, {}),
+                          emulator_gaps=EMULATOR_GAPS.get(dist, {}))
     return build
 
 
