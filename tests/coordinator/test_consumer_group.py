@@ -229,12 +229,21 @@ def test_group_max_size():
     assert g.hb("a", 0).error == E.NONE  # an existing member may rejoin
 
 
-def test_rejoin_with_epoch_zero_resets_member():
+def test_known_member_rejoining_with_epoch_zero_goes_on_from_its_state():
+    g = two_members()
+    r = g.hb("a", 0)  # a's answer got lost, say; it rejoins owning nothing (KAFKA-19233)
+    assert r.error == E.NONE and r.member_epoch == 2 and parts(r.assignment) == {"t": {0, 1, 2}}
+    assert g.group().group_epoch == 2  # no bump: nothing about a changed
+    assert parts(g.hb("b", 2, owned={}).assignment) == {"t": {3, 4, 5}}
+
+
+def test_static_member_rejoining_without_leaving_is_unreleased_even_with_its_own_id():
     g = CG()
-    g.hb("a", 0)
-    r = g.hb("a", 0)
+    g.hb("a", 0, instance_id="i")
+    assert g.hb("a", 0, instance_id="i").error == E.UNRELEASED_INSTANCE_ID
+    g.hb("a", -2, owned=None, instance_id="i")
+    r = g.hb("a", 0, instance_id="i")
     assert r.error == E.NONE and parts(r.assignment) == {"t": set(range(6))}
-    assert g.group().group_epoch == 1
 
 
 # ------------------------------------------------------------------------------- offsets

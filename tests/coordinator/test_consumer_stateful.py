@@ -12,8 +12,8 @@ Invariants after every step:
   the members' assigned + pending partitions, which are pairwise disjoint, and every owner entry
   carries its member's current epoch;
 - what live (not fenced) clients believe they own is pairwise disjoint;
-- epochs never go back: the group epoch and assignment epoch never decrease, assignment epoch <=
-  group epoch, and a member's epoch in successive answers never decreases while it stays;
+- epochs never go back: the group epoch and assignment epoch never decrease (per incarnation of
+  the group: retention may delete an Empty one), assignment epoch <= group epoch, and a member's epoch in successive answers never decreases while it stays;
 - a member's assigned partitions are always a subset of the partitions it was told about;
 - the group state is the one derived from members and epochs.
 ``settle`` (a rule, and at teardown) heartbeats every live client well-behaved a few rounds and
@@ -65,6 +65,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         self.request = 0
         self.group_epoch = 0
         self.assignment_epoch = 0
+        self.incarnation = None
 
     # ------------------------------------------------------------------------- helpers
     def group(self):
@@ -247,6 +248,8 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         group = self.group()
         if group is None:
             return
+        if group is not self.incarnation:  # deleted (retention, DeleteGroups) and created anew
+            self.incarnation, self.group_epoch, self.assignment_epoch = group, 0, 0
         assert group.group_epoch >= self.group_epoch
         assert group.assignment_epoch >= self.assignment_epoch
         assert group.assignment_epoch <= group.group_epoch

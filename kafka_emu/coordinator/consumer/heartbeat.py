@@ -20,9 +20,11 @@ One heartbeat, in order:
 
 Deliberate choices where Kafka is asynchronous: regexes and topic metadata are resolved on each
 heartbeat against the catalogue the broker passes (Kafka refreshes them in the background), so a
-new matching topic is seen at the next heartbeat of a member. An existing dynamic member that
-heartbeats with epoch 0 again (a client rejoining after an error) is reset: its partitions are
-released and it reconciles from scratch without a group epoch bump unless its subscription changed.
+new matching topic is seen at the next heartbeat of a member. A known dynamic member that
+heartbeats with epoch 0 again (a client rejoining after FENCED_MEMBER_EPOCH) skips the epoch check
+and goes on from its current state, reporting no owned partitions, as Kafka does since
+KAFKA-19233; a static member rejoining with epoch 0 without having left (-2) gets
+UNRELEASED_INSTANCE_ID even under the same member id.
 """
 
 from __future__ import annotations
@@ -234,9 +236,7 @@ def _get_member(core: Core, group: ConsumerGroup, cmd: ConsumerGroupHeartbeat,
             if not joining:
                 raise _unknown_member(group, member_id)
             return _add_member(core, group, ConsumerMember(member_id)), True
-        if joining:
-            _reset(core, group, member)
-        else:
+        if not joining:  # epoch 0 from a known member: it rejoins as it is (KAFKA-19233)
             _check_epoch(member, cmd.member_epoch, cmd.owned)
         return member, False
 
@@ -244,10 +244,7 @@ def _get_member(core: Core, group: ConsumerGroup, cmd: ConsumerGroupHeartbeat,
     if joining:
         if old is None:
             return _add_member(core, group, ConsumerMember(member_id, instance_id=cmd.instance_id)), True
-        if old.member_id == member_id:
-            _reset(core, group, old)
-            return old, False
-        if old.member_epoch != STATIC_LEAVE_EPOCH:
+        if old.member_epoch != STATIC_LEAVE_EPOCH:  # even under the same member id, as Kafka
             raise KafkaError(ErrorCode.UNRELEASED_INSTANCE_ID,
                              f"Static member {member_id} with instance id {cmd.instance_id} cannot join "
                              f"the group because the instance id is owned by {old.member_id} member.")
@@ -270,16 +267,6 @@ def _add_member(core: Core, group: ConsumerGroup, member: ConsumerMember) -> Con
         core.emit(MemberAdded(at_ms=core.now, group_id=group.group_id, member_id=member.member_id,
                               group_instance_id=member.instance_id, client_id=""))
     return member
-
-
-def _reset(core: Core, group: ConsumerGroup, member: ConsumerMember) -> None:
-    """A known member joins again with epoch 0: it has dropped its partitions (a joining heartbeat
-    owns none), so release them and reconcile it from scratch."""
-    group.release(member)
-    member.member_epoch = member.previous_member_epoch = 0
-    member.state = MemberState.STABLE
-    member.assigned, member.pending_revocation = {}, {}
-    core.timers.cancel(rebalance_key(group.group_id, member.member_id))
 
 
 def _replace_static(core: Core, group: ConsumerGroup, old: ConsumerMember,
