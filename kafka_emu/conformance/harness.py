@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 from ..log.records import Record, build_batch
 from .clients import ClientSpec
-from .process import ClientProcess
+from .process import STOP_TIMEOUT_S, ClientProcess
 from .record import TP, NodeState, RunLog, Tracker
 
 T = TypeVar("T")
@@ -188,7 +188,7 @@ class Harness:
         else:
             proc.kill()
         if wait and not proc.wait():
-            raise ScenarioFailed(f"{node} did not stop within {30}s after "
+            raise ScenarioFailed(f"{node} did not stop within {STOP_TIMEOUT_S:.0f}s after "
                                  f"{'SIGTERM' if clean else 'SIGKILL'}")
 
     def stop_all(self, *, clean: bool = True) -> None:
