@@ -38,12 +38,15 @@ from kafka_emu.coordinator import (
     CommitOffset,
     Coordinator,
     CoordinatorConfig,
+    DeleteGroup,
     DeleteGroups,
+    ExpireMember,
     GroupDeleted,
     GroupState,
     Heartbeat,
     JoinGroup,
     HeartbeatResult,
+    IgnoreHeartbeats,
     JoinGroupResult,
     LeaveGroup,
     LeaveMember,
@@ -52,8 +55,10 @@ from kafka_emu.coordinator import (
     ReplyEmitted,
     RequestDropped,
     RequestParked,
+    SetOffsets,
     SyncGroup,
     SyncGroupResult,
+    TriggerRebalance,
 )
 from kafka_emu.errors import ErrorCode
 
@@ -320,6 +325,43 @@ class CoordinatorMachine(RuleBasedStateMachine):
             supports_skip_assignment=v9,
         )
         self._handle(command, rid)
+
+    # ------------------------------------------------ operator commands (the control plane)
+    @rule(slot=st.integers(0, 5), by_instance=st.booleans())
+    def operator_expire(self, slot, by_instance):
+        s = self.slots[slot]
+        rid = self._rid(None)
+        if by_instance and s.instance is not None:
+            cmd = ExpireMember(request_id=rid, group_id="g", group_instance_id=s.instance)
+        else:
+            cmd = ExpireMember(request_id=rid, group_id="g", member_id=s.member_id)
+        self._handle(cmd, rid)
+
+    @rule(slot=st.integers(0, 5), ignore=st.booleans())
+    def operator_ignore_heartbeats(self, slot, ignore):
+        rid = self._rid(None)
+        self._handle(IgnoreHeartbeats(request_id=rid, group_id="g", member_id=self.slots[slot].member_id,
+                                      ignore=ignore), rid)
+
+    @rule()
+    def operator_rebalance(self):
+        rid = self._rid(None)
+        self._handle(TriggerRebalance(request_id=rid, group_id="g"), rid)
+
+    @rule(force=st.booleans())
+    def operator_delete(self, force):
+        rid = self._rid(None)
+        self._handle(DeleteGroup(request_id=rid, group_id="g", force=force), rid)
+
+    @rule(partition=st.integers(0, 2), offset=st.integers(-1, 1000))
+    def operator_set_offsets(self, partition, offset):
+        rid = self._rid(None)
+        topic = "t" if partition < 2 else "other"
+        result = self._handle(SetOffsets(request_id=rid, group_id="g", offsets=(
+            CommitOffset(topic=topic, partition=partition, offset=offset),)), rid)[rid]
+        assert (result.error == ErrorCode.NONE) == (offset >= 0)
+        if result.error == ErrorCode.NONE:
+            self.offsets[(topic, partition)] = offset
 
     @rule(ms=st.sampled_from([0, 1, 500, 3000, 6000, 12_000, 40_000]))
     def advance(self, ms):
