@@ -47,6 +47,7 @@ class Node:
     # set by the server: the listeners' cancel scope and the addresses bound (for a restart)
     scope: Any = attrs.field(default=None, repr=False)
     sockaddrs: list = attrs.field(factory=list, repr=False)
+    listeners: list = attrs.field(factory=list, repr=False)
 
 
 @attrs.define(eq=False)

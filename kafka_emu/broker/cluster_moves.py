@@ -158,6 +158,7 @@ class ClusterMoves:
         from .server import accept_loop
         scope = trio.CancelScope()
         node.scope = scope
+        node.listeners = listeners
         node.running = True
         broker = self.broker
 
@@ -180,7 +181,12 @@ class ClusterMoves:
         node = self._running(node_id)
         node.running = False
         if node.scope is not None:
-            node.scope.cancel()  # the listener closes; every connection to it drops
+            node.scope.cancel()  # its tasks end: every connection to it drops
+        for listener in node.listeners:
+            # closed now rather than when its task next runs, so the port is free at once
+            # (a start right after a stop binds it again); the cancel above has already
+            # withdrawn the accept that waited on it
+            listener.socket.close()
         catalogue = self.broker.topics.catalogue
         for (topic_id, partition), placement in list(self.cluster.all_placements()):
             if node_id in placement.isr and len(placement.isr) > 1:
