@@ -226,6 +226,29 @@ class ClusterMoves:
         log.info("broker %d started on port %d", node_id, node.port)
         return describe_node(node)
 
+    def elect(self, topic, partition: int, unclean: bool) -> ErrorCode:
+        """One partition's election as the controller runs it for ElectLeaders: preferred moves
+        leadership to the first replica if it runs and is in sync; unclean picks a running
+        replica only for a leaderless partition."""
+        placement = self.cluster.placement(topic.topic_id, topic.name, partition)
+        nodes = self.cluster.nodes
+        if unclean:
+            if placement.leader != NO_LEADER:
+                return ErrorCode.ELECTION_NOT_NEEDED
+            chosen = next((r for r in placement.replicas if nodes[r].running), NO_LEADER)
+            if chosen == NO_LEADER:
+                return ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
+        else:
+            chosen = placement.replicas[0]
+            if placement.leader == chosen:
+                return ErrorCode.ELECTION_NOT_NEEDED
+            if not nodes[chosen].running or chosen not in placement.isr:
+                return ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
+        if chosen not in placement.isr:
+            placement.isr.append(chosen)
+        self._set_leader(topic, topic.name, partition, placement, chosen)
+        return ErrorCode.NONE
+
     def elect_preferred(self) -> int:
         """Move every partition's leadership to its first replica if that one runs (Kafka's
         preferred leader election); returns how many moved."""

@@ -321,3 +321,25 @@ async def test_offset_for_leader_epoch_says_where_each_epoch_ended(start_cluster
     assert fenced.error_code == ErrorCode.FENCED_LEADER_EPOCH
     old = (await leader.request(api, 4, ask(first, second))).topics[0].partitions[0]
     assert old.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
+async def test_elect_leaders_moves_leadership_back_to_the_preferred_replica(start_cluster):
+    from kafka_emu.protocol.messages import elect_leaders as el
+    bound = await start_cluster(topics={"t": 1})
+    moves = bound.broker.cluster_moves
+    bound.broker.cluster.replication[bound.broker.topics.lookup("t").topic_id] = 3
+    placed = moves.move_leader("t", 0, 1)  # placed now, with three replicas
+    preferred = placed["replicas"][0]
+    other = next(r for r in placed["replicas"] if r != preferred)
+    epoch = moves.move_leader("t", 0, other)["leader_epoch"]
+    client = await connect(bound, 1)
+    api = BY_NAME["ElectLeaders"]
+    request = el.ElectLeadersRequest(election_type=0, topic_partitions=[
+        el.TopicPartitions(topic="t", partitions=[0])])
+    answer = await client.request(api, 2, request)
+    assert answer.replica_election_results[0].partition_result[0].error_code == ErrorCode.NONE
+    assert (moves.cluster.placement(bound.broker.topics.lookup("t").topic_id, "t", 0).leader,
+            moves._partition("t", 0)[1].leader_epoch) == (preferred, epoch + 1)
+    again = await client.request(api, 2, request)
+    assert again.replica_election_results[0].partition_result[0].error_code == \
+        ErrorCode.ELECTION_NOT_NEEDED
