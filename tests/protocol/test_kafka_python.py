@@ -42,7 +42,8 @@ OLD_ONLY = [(cls, v) for cls in message_classes() for v in cls.__kafka__.valid
 
 # kafka-python 3.x ships no schema for the KIP-848 APIs (its consumer speaks only the classic
 # protocol); their declarations are cross-checked against librdkafka's bytes instead
-# (tests/coordinator/consumer and the confluent-kafka integration tests).
+# (golden/confluent-kafka-kip848.json in test_golden.py, and the confluent-kafka integration
+# tests, where librdkafka decodes our answers).
 NOT_IN_KAFKA_PYTHON = {68, 69}  # ConsumerGroupHeartbeat, ConsumerGroupDescribe
 
 
