@@ -137,7 +137,7 @@ def committed_offsets(broker: Any, group_id: str, owners: dict | None = None) ->
         rows.append({
             "topic": topic, "partition": partition, "committed_offset": offset,
             "log_end_offset": end,
-            "lag": None if offset is None or end is None else max(end - offset, 0),
+            "lag": None if offset is None or end is None else end - offset,  # as Kafka computes it
             "metadata": fetched.metadata if fetched is not None and offset is not None else None,
             "member_id": owners.get((topic, partition)),
         })
