@@ -155,4 +155,39 @@ function errorNames(e) {
   return names.size ? [...names].sort() : [String(e.code || e.message)]
 }
 
-await main({ group, produce: produceScenario, resume, admin })
+// The consumer group protocol (KIP-848): groupProtocol 'consumer' sends ConsumerGroupHeartbeat and
+// takes the broker's assignment; no partition may be owned by two members at any moment.
+async function group848(bootstrap) {
+  const topic = 'group-topic'
+  const members = []
+  let overlaps = 0
+  for (let i = 0; i < 3; i++) {
+    const c = new Consumer({
+      groupId: 'plt-group-848', clientId: 'kafka-emu-test', bootstrapBrokers: [bootstrap],
+      deserializers: stringDeserializers, maxWaitTime: 200, retries: 3, retryDelay: 100,
+      groupProtocol: 'consumer', ...GROUP_OPTS
+    })
+    const stream = await c.consume({ topics: [topic], mode: 'committed', fallbackMode: 'earliest', groupProtocol: 'consumer', ...GROUP_OPTS })
+    stream.on('data', () => {})
+    members.push({ c, stream })
+  }
+  const snapshot = ms => Object.fromEntries(ms.map(({ c }) => [c.memberId,
+    (c.assignments || []).filter(a => a.topic === topic).flatMap(a => a.partitions).sort((x, y) => x - y)]))
+  const settled = ms => {
+    const s = snapshot(ms)
+    const all = Object.values(s).flat()
+    if (new Set(all).size !== all.length) overlaps++
+    return ms.every(({ c }) => c.memberId) && Object.values(s).every(p => p.length > 0) && isPartition(s, 6)
+  }
+  await waitFor('3 KIP-848 members to split 6 partitions', () => settled(members))
+  const before = snapshot(members)
+  const [leaver, ...rest] = members
+  const leaverId = leaver.c.memberId
+  await within('leaver close', leaver.c.close(true))
+  await waitFor('2 members to take over 6 partitions', () => settled(rest))
+  const after = snapshot(rest)
+  await Promise.all(rest.map(({ c }) => within('close', c.close(true))))
+  return { group: 'plt-group-848', before, leaver: leaverId, after, overlaps }
+}
+
+await main({ group, group848, produce: produceScenario, resume, admin })
