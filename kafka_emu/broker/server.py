@@ -20,7 +20,6 @@ from __future__ import annotations
 import errno
 import logging
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import attrs

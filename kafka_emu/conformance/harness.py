@@ -192,7 +192,7 @@ class Harness:
                                  f"{'SIGTERM' if clean else 'SIGKILL'}")
 
     def stop_all(self, *, clean: bool = True) -> None:
-        for node, proc in self.procs.items():
+        for proc in self.procs.values():
             if proc.running:
                 proc.terminate() if clean else proc.kill()
         for node, proc in self.procs.items():

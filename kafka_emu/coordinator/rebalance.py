@@ -18,7 +18,6 @@ from kafka_emu.errors import ErrorCode
 
 from .core import Core, heartbeat_key, join_key, sync_key
 from .events import (
-    AssignmentsDistributed,
     GenerationChanged,
     MemberRemoved,
     MemberSubscribed,

@@ -31,7 +31,7 @@ import json
 import re
 import sys
 import typing
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 

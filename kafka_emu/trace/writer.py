@@ -184,7 +184,7 @@ class TraceWriter:
 
     def _encode(self, limit: int | None = None) -> str:
         queue, pop = self._queue, self._queue.popleft
-        run, run_json, seq = self.run_id, json.dumps(self.run_id), self._seq
+        run, seq = self.run_id, self._seq
         lines = []
         while queue and (limit is None or len(lines) < limit):
             item = pop()

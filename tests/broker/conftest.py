@@ -1,5 +1,4 @@
 import pytest
-import trio
 
 from kafka_emu.testing import make_config
 from kafka_emu.broker.server import serve

@@ -17,7 +17,7 @@ from kafka_emu.errors import ErrorCode
 from kafka_emu.protocol import BY_NAME
 from kafka_emu.protocol.messages.api_versions import ApiVersionsRequest
 from kafka_emu.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
-from kafka_emu.testing import make_config, run_in_thread
+from kafka_emu.testing import run_in_thread
 from kafka_emu.testing.wire import WireClient
 
 from test_server import JOIN, join_as_new_member, join_request

@@ -310,7 +310,8 @@ def test_leave_row_empty_group():
 def test_leave_drops_parked_sync_of_removed_member():
     """Kafka drops (never answers) a parked SyncGroup whose member is removed by LeaveGroup."""
     h = Harness()
-    ids = [h.join(instance=f"i{i}")[1] for i in range(2)]
+    for i in range(2):
+        h.join(instance=f"i{i}")
     answered = h.tick()
     members = [r.member_id for r in answered.values()]
     rid, _ = h.sync(members[1], 1, instance="i1")

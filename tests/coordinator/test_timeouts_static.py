@@ -34,7 +34,7 @@ def test_pending_member_blocks_early_completion_until_it_expires():
     h = Harness()
     a, b = h.stable_group(2, session=60_000)
     _, replies = h.join(now=1000)  # a third consumer gets MEMBER_ID_REQUIRED
-    pending = next(iter(replies.values())).member_id
+    assert next(iter(replies.values())).member_id  # a pending id, never used again
     rid_a, _ = h.join(a, session=60_000, now=1001)  # leader rejoin -> PreparingRebalance
     rid_b, replies = h.join(b, session=60_000, now=1002)
     assert replies == {}  # blocked by the pending id
@@ -153,7 +153,7 @@ def test_sync_timeout_removes_members_that_never_synced():
     h = Harness()
     ids = [h.new_member(session=60_000, rebalance=20_000)[0] for _ in range(2)]
     h.join(instance="s", session=60_000, rebalance=20_000)
-    answered = h.tick()
+    h.tick()
     static_id = h.group().static_members["s"]
     leader = ids[0]
     h.sync(leader, 1, [])

@@ -248,7 +248,9 @@ def test_known_tags_out_of_order_and_repeated_are_read_as_kafka_reads_them():
     from kafka_emu.protocol.messages.fetch import FetchRequest
     base = encode(FetchRequest(), 12)
     assert base.endswith(b"\x00")
-    cluster = lambda text: b"\x00" + bytes([len(text) + 1, len(text) + 1]) + text  # tag 0
+    def cluster(text: bytes) -> bytes:  # tag 0
+        return b"\x00" + bytes([len(text) + 1, len(text) + 1]) + text
+
     unknown = b"\x63\x01z"  # tag 99, one byte
     # tag 99 before tag 0: still read; tag 0 twice: the last value wins
     data = base[:-1] + b"\x03" + unknown + cluster(b"first") + cluster(b"last")

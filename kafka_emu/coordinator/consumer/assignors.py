@@ -157,7 +157,7 @@ def _heterogeneous(members: Members, topics: Topics, previous: Target) -> dict[s
     before = _previous_owner(previous)
     owner: dict[tuple[str, int], str] = {}
     load = {m: 0 for m in member_ids}
-    for topic, candidates in eligible.items():
+    for topic in eligible:
         for p in range(topics[topic]):
             prev = before.get((topic, p))
             if prev is not None and prev in load and topic in members[prev]:

@@ -20,13 +20,13 @@ from __future__ import annotations
 from kafka_emu.errors import ErrorCode, KafkaError
 
 from .. import join as classic_join
-from ..commands import (DeleteGroups, Heartbeat, JoinGroup, LeaveGroup, OffsetCommit, OffsetDelete,
+from ..commands import (Heartbeat, JoinGroup, LeaveGroup, OffsetCommit, OffsetDelete,
                         OffsetFetch, SyncGroup)
 from ..core import Core, join_key, sync_key
 from ..events import GroupDeleted, OffsetsCommitted, OffsetsRemoved
 from ..offsets import _fetched, _java_length
 from ..offsets_store import StoredOffset
-from ..results import (FetchedOffset, HeartbeatResult, JoinGroupResult, LeaveGroupResult,
+from ..results import (FetchedOffset, HeartbeatResult, LeaveGroupResult,
                        LeaveMemberResult, ListedGroup, OffsetCommitResult, OffsetDeleteResult,
                        OffsetFetchResult, PartitionError, SyncGroupResult)
 from ..state import GroupState
