@@ -72,6 +72,10 @@ def _listener(text: str) -> tuple[str, int]:
 
 @attrs.frozen(kw_only=True)
 class BrokerConfig:
+    """Everything a broker is started with, under Python names; build it from Kafka's names
+    with ``BrokerConfig.from_kafka`` (or ``kafka_emu.testing.make_config``). Group settings
+    live in ``coordinator`` (:class:`CoordinatorConfig`)."""
+
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     node_id: int = 1

@@ -57,6 +57,9 @@ _MIGRATION_POLICIES = ("disabled",)
 
 @attrs.frozen(kw_only=True)
 class CoordinatorConfig:
+    """The group coordinator's settings (Kafka's group.* and offsets.* broker configs); build
+    it from Kafka's names with ``CoordinatorConfig.from_kafka``."""
+
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1_800_000
     group_initial_rebalance_delay_ms: int = 100  # Kafka: 3000; measured, see the docstring

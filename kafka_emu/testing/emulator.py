@@ -387,6 +387,8 @@ class Emulator(_Handle):
     # -- end of faults ------------------------------------------------------------------------
 
     def unexpected_errors(self) -> list[BaseException]:
+        """Exceptions the server hit that are bugs in kafka-emu (the fixtures fail the test with
+        them at teardown); empty when all is well."""
         return cast("list[BaseException]", self._call(lambda: list(self._bound.broker.unexpected)))
 
 
@@ -401,15 +403,19 @@ class AsyncEmulator(_Handle):
         return int(added["id"])
 
     async def faults(self) -> list[dict[str, Any]]:
+        """The fault rules, in the order they apply, with how often each matched and fired."""
         return cast("list[dict[str, Any]]", await self._op("list_faults"))
 
     async def remove_fault(self, rule_id: int) -> dict[str, Any]:
+        """Remove one fault rule (ControlError, status 404, if there is none with that id)."""
         return cast("dict[str, Any]", await self._op("remove_fault", rule_id=rule_id))
 
     async def clear_faults(self) -> int:
+        """Remove every fault rule; returns how many there were."""
         return int((await self._op("clear_faults"))["removed"])
 
     async def unexpected_errors(self) -> list[BaseException]:
+        """Exceptions the server hit that are bugs in kafka-emu; empty when all is well."""
         return list(self._bound.broker.unexpected)
 
     async def _run(self, fn: Callable[[], Any]) -> Any:
