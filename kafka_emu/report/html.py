@@ -116,9 +116,11 @@ def plot_error_heatmap(errors: list) -> str | None:
     im = ax.imshow(grid, cmap="Reds", aspect="auto")
     ax.set_xticks(range(len(apis)), apis, rotation=30, ha="right")
     ax.set_yticks(range(len(clients)), clients)
+    top = max(max(row) for row in grid) or 1
     for (i, j), names in codes.items():
-        ax.text(j, i, f"{grid[i][j]}\n{', '.join(sorted(set(names)))[:40]}", ha="center",
-                va="center", fontsize=6)
+        label = "\n".join(sorted(set(names))[:3])
+        ax.text(j, i, f"{grid[i][j]}\n{label}", ha="center", va="center", fontsize=6,
+                color="white" if grid[i][j] > top / 2 else "black")
     fig.colorbar(im, ax=ax, label="error responses")
     ax.set_title("Error codes received, client x API")
     return _svg(fig)
@@ -152,6 +154,13 @@ def plot_api_versions(versions: list) -> str | None:
     fig.colorbar(im, ax=ax, label="highest version used / broker's highest")
     ax.set_title("API versions used per client version, against the broker's maximum")
     return _svg(fig)
+
+
+def _when(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime(
+        "%Y-%m-%d %H:%M:%S")
 
 
 def _table(rows: list, columns: list[str], limit: int = 200) -> str:
@@ -227,7 +236,8 @@ def render(results: dict[str, list], *, worst_runs: list[str], sources: list[str
               _table(results["violations"], ["kind", "run", "group_id", "member_id", "api",
                                              "seq", "detail"]),
               "<h2>Conformance</h2>", _conformance_matrix(results["conformance"]),
-              "<h2>Runs</h2>", _table(results["runs"], ["run", "started_ms", "emu_version",
-                                                         "events", "ended_cleanly"]),
+              "<h2>Runs</h2>",
+              _table([r | {"started (UTC)": _when(r["started_ms"])} for r in results["runs"]],
+                     ["run", "started (UTC)", "emu_version", "events", "ended_cleanly"]),
               "</body></html>"]
     return "\n".join(parts)

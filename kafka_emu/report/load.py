@@ -48,14 +48,20 @@ def parse_label(text: str) -> tuple[str, str]:
 
 
 def load(spark: Any, paths: list[str], *, since: str | None = None, until: str | None = None,
-         labels: list[tuple[str, str]] = ()) -> Traces:
+         labels: list[tuple[str, str]] = (), input_format: str = "json") -> Traces:
+    """``input_format="parquet"`` reads traces compacted to Parquet with the same schema
+    (bench/bench_report.py compares the two)."""
     from pyspark.sql import functions as F
 
-    reader = (spark.read.schema(struct_type())
-              .option("recursiveFileLookup", "true")
-              .option("pathGlobFilter", "*.jsonl*")
-              .option("mode", "DROPMALFORMED"))
-    raw = reader.json(list(paths)).where(F.col("kind").isNotNull() & F.col("run").isNotNull())
+    if input_format == "parquet":
+        raw = spark.read.schema(struct_type()).parquet(*paths)
+    else:
+        raw = (spark.read.schema(struct_type())
+               .option("recursiveFileLookup", "true")
+               .option("pathGlobFilter", "*.jsonl*")
+               .option("mode", "DROPMALFORMED")
+               .json(list(paths)))
+    raw = raw.where(F.col("kind").isNotNull() & F.col("run").isNotNull())
 
     runs = raw.where(F.col("kind") == "run_start").select(
         "run", F.col("at_ms").alias("started_ms"), "emu_version", "labels",

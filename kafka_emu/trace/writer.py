@@ -16,7 +16,8 @@ A process killed mid-run leaves a file whose every line is complete, up to the l
 gzip each flush is its own gzip member: concatenated members are a valid gzip stream
 (RFC 1952), so the file stays readable after a crash too.
 
-The sink runs on the emulator's trio thread, so it may read broker state: before an assignment
+Every event is written except ``ReplyEmitted`` (see ``sink``). The sink runs on the emulator's
+trio thread, so it may read broker state: before an assignment
 goes out it queues a ``topics_known`` snapshot (partition counts), from which a reader can tell
 which subscribed partitions were left unassigned.
 
@@ -41,7 +42,7 @@ from typing import Any
 
 import attrs
 
-from ..coordinator.events import AssignmentsDistributed
+from ..coordinator.events import AssignmentsDistributed, ReplyEmitted
 import trio
 
 from .schema import SCHEMA_VERSION, to_json_line
@@ -155,7 +156,13 @@ class TraceWriter:
 
     # -- the sink: on the emulator's thread, cheap ------------------------------------------
     def sink(self, event: Any) -> None:
-        if type(event) is AssignmentsDistributed and self._broker is not None:
+        kind = type(event)
+        if kind is ReplyEmitted:
+            # The coordinator's view of an answer whose request_handled line follows with the
+            # same error (and the client, group and member): the trace keeps that one. Writing
+            # both doubled the lines of every heartbeat for nothing a reader can join.
+            return
+        if kind is AssignmentsDistributed and self._broker is not None:
             self._snapshot_topics(event.at_ms)
         self._queue.append(event)
 
