@@ -62,6 +62,7 @@ KNOWN_BUGS: dict[str, dict[str, str]] = {
     "kafkajs": {"broker_failure": _KAFKAJS_COORDINATOR,
                 "broker_rolling_bounce": _KAFKAJS_COORDINATOR},
     "aiokafka": {"fencing_static_consumer_stable": _AIOKAFKA_STATIC,
+                 "fencing_static_consumer_all": _AIOKAFKA_STATIC,
                  "fault_coordinator_load_in_progress_on_offset_fetch": _AIOKAFKA_OFFSET_FETCH},
 }
 
