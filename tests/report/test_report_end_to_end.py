@@ -29,8 +29,7 @@ from kafka_emu.protocol.messages.sync_group import SyncGroupRequest
 from kafka_emu.testing import make_config, run_in_thread
 from kafka_emu.testing.wire import WireClient
 
-from integration.helpers import (HEARTBEAT_MS, SESSION_TIMEOUT_MS, subscribe_kafka_python,
-                                   wait_until)
+from integration.helpers import HEARTBEAT_MS, SESSION_TIMEOUT_MS, wait_until
 
 TOPIC = "orders"
 JOIN, SYNC, HEARTBEAT = BY_NAME["JoinGroup"], BY_NAME["SyncGroup"], BY_NAME["Heartbeat"]
@@ -77,7 +76,7 @@ def kafka_python(emu) -> None:
                       session_timeout_ms=SESSION_TIMEOUT_MS, heartbeat_interval_ms=HEARTBEAT_MS,
                       auto_offset_reset="earliest", enable_auto_commit=False)
     try:
-        subscribe_kafka_python(c, TOPIC)
+        c.subscribe([TOPIC])  # the default initial delay makes the metadata round trip moot
         wait_until(lambda: c.assignment(), tick=lambda: c.poll(100), timeout=60,
                    message="kafka-python assignment")
     finally:
