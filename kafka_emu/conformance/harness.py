@@ -105,6 +105,9 @@ class Harness:
                                             timestamp_ms=now_wall) for i in range(per_partition)])
                 broker.topics.partition(self.topic, p).append(batch, broker.now_ms())
             broker.topics.notify_append()
+        # The kit is kafka-emu's own code: it runs this on the emulator's trio thread through the
+        # handle's runner (no public "append records" operation exists; clients produce over
+        # the wire, and produce_consume_validate does exactly that).
         self.emu._call(run)
 
     def produce_in_background(self, per_partition: int = 5, every_s: float = 0.05) -> None:
