@@ -27,7 +27,7 @@ from .model import Assignment
 Members = Mapping[str, frozenset[str]]
 Topics = Mapping[str, int]
 Target = Mapping[str, Assignment]
-Assignor = Callable[[Members, Topics, Target], dict[str, Assignment]]
+Assignor = Callable[..., dict[str, Assignment]]  # (members, topics, previous, trusted=False)
 
 
 def _pack(owned: dict[str, list[tuple[str, int]]]) -> dict[str, Assignment]:
@@ -40,7 +40,8 @@ def _pack(owned: dict[str, list[tuple[str, int]]]) -> dict[str, Assignment]:
     return out
 
 
-def range_assignor(members: Members, topics: Topics, previous: Target) -> dict[str, Assignment]:
+def range_assignor(members: Members, topics: Topics, previous: Target,
+                   trusted: bool = False) -> dict[str, Assignment]:
     owned: dict[str, list[tuple[str, int]]] = {m: [] for m in members}
     for topic in sorted(topics):
         subscribers = sorted(m for m, subs in members.items() if topic in subs)
@@ -56,13 +57,17 @@ def range_assignor(members: Members, topics: Topics, previous: Target) -> dict[s
     return _pack(owned)
 
 
-def uniform_assignor(members: Members, topics: Topics, previous: Target) -> dict[str, Assignment]:
+def uniform_assignor(members: Members, topics: Topics, previous: Target,
+                     trusted: bool = False) -> dict[str, Assignment]:
+    """``trusted``: ``previous`` was computed for these same topics and partition counts, so its
+    partitions need no re-checking (a join in a large group then costs no per-partition work)."""
     if not members:
         return {}
     names = frozenset(topics)
     subscriptions = {subs & names for subs in set(members.values())}
     if len(subscriptions) == 1:
-        return _homogeneous(sorted(members), sorted(next(iter(subscriptions))), topics, previous)
+        return _homogeneous(sorted(members), sorted(next(iter(subscriptions))), topics, previous,
+                            trusted)
     return _heterogeneous(members, topics, previous)
 
 
@@ -80,7 +85,7 @@ def _previous_owner(previous: Target) -> dict[tuple[str, int], str]:
 
 
 def _homogeneous(member_ids: list[str], topic_names: list[str], topics: Topics,
-                 previous: Target) -> dict[str, Assignment]:
+                 previous: Target, trusted: bool = False) -> dict[str, Assignment]:
     """Every member subscribes to the same topics. Each member keeps up to its quota of its
     previous partitions (the members that held the most keep the ``extra`` slots), so as few
     partitions as possible move; the rest go to members below quota in member order. A member
@@ -97,11 +102,12 @@ def _homogeneous(member_ids: list[str], topic_names: list[str], topics: Topics,
         if not a:
             sizes[m] = 0
             continue
-        if any(t not in wanted or (ps and max(ps) >= topics[t]) for t, ps in a.items()):
+        if not trusted and any(t not in wanted or (ps and max(ps) >= topics[t])
+                               for t, ps in a.items()):
             a = {t: frozenset(p for p in ps if p < topics[t]) for t, ps in a.items() if t in wanted}
             a = {t: ps for t, ps in a.items() if ps}
         kept[m] = a
-        sizes[m] = sum(len(ps) for ps in a.values())
+        sizes[m] = sum(map(len, a.values()))
     out: dict[str, Assignment] = {}
     released: list[tuple[str, int]] = []
     for m in sorted(member_ids, key=lambda m: (-sizes[m], m)):

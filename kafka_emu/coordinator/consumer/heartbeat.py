@@ -346,7 +346,10 @@ def compute_target(core: Core, group: ConsumerGroup, topics) -> None:
     name = preferred_assignor(core, group)
     metadata = group.subscription_metadata
     members = {m.member_id: m.subscribed_topics for m in group.members.values()}
-    old, group.target = group.target, ASSIGNORS[name](members, metadata, group.target)
+    trusted = group.target_metadata == metadata
+    old = group.target
+    group.target = ASSIGNORS[name](members, metadata, old, trusted=trusted)
+    group.target_metadata = dict(metadata)
     group.assignment_epoch = group.group_epoch
     if core.observing:
         core.emit(TargetAssignmentComputed(

@@ -89,6 +89,7 @@ class ConsumerGroup:
     # how many members subscribe to each topic (resolved), and the partition counts last seen
     topic_subscribers: dict[str, int] = attrs.field(factory=dict)
     subscription_metadata: dict[str, int] = attrs.field(factory=dict)
+    target_metadata: dict[str, int] | None = None  # the metadata the target was computed with
 
     def partition_epoch(self, topic: str, partition: int) -> int:
         owner = self.owners.get((topic, partition))
