@@ -191,12 +191,10 @@ def main() -> int:
             kmsg._header = kmsg._min_version = kmsg._max_version = None
             assert kmsg.encode(version=version) == data, f"{label}: kafka-python bytes differ"
             kdecode = ApiMessage.decode.__func__
-            # the lambdas run now, inside this iteration (B023 warns of late binding)
-            ours_enc, theirs_enc = _ops_per_sec(lambda: encode(msg, version),  # noqa: B023
-                                                lambda: kmsg.encode(version=version))  # noqa: B023
-            ours_dec, theirs_dec = _ops_per_sec(lambda: decode(cls, version, data),  # noqa: B023
-                                                lambda: kdecode(kcls, data,  # noqa: B023
-                                                                version=version))  # noqa: B023
+            ours_enc, theirs_enc = _ops_per_sec(lambda: encode(msg, version),
+                                                lambda: kmsg.encode(version=version))
+            ours_dec, theirs_dec = _ops_per_sec(lambda: decode(cls, version, data),
+                                                lambda: kdecode(kcls, data, version=version))
             rows.append((api_name, label, len(data), ours_enc, theirs_enc, ours_dec, theirs_dec))
 
     head = (f"{'message':<44} {'bytes':>5} | {'enc ours/s':>10} {'enc kp/s':>9} {'ratio':>6} | "
