@@ -268,3 +268,25 @@ def test_static_members_ride_a_rolling_bounce_without_a_rebalance(cluster, drive
     finally:
         run.close()
     assert sorted(run.seen) == list(range(run.produced))
+
+
+def test_kafkajs_keeps_consuming_across_a_coordinator_move(monkeypatch):
+    """kafkajs (no static membership): a dynamic group of two loses nothing across a coordinator
+    move. kafkajs treats NOT_COORDINATOR as a rebalance (its ``isRebalancing``) and rejoins, on
+    Kafka too, so records whose commit the move refused may be read again: only loss is checked."""
+    import json
+
+    from .test_node_clients import NODE_DIR, _missing_tool, run_node
+    _missing_tool("node")
+    if not (NODE_DIR / "node_modules" / "kafkajs").exists():
+        pytest.skip("kafkajs is not installed (npm ci in tests/integration/node)")
+    config = make_config({"emu.coordinator.load.time.ms": 300}, brokers=3)
+    with run_in_thread(config, control_port=0) as emu:
+        emu.create_topic("cluster-topic", PARTITIONS, replication_factor=3)
+        monkeypatch.setenv("KAFKA_EMU_CONTROL", emu.control_url)
+        proc = run_node(NODE_DIR / "cluster.mjs", "move", emu.bootstrap_servers)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+        assert lines, f"no RESULT line: {proc.stdout[-3000:]} {proc.stderr[-3000:]}"
+        result = json.loads(lines[-1][len("RESULT "):])
+        assert result["ok"], result.get("error")
+    assert result["distinct"] == result["produced"] == 100, result  # none lost

@@ -1,0 +1,74 @@
+// kafkajs against a 3-broker kafka-emu: `node cluster.mjs <scenario> <bootstrap list>`, with the
+// control endpoint's base URL in $KAFKA_EMU_CONTROL. Scenario `move`: a group of two consumes,
+// its coordinator is moved over HTTP, more records are produced and the group must read every
+// one; `moves` then also stops and starts every broker in turn. The result counts records read,
+// distinct values, GROUP_JOIN events after the first two (kafkajs rejoins on NOT_COORDINATOR)
+// and duplicates after each step.
+import { Kafka, logLevel } from 'kafkajs'
+import { main, waitFor, within, sleep } from './lib.mjs'
+
+const CONTROL = process.env.KAFKA_EMU_CONTROL
+
+async function ok(method, path, body) {
+  const init = { method }
+  if (body !== undefined) {
+    init.headers = { 'content-type': 'application/json' }
+    init.body = JSON.stringify(body)
+  }
+  const res = await fetch(CONTROL + path, init)
+  const answer = await res.json()
+  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(answer)}`)
+  return answer.result
+}
+
+async function run(bootstrap, bounce) {
+  const topic = 'cluster-topic'
+  const groupId = 'js-cluster'
+  const client = new Kafka({ clientId: 'js-cluster', brokers: bootstrap.split(','), logLevel: logLevel.NOTHING,
+                             retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 1000 } })
+  const got = []
+  const joins = []
+  const consumers = []
+  for (let i = 0; i < 2; i++) {
+    const consumer = client.consumer({ groupId, sessionTimeout: 30000, heartbeatInterval: 500, maxWaitTimeInMs: 100 })
+    consumer.on(consumer.events.GROUP_JOIN, e => joins.push(e.payload.memberId))
+    await consumer.connect()
+    await consumer.subscribe({ topics: [topic], fromBeginning: true })
+    await consumer.run({ eachMessage: async ({ message }) => { got.push(message.value.toString()) } })
+    consumers.push(consumer)
+  }
+  const producer = client.producer({ idempotent: true })
+  await producer.connect()
+  let produced = 0
+  const produce = async n => {
+    const messages = Array.from({ length: n }, (_, i) => ({ value: `v${produced + i}` }))
+    await producer.send({ topic, acks: -1, messages })
+    produced += n
+  }
+  const phases = []
+  const note = name => phases.push([name, got.length - new Set(got).size])
+  const allRead = () => waitFor(`${produced} records (have ${new Set(got).size})`, () => new Set(got).size >= produced, 30000)
+  await produce(50)
+  await allRead()
+  await waitFor('both members joined once', () => joins.length >= 2)
+  const joinsBefore = joins.length
+  const coordinator = (await ok('GET', `/groups/${groupId}/coordinator`)).coordinator
+  await ok('POST', `/groups/${groupId}/move-coordinator`, { to: coordinator % 3 + 1, load_ms: 300 })
+  await produce(50)
+  await allRead()
+  note('move')
+  for (const node of bounce ? [1, 2, 3] : []) {
+    await ok('POST', `/brokers/${node}/stop`)
+    await produce(20)
+    await sleep(300)
+    await ok('POST', `/brokers/${node}/start`)
+    await allRead()
+    note(`bounce ${node}`)
+  }
+  await sleep(1000)  // heartbeats against the final coordinator
+  await within('producer disconnect', producer.disconnect())
+  await Promise.all(consumers.map(c => within('consumer disconnect', c.disconnect(), 20000)))
+  return { produced, read: got.length, distinct: new Set(got).size, rejoins: joins.length - joinsBefore, duplicates: phases }
+}
+
+await main({ move: b => run(b, false), moves: b => run(b, true) })
