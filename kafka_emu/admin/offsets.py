@@ -3,8 +3,8 @@
 What ``kafka-consumer-groups.sh --describe`` shows: every partition the group either owns (from
 its members' assignments) or has committed to, with the committed offset (OffsetFetch at the
 coordinator, all partitions: v2+ with null topics, v8+ as a batch of one group), the log-end
-offset (ListOffsets latest, -1, at the bootstrap broker: kafka-emu is one broker that leads every
-partition) and their difference. A broker that serves neither API gets no table (None).
+offset (ListOffsets latest, -1, at the bootstrap broker, and at their leaders -- found with
+Metadata -- for the partitions it does not lead) and their difference. A broker that serves neither API gets no table (None).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import attrs
 from ..errors import ErrorCode
 from ..protocol.messages.list_offsets import (ListOffsetsPartition, ListOffsetsRequest,
                                               ListOffsetsTopic)
+from ..protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from ..protocol.messages.offset_fetch import (OffsetFetchRequest, OffsetFetchRequestGroup,
                                               OffsetFetchRequestTopic)
 from .client import AdminClient, BrokerError
@@ -48,7 +49,9 @@ def group_offsets(client: AdminClient, group: GroupDescription) -> list[Partitio
               for p in parts}
     committed = _committed(coordinator, group.group_id, sorted(owners))
     partitions = sorted(set(owners) | set(committed))
-    log_end = _log_end(client.bootstrap, partitions)
+    log_end, elsewhere = _log_end(client.bootstrap, partitions)
+    for conn, led in _by_leader(client, elsewhere):  # a cluster: ask those partitions' leaders
+        log_end.update(_log_end(conn, led)[0])
     return [PartitionOffsets(topic=t, partition=p, committed=committed.get((t, p)),
                              log_end=log_end.get((t, p)), member=owners.get((t, p)))
             for t, p in partitions]
@@ -80,9 +83,28 @@ def _committed(conn: BrokerConnection, group_id: str,
             if p.error_code == ErrorCode.NONE and p.committed_offset >= 0}
 
 
-def _log_end(conn: BrokerConnection, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+def _by_leader(client: AdminClient, partitions: list[tuple[str, int]]):
+    """(connection, partitions) per leading broker, from Metadata, for partitions the bootstrap
+    broker answered NOT_LEADER_OR_FOLLOWER for (only a leader answers ListOffsets)."""
+    if not partitions or not client.bootstrap.supports("Metadata"):
+        return []
+    topics = sorted({t for t, _ in partitions})
+    _, meta = client.bootstrap.request("Metadata", MetadataRequest(
+        topics=[MetadataRequestTopic(name=t) for t in topics], allow_auto_topic_creation=False))
+    where = {b.node_id: (b.host, b.port) for b in meta.brokers}
+    leader_of = {(t.name, p.partition_index): p.leader_id for t in meta.topics
+                 for p in t.partitions}
+    groups: dict[tuple[str, int] | None, list[tuple[str, int]]] = {}
+    for tp in partitions:
+        groups.setdefault(where.get(leader_of.get(tp, -1)), []).append(tp)
+    return [(client._coordinator(*address), led) for address, led in groups.items()
+            if address is not None]
+
+
+def _log_end(conn: BrokerConnection, partitions: list[tuple[str, int]]):
+    """(log-end offset by partition, the partitions this broker does not lead)."""
     if not partitions:
-        return {}
+        return {}, []
     by_topic: dict[str, list[int]] = {}
     for topic, p in partitions:
         by_topic.setdefault(topic, []).append(p)
@@ -91,5 +113,8 @@ def _log_end(conn: BrokerConnection, partitions: list[tuple[str, int]]) -> dict[
                                                                   timestamp=LATEST) for p in ps])
         for t, ps in by_topic.items()])
     _, response = conn.request("ListOffsets", request)
-    return {(t.name, p.partition_index): p.offset for t in response.topics for p in t.partitions
-            if p.error_code == ErrorCode.NONE and p.offset >= 0}
+    found = {(t.name, p.partition_index): p.offset for t in response.topics for p in t.partitions
+             if p.error_code == ErrorCode.NONE and p.offset >= 0}
+    not_led = [(t.name, p.partition_index) for t in response.topics for p in t.partitions
+               if p.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER]
+    return found, not_led
