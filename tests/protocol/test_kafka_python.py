@@ -31,13 +31,9 @@ def _overlap(cls: type) -> list[int]:
 
 
 OVERLAP = [(cls, v) for cls in message_classes() for v in _overlap(cls)]
-# kafka-python's old Struct for DescribeLogDirsRequest v0 declares Partitions as one int32;
-# Kafka's schema (and every later version) has []int32, so it is no reference there.
-OLD_STRUCT_WRONG = {("DescribeLogDirsRequest", 0)}
 # versions only the old Struct classes know
 OLD_ONLY = [(cls, v) for cls in message_classes() for v in cls.__kafka__.valid
-            if v not in _overlap(cls) and old_class(cls, v) is not None
-            and (cls.__name__, v) not in OLD_STRUCT_WRONG]
+            if v not in _overlap(cls) and old_class(cls, v) is not None]
 
 
 # kafka-python 3.x ships no schema for the KIP-848 APIs (its consumer speaks only the classic
