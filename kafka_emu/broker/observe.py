@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import attrs
+
 from ..protocol.schema import Array, fields_of
 
 Sink = Callable[[Any], None]
@@ -69,6 +71,11 @@ class Observation:
 # -- facts of a request, read from any declaration ------------------------------------------
 
 _IDENTITY = ("group_id", "member_id", "group_instance_id", "generation_id")
+_GENERATION_ALIAS = "generation_id_or_member_epoch"
+
+# A reader per request class: which of the identity fields a class has is fixed by its
+# declaration, so the lookups are resolved once and each request costs one generated function.
+_IDENTITY_READERS: dict[type, Callable[[Any], tuple]] = {}
 
 
 def request_identity(request: Any) -> tuple[str | None, str | None, str | None, int | None]:
@@ -77,12 +84,38 @@ def request_identity(request: Any) -> tuple[str | None, str | None, str | None, 
     Field names are uniform across the group APIs' declarations; OffsetCommit v9+ calls the
     generation ``generation_id_or_member_epoch``. FindCoordinator names its group as ``key``.
     """
+    reader = _IDENTITY_READERS.get(type(request))
+    if reader is None:
+        reader = _IDENTITY_READERS[type(request)] = _identity_reader(type(request))
+    return reader(request)
+
+
+def _identity_by_name(request: Any) -> tuple[str | None, str | None, str | None, int | None]:
     group, member, instance, generation = (getattr(request, name, None) for name in _IDENTITY)
     if generation is None:
-        generation = getattr(request, "generation_id_or_member_epoch", None)
+        generation = getattr(request, _GENERATION_ALIAS, None)
     if group is None and getattr(request, "key_type", None) == 0:
         group = getattr(request, "key", None) or None
     return group, member, instance, generation
+
+
+def _identity_reader(cls: type) -> Callable[[Any], tuple]:
+    """``_identity_by_name`` resolved for one attrs class (the same answers, fewer lookups)."""
+    if not attrs.has(cls):
+        return _identity_by_name
+    names = {a.name for a in attrs.fields(cls)}
+    if "key_type" in names:  # FindCoordinator: the group depends on the request's key type
+        return _identity_by_name
+    if "generation_id" not in names and _GENERATION_ALIAS in names:
+        generation = f"r.{_GENERATION_ALIAS}"
+    else:
+        generation = "r.generation_id" if "generation_id" in names else "None"
+        if "generation_id" in names and _GENERATION_ALIAS in names:
+            return _identity_by_name  # both: the alias stands in for a None generation_id
+    parts = [f"r.{n}" if n in names else "None" for n in _IDENTITY[:3]] + [generation]
+    namespace: dict[str, Any] = {}
+    exec(f"def read(r): return ({', '.join(parts)})", namespace)  # noqa: S102 - field names
+    return namespace["read"]
 
 
 def _struct_arrays(cls: type) -> tuple[str, ...]:

@@ -64,6 +64,8 @@ class Broker:
         self.pending: dict[int, Pending] = {}
         self._request_ids = itertools.count(1)
         self.timers_changed = trio.Event()
+        # the deadline (ms) the timer task sleeps until; None: it is not sleeping on one
+        self._timer_waits_for: int | None = None
         from .handlers import advertised_versions
         self.advertised = advertised_versions(dict(config.api_max_versions))
         if "consumer" not in config.coordinator.group_coordinator_rebalance_protocols:
@@ -129,8 +131,20 @@ class Broker:
         pending = Pending(render)
         self.pending[command.request_id] = pending
         self.route(self.coordinator.handle(command, self.now_ms()))
-        self.timers_changed.set()
+        self._wake_timers_if_sooner()
         return pending
+
+    def _wake_timers_if_sooner(self) -> None:
+        """Wake the timer task only if the earliest deadline is now before the one it sleeps
+        until. A heartbeat or commit moves its member's deadline later, which the sleeping task
+        may ignore: woken at the old deadline it finds nothing due and sleeps again. Waking it
+        after every request instead cost a task switch per request."""
+        waiting_for = self._timer_waits_for
+        if waiting_for is not None:
+            deadline = self.coordinator.next_deadline()
+            if deadline is None or deadline >= waiting_for:
+                return
+        self.timers_changed.set()
 
     def route(self, replies) -> None:
         for reply in replies:
@@ -171,14 +185,17 @@ class Broker:
         """Sleep until the coordinator's next deadline (or until it may have moved); expire."""
         while True:
             self.timers_changed = trio.Event()
+            self._timer_waits_for = None
             deadline = self.coordinator.next_deadline()
             if deadline is None:
                 await self.timers_changed.wait()
                 continue
             if deadline > self.now_ms():  # a manual clock never gets there by waiting
+                self._timer_waits_for = deadline
                 with trio.move_on_at(self.clock.trio_time(deadline)):
                     await self.timers_changed.wait()
                     continue
+                self._timer_waits_for = None
             self.route(self.coordinator.expire(max(deadline, self.now_ms())))
 
     def record_unexpected(self, exc: BaseException) -> None:

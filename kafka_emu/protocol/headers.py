@@ -8,6 +8,7 @@ request ClientId is always a classic int16-length string, even in header v2.
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 from . import primitives as p
@@ -16,6 +17,7 @@ from .errors import DecodeError
 from .schema import INT16, INT32, STRING, field, message
 
 API_VERSIONS_KEY = 18
+_API_KEY_VERSION_CORRELATION = struct.Struct(">hhi").unpack_from
 
 
 @message(api_key=-1, kind="header", valid="1-2", flexible="2+")
@@ -46,8 +48,7 @@ def peek_api(frame: bytes) -> tuple[int, int, int]:
     if len(frame) < 8:
         raise DecodeError(f"request of {len(frame)} bytes is too short for a header", offset=0,
                           api="RequestHeader", version=-1)
-    r = p.Reader(frame)
-    return p.read_int16(r), p.read_int16(r), p.read_int32(r)
+    return _API_KEY_VERSION_CORRELATION(frame)
 
 
 def decode_request_header(frame: bytes, header_version: int) -> tuple[RequestHeader, p.Reader]:
