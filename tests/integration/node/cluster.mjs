@@ -28,16 +28,18 @@ async function run(bootstrap, bounce) {
                              retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 1000 } })
   const got = []
   const joins = []
+  const crashes = []
   const consumers = []
   for (let i = 0; i < 2; i++) {
     const consumer = client.consumer({ groupId, sessionTimeout: 30000, heartbeatInterval: 500, maxWaitTimeInMs: 100 })
     consumer.on(consumer.events.GROUP_JOIN, e => joins.push(e.payload.memberId))
+    consumer.on(consumer.events.CRASH, e => crashes.push(String(e.payload.error && e.payload.error.message)))
     await consumer.connect()
     await consumer.subscribe({ topics: [topic], fromBeginning: true })
     await consumer.run({ eachMessage: async ({ message }) => { got.push(message.value.toString()) } })
     consumers.push(consumer)
   }
-  const producer = client.producer({ idempotent: true })
+  const producer = client.producer({ idempotent: process.env.JS_IDEMPOTENT !== '0' })
   await producer.connect()
   let produced = 0
   const produce = async n => {
@@ -47,7 +49,7 @@ async function run(bootstrap, bounce) {
   }
   const phases = []
   const note = name => phases.push([name, got.length - new Set(got).size])
-  const allRead = () => waitFor(`${produced} records (have ${new Set(got).size})`, () => new Set(got).size >= produced, 30000)
+  const allRead = () => waitFor(`${produced} records (have ${new Set(got).size}; crashes ${JSON.stringify(crashes)})`, () => new Set(got).size >= produced, 30000)
   await produce(50)
   await allRead()
   await waitFor('both members joined once', () => joins.length >= 2)
@@ -68,7 +70,7 @@ async function run(bootstrap, bounce) {
   await sleep(1000)  // heartbeats against the final coordinator
   await within('producer disconnect', producer.disconnect())
   await Promise.all(consumers.map(c => within('consumer disconnect', c.disconnect(), 20000)))
-  return { produced, read: got.length, distinct: new Set(got).size, rejoins: joins.length - joinsBefore, duplicates: phases }
+  return { produced, read: got.length, distinct: new Set(got).size, rejoins: joins.length - joinsBefore, duplicates: phases, crashes }
 }
 
 await main({ move: b => run(b, false), moves: b => run(b, true) })
