@@ -83,7 +83,8 @@ def _committed(conn: BrokerConnection, group_id: str,
             if p.error_code == ErrorCode.NONE and p.committed_offset >= 0}
 
 
-def _by_leader(client: AdminClient, partitions: list[tuple[str, int]]):
+def _by_leader(client: AdminClient, partitions: list[tuple[str, int]]
+               ) -> list[tuple[BrokerConnection, list[tuple[str, int]]]]:
     """(connection, partitions) per leading broker, from Metadata, for partitions the bootstrap
     broker answered NOT_LEADER_OR_FOLLOWER for (only a leader answers ListOffsets)."""
     if not partitions or not client.bootstrap.supports("Metadata"):
@@ -101,7 +102,8 @@ def _by_leader(client: AdminClient, partitions: list[tuple[str, int]]):
             if address is not None]
 
 
-def _log_end(conn: BrokerConnection, partitions: list[tuple[str, int]]):
+def _log_end(conn: BrokerConnection, partitions: list[tuple[str, int]]
+             ) -> tuple[dict[tuple[str, int], int], list[tuple[str, int]]]:
     """(log-end offset by partition, the partitions this broker does not lead)."""
     if not partitions:
         return {}, []
