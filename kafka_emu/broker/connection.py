@@ -99,6 +99,7 @@ class Connection:
         self.frame_started = 0.0  # io time the partial frame in ``frames`` began
         self.eof = False
         self.info: ConnectionInfo | None = None
+        self.peer = "unknown peer"  # "host:port", made once (events name it per request)
 
     # -- reading ---------------------------------------------------------------------------
     def _take(self, data: bytes) -> None:
@@ -174,7 +175,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
         local_host, local_port = _address(stream.socket.getsockname())
         conn.info = info = ConnectionInfo(peer_host, peer_port, local_host, local_port,
                                           node_id=node_id, park=conn.park)
-        peer = info.peer
+        conn.peer = peer = info.peer
         if not broker.connection_opened(conn.id, info):
             raise CloseConnection(f"more than {broker.config.max_connections_per_ip} "
                                   f"connections from {peer_host} (max.connections.per.ip)",
@@ -261,7 +262,7 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         group, member, instance, generation = request_identity(request)
         top, partitions = response_errors(response) if response is not None else (None, ())
         emit(RequestHandled(
-            at_ms=broker.now_ms(), connection_id=conn.id, peer=info.peer, api=api.name,
+            at_ms=broker.now_ms(), connection_id=conn.id, peer=conn.peer, api=api.name,
             api_key=api_key, version=version, correlation_id=correlation_id,
             client_id=header.client_id, client_software_name=info.client_software_name,
             client_software_version=info.client_software_version, group_id=group,

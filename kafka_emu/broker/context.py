@@ -49,11 +49,11 @@ class RequestContext:
             if command is None:
                 return answer
         pending = broker.submit(command, render)
-        if not pending.done.is_set():
+        if not pending.resolved:
             try:
                 await self.park(pending.done.wait)
             finally:
-                if not pending.done.is_set():
+                if not pending.resolved:
                     broker.forget(command.request_id)
         return pending.response
 

@@ -134,6 +134,8 @@ def response_errors(response: Any) -> tuple[int | None, tuple[tuple[str, int, in
     with an ``error_code`` and a ``partition_index``/``partition`` sits under a topic struct
     with a ``name``/``topic``."""
     top = getattr(response, "error_code", None)
+    if not _struct_arrays(type(response)):
+        return top, ()
     found: list[tuple[str, int, int]] = []
     _walk(response, None, found)
     return top, tuple(found)
@@ -162,6 +164,8 @@ def request_partitions(request: Any, lookup_id: Callable[[Any], Any]) -> tuple[t
     ``response_errors`` does: a struct of ``partition_index``/``partition`` structs or an array
     of int partitions, under a topic struct with a ``name``/``topic`` or a ``topic_id`` (resolved
     with ``lookup_id``, Fetch v13+; an unknown id stays as its text)."""
+    if not _struct_arrays(type(request)):
+        return ()
     found: list[tuple[str, int]] = []
     _walk_request(request, None, lookup_id, found)
     return tuple(found)

@@ -24,18 +24,33 @@ from .observe import Observation
 
 
 class Pending:
-    """One request waiting for the coordinator's reply."""
+    """One request waiting for the coordinator's reply.
 
-    __slots__ = ("render", "done", "response")
+    Most commands are answered within ``submit`` itself; the event a parked request waits on is
+    only made when somebody waits (``done``), not for every request."""
+
+    __slots__ = ("render", "_done", "response", "resolved")
 
     def __init__(self, render: Callable[[Any], Any]) -> None:
         self.render = render
-        self.done = trio.Event()
+        self._done: trio.Event | None = None
         self.response: Any = None
+        self.resolved = False
+
+    @property
+    def done(self) -> trio.Event:
+        """Set once the reply is rendered."""
+        if self._done is None:
+            self._done = trio.Event()
+            if self.resolved:
+                self._done.set()
+        return self._done
 
     def resolve(self, result: Any) -> None:
         self.response = self.render(result)
-        self.done.set()
+        self.resolved = True
+        if self._done is not None:
+            self._done.set()
 
 
 class Broker:
