@@ -4,9 +4,10 @@
 
 For each size: synthetic traces (bench/trace_gen.py, the real schema, written through the
 writer's formatter) -> the report's analyses in Spark on 2 cores (local[2]) and on 1 core
-(local[1]) -> the same analyses as SQL in DuckDB on the same files -> the traces compacted to
-Parquet (one Spark write) and both engines again on the Parquet copy. Printed: seconds per step
-and the ratios Spark / DuckDB (target at 10M events: <= 3x) and 1 core / 2 cores.
+(local[1]), each in a fresh process -> the traces compacted to Parquet (one Spark write) and
+Spark again on the Parquet copy -> the same analyses as SQL in DuckDB on the same files (JSON
+Lines, then Parquet). Printed: seconds per step and the ratios Spark / DuckDB (target at 10M
+events: <= 3x) and 1 core / 2 cores.
 
 The computation compared (both sides read every line with an explicit schema and return every
 row): the client matrix, API versions, error codes per client x API, rebalances per
@@ -149,7 +150,8 @@ def duck_job(source: str, threads: int = 2) -> dict[str, int]:
     con.execute(f"CREATE VIEW events AS SELECT * FROM {source}")
     con.execute("""
         CREATE TEMP TABLE requests AS
-        SELECT e.*, coalesce(client_software_name, r.labels->>'client', client_id, 'unknown')
+        SELECT e.* EXCLUDE (client_version),
+               coalesce(client_software_name, r.labels->>'client', client_id, 'unknown')
                     AS client_name,
                coalesce(client_software_version, r.labels->>'client_version', 'unknown')
                     AS client_version,
@@ -175,8 +177,42 @@ def _timed(fn, *args, **kw):
     return time.perf_counter() - start, result
 
 
-def main(argv: list[str]) -> int:
+def spark_once(path: str, cores: int, input_format: str) -> None:
+    """One Spark configuration in this (fresh) process: prints the job's seconds and counts."""
+    import json
     from kafka_emu.report.spark import session
+    logs = Path(tempfile.mkdtemp())
+    spark = session(master=f"local[{cores}]", log_dir=logs, shuffle_partitions=cores * 2)
+    seconds, counts = _timed(spark_job, spark, [path], input_format)
+    spark.stop()
+    print(json.dumps({"seconds": seconds, "counts": counts}))
+
+
+def compact(path: str, out: str) -> None:
+    from kafka_emu.report.spark import session, struct_type
+    spark = session(master="local[2]", log_dir=Path(tempfile.mkdtemp()), shuffle_partitions=4)
+    seconds, _ = _timed(lambda: spark.read.schema(struct_type())
+                        .option("recursiveFileLookup", "true").json(path)
+                        .write.mode("overwrite").parquet(out))
+    spark.stop()
+    print(f'{{"seconds": {seconds}}}')
+
+
+def _child(*args: str) -> dict:
+    import json
+    import subprocess
+    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
+                         check=True, env=os.environ | {"PYTHONWARNINGS": "ignore"})
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--spark-once"]:
+        spark_once(argv[1], int(argv[2]), argv[3])
+        return 0
+    if argv[:1] == ["--compact"]:
+        compact(argv[1], argv[2])
+        return 0
     sizes = [int(a) for a in argv] or [1_000_000]
     columns = "{" + ", ".join(f"'{n}': '{_duck_type(t)}'" for n, t in schema.columns()) + "}"
     with tempfile.TemporaryDirectory() as tmp:
@@ -186,41 +222,36 @@ def main(argv: list[str]) -> int:
             mb = sum(f.stat().st_size for f in root.rglob("*.jsonl")) / 1e6
             print(f"== {written} events in {len(list(root.rglob('*.jsonl')))} runs, "
                   f"{mb:.0f} MB of JSON Lines (generated in {gen_s:.1f} s)", flush=True)
+            parquet = Path(tmp) / f"parquet-{size}"
             json_src = (f"read_json('{root}/**/*.jsonl', format = 'newline_delimited', "
                         f"columns = {columns})")
-            times = {}
-            for cores in (2, 1):
-                start_s, spark = _timed(session, master=f"local[{cores}]",
-                                        log_dir=Path(tmp) / "logs", shuffle_partitions=cores * 2)
-                times[f"spark {cores} core(s) jsonl"], spark_counts = _timed(
-                    spark_job, spark, [str(root)])
-                if cores == 2:
-                    parquet = Path(tmp) / f"parquet-{size}"
-                    times["compaction to parquet"], _ = _timed(
-                        lambda: spark.read.schema(__import__(
-                            "kafka_emu.report.spark", fromlist=["struct_type"]).struct_type())
-                        .option("recursiveFileLookup", "true").json(str(root))
-                        .repartition(cores * 2).write.mode("overwrite").parquet(str(parquet)))
-                    times["spark 2 core(s) parquet"], _ = _timed(
-                        spark_job, spark, [str(parquet)], "parquet")
-                spark.stop()
-                print(f"  spark session start ({cores} core(s)): {start_s:.1f} s", flush=True)
-            times["duckdb 2 threads jsonl"], duck_counts = _timed(duck_job, json_src)
-            times["duckdb 2 threads parquet"], _ = _timed(
-                duck_job, f"read_parquet('{parquet}/*.parquet')")
-            for name, seconds in times.items():
-                print(f"  {name:<28} {seconds:8.1f} s", flush=True)
-            ratio = times["spark 2 core(s) jsonl"] / times["duckdb 2 threads jsonl"]
-            pratio = times["spark 2 core(s) parquet"] / times["duckdb 2 threads parquet"]
-            cores_ratio = times["spark 1 core(s) jsonl"] / times["spark 2 core(s) jsonl"]
+            times, counts = {}, {}
+            for name, args in (("spark 2 cores, jsonl", (str(root), "2", "json")),
+                               ("spark 1 core, jsonl", (str(root), "1", "json"))):
+                result = _child("--spark-once", *args)
+                times[name], counts[name] = result["seconds"], result["counts"]
+                print(f"  {name:<28} {times[name]:8.1f} s", flush=True)
+            times["compaction to parquet"] = _child("--compact", str(root), str(parquet))["seconds"]
+            print(f"  {'compaction to parquet':<28} {times['compaction to parquet']:8.1f} s")
+            result = _child("--spark-once", str(parquet), "2", "parquet")
+            times["spark 2 cores, parquet"] = result["seconds"]
+            print(f"  {'spark 2 cores, parquet':<28} {result['seconds']:8.1f} s", flush=True)
+            for name, src in (("duckdb 2 threads, jsonl", json_src),
+                              ("duckdb 2 threads, parquet", f"read_parquet('{parquet}/*.parquet')")):
+                times[name], counts[name] = _timed(duck_job, src)
+                print(f"  {name:<28} {times[name]:8.1f} s", flush=True)
+            ratio = times["spark 2 cores, jsonl"] / times["duckdb 2 threads, jsonl"]
+            pratio = times["spark 2 cores, parquet"] / times["duckdb 2 threads, parquet"]
+            cores_ratio = times["spark 1 core, jsonl"] / times["spark 2 cores, jsonl"]
             verdict = ("ok" if ratio <= TARGET_RATIO else "target missed") if size >= 10**7 \
-                else "(target applies at 10M)"
-            print(f"  spark / duckdb, jsonl:   {ratio:5.2f}x {verdict}")
-            print(f"  spark / duckdb, parquet: {pratio:5.2f}x")
-            print(f"  spark 1 core / 2 cores:  {cores_ratio:5.2f}x")
-            same = {k: (spark_counts[k], duck_counts[k]) for k in spark_counts
-                    if spark_counts[k] != duck_counts[k]}
-            print("  row counts agree" if not same else f"  row counts differ: {same}")
+                else "(the target applies at 10M)"
+            print(f"  spark / duckdb, jsonl:    {ratio:5.2f}x {verdict}")
+            print(f"  spark / duckdb, parquet:  {pratio:5.2f}x")
+            print(f"  spark 1 core / 2 cores:   {cores_ratio:5.2f}x")
+            differ = {k: (v, counts["duckdb 2 threads, jsonl"][k])
+                      for k, v in counts["spark 2 cores, jsonl"].items()
+                      if v != counts["duckdb 2 threads, jsonl"][k]}
+            print("  row counts agree" if not differ else f"  row counts differ: {differ}")
     return 0
 
 
