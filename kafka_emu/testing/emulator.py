@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from functools import partial
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import trio
 
@@ -33,6 +33,9 @@ from ..broker.server import BoundAddress, serve
 from ..control.operations import ControlError, all_operations, parse_params
 from ..control.plane import control_of
 from ..control.waiters import WaitTimeout
+
+if TYPE_CHECKING:
+    from ..coordinator.results import DescribedGroup, ListedGroup
 
 __all__ = ["AsyncEmulator", "ControlError", "Emulator", "EmulatorError", "WaitTimeout",
            "make_config", "open_emulator", "run_in_thread"]
@@ -315,6 +318,23 @@ class Emulator(_Handle):
         self._call = call  # runs a function on the emulator's trio thread
         self._acall = acall  # runs an async function there and waits for it
 
+    # The group reads users call most, with their value types for type checkers (the shared
+    # methods are typed Any because AsyncEmulator's return awaitables).
+    def list_groups(self, states: str | Iterable[str] = (),
+                    types: str | Iterable[str] = ()) -> tuple[ListedGroup, ...]:
+        """ListGroups as values: a tuple of ListedGroup(group_id, protocol_type, state, ...);
+        ``states``/``types`` a tuple of names or one name (any case)."""
+        return cast("tuple[ListedGroup, ...]", super().list_groups(states, types))
+
+    def describe_group(self, group_id: str) -> DescribedGroup:
+        """DescribeGroups for one group as a value (state "Dead" if it does not exist)."""
+        return cast("DescribedGroup", super().describe_group(group_id))
+
+    def reset(self) -> tuple[str, ...]:
+        """Topics, member-less groups and fault rules deleted, configured topics created again;
+        returns the ids of groups kept because members are still joined."""
+        return cast("tuple[str, ...]", super().reset())
+
     def _run(self, fn: Callable[[], Any]) -> Any:
         return self._call(fn)
 
@@ -417,6 +437,19 @@ class AsyncEmulator(_Handle):
     async def unexpected_errors(self) -> list[BaseException]:
         """Exceptions the server hit that are bugs in kafka-emu; empty when all is well."""
         return list(self._bound.broker.unexpected)
+
+    async def list_groups(self, states: str | Iterable[str] = (),
+                          types: str | Iterable[str] = ()) -> tuple[ListedGroup, ...]:
+        """ListGroups as values (see ``Emulator.list_groups``), awaited."""
+        return cast("tuple[ListedGroup, ...]", await super().list_groups(states, types))
+
+    async def describe_group(self, group_id: str) -> DescribedGroup:
+        """DescribeGroups for one group as a value, awaited."""
+        return cast("DescribedGroup", await super().describe_group(group_id))
+
+    async def reset(self) -> tuple[str, ...]:
+        """``Emulator.reset``, awaited."""
+        return cast("tuple[str, ...]", await super().reset())
 
     async def _run(self, fn: Callable[[], Any]) -> Any:
         return fn()
