@@ -48,9 +48,14 @@ def parse_label(text: str) -> tuple[str, str]:
 
 
 def load(spark: Any, paths: list[str], *, since: str | None = None, until: str | None = None,
-         labels: list[tuple[str, str]] = (), input_format: str = "json") -> Traces:
+         labels: list[tuple[str, str]] = (), input_format: str = "json",
+         cache: bool | None = None) -> Traces:
     """``input_format="parquet"`` reads traces compacted to Parquet with the same schema
-    (bench/bench_report.py compares the two)."""
+    (bench/bench_report.py compares the two). ``cache`` (default: for JSON only) keeps the
+    selected events in memory: every table reads them, and parsing JSON again per table costs
+    more than caching, while Parquet is read column by column faster than a wide cache."""
+    if cache is None:
+        cache = input_format != "parquet"
     from pyspark.sql import functions as F
 
     if input_format == "parquet":
@@ -72,9 +77,13 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
         runs = runs.where(F.col("started_ms") < _ms(until, end=True))
     for key, value in labels:
         runs = runs.where(F.col("labels").getItem(key) == value)
-    runs = runs.dropDuplicates(["run"]).cache()
+    runs = runs.dropDuplicates(["run"])
+    if cache:
+        runs = runs.cache()
 
-    events = raw.join(F.broadcast(runs.select("run")), "run", "left_semi").cache()
+    events = raw.join(F.broadcast(runs.select("run")), "run", "left_semi")
+    if cache:
+        events = events.cache()
     first_partition_error = F.col("partition_errors").getItem(0).getField("error_code")
     requests = (events.where(F.col("kind") == "request_handled")
                 .drop("labels")
@@ -92,6 +101,7 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
                                           F.col("error_code"))
                             .when(F.size("partition_errors") > 0, first_partition_error)
                             .otherwise(F.lit(0)).cast("long"))
-                .drop("run_labels")
-                .cache())
+                .drop("run_labels"))
+    if cache:
+        requests = requests.cache()
     return Traces(events=events, runs=runs, requests=requests)
