@@ -192,7 +192,7 @@ class Link:
     """One non-blocking client connection: frames out, whole response frames in."""
 
     def __init__(self, address: tuple[str, int]) -> None:
-        self.sock = socket.create_connection(address)
+        self.sock = socket.create_connection(address, timeout=10)  # the mock stops accepting
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock.setblocking(False)
         self.inbuf = bytearray()
@@ -352,7 +352,7 @@ def form_group(server: Server, group_id: str, n: int, links: list[Link] | None =
     cpu0, t0 = server.cpu_ns(), time.perf_counter()
     for link in links:
         join(link, "")
-    pump(links, on_frame, lambda: len(synced) == n)
+    pump(links, on_frame, lambda: len(synced) == n, limit_s=60 + n / 25)
     wall, cpu = time.perf_counter() - t0, (server.cpu_ns() - cpu0) / 1e9
     generations = set(synced.values())
     if len(generations) != 1:
