@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import statistics
-import subprocess
 import sys
 import uuid
 
@@ -29,7 +28,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "integration"))
 
-from bench_trace import CONNECTIONS, IN_FLIGHT, SEAM_ONLY, WINDOW_S, heartbeats_per_s  # noqa: E402
+from bench_trace import CONNECTIONS, IN_FLIGHT, WINDOW_S  # noqa: E402
+from bench_trace import run as run_server  # noqa: E402
 import session_expiry  # noqa: E402
 
 from kafka_emu.testing import make_config, run_in_thread  # noqa: E402
@@ -46,16 +46,9 @@ def _verdict(ok: bool) -> str:
 def serve_and_measure(max_events: int | None) -> tuple[float, float]:
     """Heartbeat throughput of a server with that timeline size (None: no timeline, but a sink
     that does nothing on the observer seam -- what building the events costs)."""
-    args = ([sys.executable, "-c", SEAM_ONLY] if max_events is None else
-            [sys.executable, "-m", "kafka_emu", "serve", "--port", "0", "--log-level", "WARNING",
-             "--control-port", "0", "-c", f"emu.timeline.max.events={max_events}"])
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        host, port = proc.stdout.readline().strip().rsplit(":", 1)
-        return heartbeats_per_s(host, int(port), proc.pid)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    if max_events is None:
+        return run_server(None)
+    return run_server(["--control-port", "0", "-c", f"emu.timeline.max.events={max_events}"])
 
 
 def bench_timeline() -> None:
