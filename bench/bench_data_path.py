@@ -21,6 +21,14 @@ traces every allocation; afterwards the traces that are still alive and were all
 = (those bytes - stored batch bytes) / N; target < 100 B. Two producer shapes: normal batching
 (linger.ms=5) and the worst case of one record per batch (batch.num.messages=1).
 bench/bench_log_memory.py measures the bare PartitionLog; this one goes through the broker.
+
+Server CPU per fetched message (issue 14): kafka-emu serve and the mock each in a process of
+their own; the same N messages are produced into each, then read back by a confluent-kafka
+consumer in this process, and only the server's CPU time during the read is counted (its
+threads' run time from /proc, so other load on the machine moves it little). Printed per round
+with the median ratio kafka-emu / mock; target <= 2x.
+
+    python bench/bench_data_path.py [--only throughput|fetch-cpu|memory] [--messages N]
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _mock_cluster import MockCluster  # noqa: E402
 
 TARGET_RATIO = 0.5
+TARGET_CPU_RATIO = 2.0  # kafka-emu's server CPU per fetched message <= 2x the mock's
 TARGET_OVERHEAD_B = 100
 VALUE_SIZE = 1000
 LIMIT_S = 60.0  # bound on any one produce or fetch phase
@@ -146,6 +155,53 @@ def throughput(bootstrap: str, topics: list[str], messages: int) -> tuple[float 
     return statistics.median(produced), statistics.median(fetched)
 
 
+# -- server CPU per fetched message ---------------------------------------------------------------
+
+MOCK_SERVER = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+from _mock_cluster import MockCluster
+mock = MockCluster(brokers=1, topics={t: int(sys.argv[2]) for t in sys.argv[3:]})
+print(mock.bootstrap_servers.split(",")[0], flush=True)
+sys.stdin.read()   # until the driver closes our stdin
+mock.close()
+"""
+
+
+def fetch_cpu(messages: int, rounds: int) -> dict[str, list[float]]:
+    """Server CPU µs per fetched message, one figure per round.
+
+    Each server runs in its own process (kafka-emu serve, timeline off; the mock through
+    _mock_cluster.py) with one fresh topic per round plus a warm-up topic. A round produces the
+    same messages into its topic, then a consumer in this process reads them back, and only the
+    read is counted: the server's threads' run time (/proc schedstat) from assign() to the last
+    message. The warm-up round is not counted (kafka-emu compiles each API version's codec on
+    first use)."""
+    from bench_wire import Server
+    here = os.path.dirname(os.path.abspath(__file__))
+    topics = [f"bench-cpu-{i}" for i in range(rounds + 1)]
+    launch = {
+        "kafka-emu serve": [sys.executable, "-m", "kafka_emu", "serve", "--port", "0",
+                            "--log-level", "WARNING", "-c", "emu.timeline.max.events=0",
+                            *(a for t in topics for a in ("--topic", f"{t}:{PARTITIONS}"))],
+        "librdkafka mock": [sys.executable, "-c", MOCK_SERVER, here, str(PARTITIONS), *topics],
+    }
+    results: dict[str, list[float]] = {name: [] for name in launch}
+    for name, args in launch.items():
+        with Server(name, args) as server:
+            bootstrap = f"{server.address[0]}:{server.address[1]}"
+            for i, topic in enumerate(topics):
+                try:
+                    produce(bootstrap, topic, messages if i else 1000)
+                    cpu0 = server.cpu_ns()
+                    fetch(bootstrap, topic, messages if i else 1000)
+                    if i:
+                        results[name].append((server.cpu_ns() - cpu0) / 1000 / messages)
+                except Missed as exc:
+                    print(f"  ({name}, {topic}: {exc})")
+    return results
+
+
 # -- memory -------------------------------------------------------------------------------------
 
 def _log_partitions(emu, topic: str):
@@ -197,15 +253,27 @@ def _rates(seconds: float | str, messages: int) -> str:
             f" ({seconds:6.2f} s)")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--messages", type=int, default=50_000)
-    parser.add_argument("--rounds", type=int, default=3, help="throughput rounds (median)")
-    parser.add_argument("--memory-messages", type=int, default=10_000)
-    args = parser.parse_args()
-    n = args.messages
+def print_fetch_cpu(n: int, rounds: int) -> None:
+    results = fetch_cpu(n, rounds)
+    print(f"== server CPU per fetched message: {n:,} messages of {VALUE_SIZE} B produced first "
+          f"(as above), read by a confluent-kafka consumer; each server in its own process; "
+          f"{rounds} rounds")
+    for name, figures in results.items():
+        cells = " ".join(f"{f:5.2f}" for f in figures)
+        median = f"{statistics.median(figures):5.2f}" if figures else "  n/a"
+        print(f"  {name:<18} µs/message: median {median}   rounds: {cells}")
+    ours, peer = results["kafka-emu serve"], results["librdkafka mock"]
+    if ours and peer:
+        ratio = statistics.median(ours) / statistics.median(peer)
+        print(f"  kafka-emu / mock (lower is better; target <= {TARGET_CPU_RATIO:g}x): "
+              f"{ratio:.2f}x {_verdict(ratio <= TARGET_CPU_RATIO)}")
+    else:
+        print("  kafka-emu / mock: n/a  target missed")
+    print()
 
-    topics = [f"bench-data-{i}" for i in range(args.rounds)]
+
+def print_throughput(n: int, rounds: int) -> None:
+    topics = [f"bench-data-{i}" for i in range(rounds)]
     per_topic = {t: PARTITIONS for t in topics}
     results = {}
     with MockCluster(brokers=1, topics=per_topic) as mock:
@@ -217,7 +285,7 @@ def main() -> int:
         results["kafka-emu run_in_thread"] = throughput(emu.bootstrap_servers, topics, n)
 
     print(f"== throughput: {n:,} messages of {VALUE_SIZE} B, confluent-kafka "
-          f"(librdkafka {version}), linger.ms=5, acks=all, {PARTITIONS} partitions round-robin, median of {args.rounds} rounds")
+          f"(librdkafka {version}), linger.ms=5, acks=all, {PARTITIONS} partitions round-robin, median of {rounds} rounds")
     print(f"{'broker':<30} {'produce':<44} fetch")
     for name, (p, f) in results.items():
         print(f"{name:<30} {_rates(p, n):<44} {_rates(f, n)}")
@@ -234,9 +302,10 @@ def main() -> int:
             verdict = _verdict(ratio >= TARGET_RATIO) if "subprocess" in name else "(info)"
             cells.append(f"{label} {ratio:5.2f}x {verdict:<13}")
         print(f"  {name:<30} " + "   ".join(cells))
-
     print()
-    m = args.memory_messages
+
+
+def print_memory(m: int) -> None:
     print(f"== memory held by partition logs through the broker: {m:,} messages of {VALUE_SIZE} B"
           f" (target < {TARGET_OVERHEAD_B} B/msg overhead)")
     print(f"{'producer shape':<34} {'batches':>8} {'stored MB':>10} {'overhead B/msg':>15}")
@@ -249,6 +318,22 @@ def main() -> int:
             continue
         print(f"{label:<34} {batches:8d} {stored / 1e6:10.2f} {overhead:15.1f}  "
               f"{_verdict(overhead < TARGET_OVERHEAD_B)}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=50_000)
+    parser.add_argument("--rounds", type=int, default=3, help="throughput rounds (median)")
+    parser.add_argument("--memory-messages", type=int, default=10_000)
+    parser.add_argument("--only", choices=("throughput", "fetch-cpu", "memory"))
+    args = parser.parse_args()
+    n = args.messages
+    if args.only in (None, "throughput"):
+        print_throughput(n, args.rounds)
+    if args.only in (None, "fetch-cpu"):
+        print_fetch_cpu(n, args.rounds)
+    if args.only in (None, "memory"):
+        print_memory(args.memory_messages)
     return 0
 
 
