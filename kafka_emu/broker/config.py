@@ -90,6 +90,9 @@ class BrokerConfig:
     num_partitions: int = 1
     auto_create_topics_enable: bool = True
     log_retention_bytes: int = -1
+    log_retention_ms: int = 7 * 24 * 3600 * 1000  # log.retention.hours=168; -1: forever
+    log_retention_check_interval_ms: int = 300_000  # how often retention runs (broker/log_retention.py)
+    log_initial_task_delay_ms: int = 30_000  # when it first runs after start
     api_max_versions: Mapping[str, int] = attrs.field(factory=dict)  # emulate older brokers
     topics: tuple[tuple[str, int], ...] = ()  # created at start: (name, partitions)
     # A cluster in one process (broker/cluster.py): how many brokers, node ids node_id.., ports
@@ -124,6 +127,9 @@ class BrokerConfig:
         "num.partitions": ("num_partitions", _int(1, 100000)),
         "auto.create.topics.enable": ("auto_create_topics_enable", _bool),
         "log.retention.bytes": ("log_retention_bytes", _int(-1)),
+        "log.retention.ms": ("log_retention_ms", _int(-1)),
+        "log.retention.check.interval.ms": ("log_retention_check_interval_ms", _int(1)),
+        "log.initial.task.delay.ms": ("log_initial_task_delay_ms", _int(0)),
         "emu.api.max.versions": ("api_max_versions", _caps),
         "emu.clock": ("clock", _clock),
         "emu.timeline.max.events": ("timeline_max_events", _int(0, 10**8)),

@@ -70,6 +70,11 @@ class Broker:
         self._connection_ids = itertools.count(1)
         from .topics import Topics  # the data path, kept apart from the group path
         self.topics = Topics(config)
+        from .log_retention import LogRetention
+        self.log_retention = LogRetention(  # runs on the timer task, as the group timers do
+            self.topics.catalogue, start_ms=self.clock.now_ms(),
+            initial_delay_ms=config.log_initial_task_delay_ms,
+            interval_ms=config.log_retention_check_interval_ms)
         from .resource_configs import ResourceConfigs
         self.resource_configs = ResourceConfigs(self)  # DescribeConfigs / AlterConfigs view
         from .cluster import Cluster
@@ -196,22 +201,32 @@ class Broker:
             return result
         raise RuntimeError(f"the coordinator did not answer {type(command).__name__}")
 
+    def next_timer(self) -> int:
+        """The earliest of the coordinator's next deadline and the next log retention run."""
+        deadline = self.coordinator.next_deadline()
+        check = self.log_retention.next_check_ms
+        return check if deadline is None or check < deadline else deadline
+
+    def fire_timers(self, now_ms: int) -> list:
+        """Run what fell due by ``now_ms``: the log retention run (its trimmed partitions are
+        returned) and the coordinator's timers (their replies routed)."""
+        trimmed = self.log_retention.run_due(now_ms)
+        self.route(self.coordinator.expire(now_ms))
+        return trimmed
+
     async def run_timers(self) -> None:
-        """Sleep until the coordinator's next deadline (or until it may have moved); expire."""
+        """Sleep until the next deadline (or until it may have moved); fire what is due."""
         while True:
             self.timers_changed = trio.Event()
             self._timer_waits_for = None
-            deadline = self.coordinator.next_deadline()
-            if deadline is None:
-                await self.timers_changed.wait()
-                continue
+            deadline = self.next_timer()
             if deadline > self.now_ms():  # a manual clock never gets there by waiting
                 self._timer_waits_for = deadline
                 with trio.move_on_at(self.clock.trio_time(deadline)):
                     await self.timers_changed.wait()
                     continue
                 self._timer_waits_for = None
-            self.route(self.coordinator.expire(max(deadline, self.now_ms())))
+            self.fire_timers(max(deadline, self.now_ms()))
 
     def record_unexpected(self, exc: BaseException) -> None:
         self.unexpected.append(exc)

@@ -3,7 +3,7 @@
 Handlers ask this module whether a partition exists (offsets), list topics (Metadata) and
 create or delete them (CreateTopics, DeleteTopics, auto-creation). Logs themselves live in
 ``kafka_emu.log``; this façade adds the broker policy (num.partitions, auto-creation,
-log.retention.bytes) and the wake-up that long-polling Fetch requests wait on.
+log.retention.bytes and .ms) and the wake-up that long-polling Fetch requests wait on.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ class Topics:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         self.catalogue = TopicCatalogue(
-            default_config=LogConfig(retention_bytes=config.log_retention_bytes),
+            default_config=LogConfig(retention_bytes=config.log_retention_bytes,
+                                     retention_ms=config.log_retention_ms),
             default_num_partitions=config.num_partitions)
         self.data_arrived = trio.Event()  # replaced after each append; Fetch waits on it
         self.producer_ids = ProducerIdAllocator()

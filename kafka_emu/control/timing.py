@@ -11,12 +11,16 @@ groups (a surviving member's JoinGroup) go out at once, and the broker's timer t
 because the earliest deadline moved.
 
 What happened is collected from the events emitted during the call (the one observer seam), so
-the answer and the timeline tell the same story. ``TimeAdvanced`` comes first.
+the answer and the timeline tell the same story. ``TimeAdvanced`` comes first. The log retention
+run is the broker's timer beside the coordinator's (``broker/log_retention.py``); the partitions
+it trimmed are reported as ``logs_trimmed``.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import attrs
 
 from ..broker.events import TimeAdvanced
 from ..coordinator import DEADLINE_KINDS, Deadline
@@ -32,21 +36,33 @@ def advance(broker: Any, ms: int) -> dict:
         broker.clock.advance(ms)
         now = broker.now_ms()
         broker.observation.emit(TimeAdvanced(at_ms=now, by_ms=ms))
-        broker.route(broker.coordinator.expire(now))
+        trimmed = broker.fire_timers(now)
         broker.timers_changed.set()
-    return {"from_ms": before, "now_ms": now, "advanced_ms": ms, **what_happened(events)}
+    return {"from_ms": before, "now_ms": now, "advanced_ms": ms, **what_happened(events),
+            "logs_trimmed": [attrs.asdict(t) for t in trimmed]}
+
+
+# the broker's own timer beside the coordinator's: the next log retention run
+LOG_RETENTION = "log_retention"
+KINDS = (*DEADLINE_KINDS, LOG_RETENTION)
 
 
 def deadlines(broker: Any, group_id: str | None = None, kind: str | None = None) -> list[Deadline]:
-    """Pending coordinator timers, earliest first, of one group and/or one kind."""
-    if kind is not None and kind not in DEADLINE_KINDS:
-        raise ControlError(f"kind: expected one of {', '.join(DEADLINE_KINDS)}, got {kind!r}")
+    """Pending coordinator timers, earliest first, of one group and/or one kind; the next log
+    retention run as kind ``log_retention`` (only when asked for by kind)."""
+    if kind is not None and kind not in KINDS:
+        raise ControlError(f"kind: expected one of {', '.join(KINDS)}, got {kind!r}")
     if group_id is not None and not broker.coordinator.has_group(group_id):
         raise ControlError(f"group {group_id!r} does not exist", 404)
-    return [d for d in broker.coordinator.deadlines()
+    retention = Deadline(deadline_ms=broker.log_retention.next_check_ms, kind=LOG_RETENTION,
+                         group_id=None, member_id=None)
+    if kind == LOG_RETENTION:
+        return [retention]
+    found = [d for d in broker.coordinator.deadlines()
             if (kind is None or d.kind == kind)
             # the retention sweep belongs to no group; asked for by kind, it may delete this one
             and (group_id is None or d.group_id == group_id or kind == "retention")]
+    return found  # the retention run only when asked for: it is no group's timer
 
 
 def deadline_dict(deadline: Deadline, now_ms: int) -> dict:

@@ -7,15 +7,16 @@ keep the raw overrides beside the topic (the broker echoes them in DescribeConfi
 CreateTopics response) and parse only the few that change data-path behaviour into a frozen
 ``LogConfig``:
 
-* ``retention.bytes`` (long, -1 = unbounded): per-partition size bound, enforced after each append
-  by dropping whole oldest batches (Kafka drops whole segments; a batch is our segment).
+* ``retention.ms`` (long >= -1, -1 = forever) and ``retention.bytes`` (long, negative =
+  unbounded): enforced by the broker's retention check every log.retention.check.interval.ms
+  (``PartitionLog.delete_old_batches``), dropping whole oldest batches (Kafka drops whole
+  segments; a batch is our segment).
 * ``max.message.bytes`` (int >= 0): the largest batch a producer may append.
 * ``message.timestamp.type`` (CreateTime | LogAppendTime).
 * ``cleanup.policy`` (list of delete/compact): DeleteRecords and retention need ``delete``.
   Compaction itself is not emulated.
 
-Every other name Kafka defines for topics is accepted and stored unparsed (retention.ms,
-compression.type, segment.bytes, ...). An unknown name, a null value or a value that does not
+Every other name Kafka defines for topics is accepted and stored unparsed (compression.type, segment.bytes, ...). An unknown name, a null value or a value that does not
 parse is INVALID_CONFIG, as Kafka's controller answers (LogConfig.validateNames, "Null value not
 supported for topic configs").
 """
@@ -79,6 +80,7 @@ _TIMESTAMP_TYPES = {"CreateTime": TimestampType.CREATE_TIME, "LogAppendTime": Ti
 @attrs.frozen(kw_only=True)
 class LogConfig:
     retention_bytes: int = -1
+    retention_ms: int = 7 * 24 * 3600 * 1000  # Kafka's default (log.retention.hours=168)
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     timestamp_type: TimestampType = TimestampType.CREATE_TIME
     cleanup_policy: frozenset[str] = frozenset({"delete"})
@@ -100,6 +102,8 @@ class LogConfig:
                 )
             if name == "retention.bytes":
                 changes["retention_bytes"] = _parse_int(name, value, _INT64_MIN, _INT64_MAX)
+            elif name == "retention.ms":
+                changes["retention_ms"] = _parse_int(name, value, -1, _INT64_MAX)
             elif name == "max.message.bytes":
                 changes["max_message_bytes"] = _parse_int(name, value, 0, _INT32_MAX)
             elif name == "message.timestamp.type":

@@ -16,7 +16,7 @@ So an append is a header check, a CRC pass, one copy and four list/array appends
 bisections and a list slice. Offsets are dense (no compaction), so batch i covers
 ``[_bases[i], _bases[i+1])`` and the last one ends at the high watermark.
 
-Dropping old batches (retention.bytes, DeleteRecords) moves ``_head`` forward instead of shifting
+Dropping old batches (retention, DeleteRecords) moves ``_head`` forward instead of shifting
 the lists; the dead prefix is cut off once it is at least half of the storage, which keeps both
 operations amortised O(1). Dropped batches may have raised ``_pmax``; the column is then marked
 stale and rebuilt from the live batches by the next timestamp lookup (those are rare).
@@ -33,7 +33,9 @@ Where this differs from Kafka, on purpose:
 * Timestamp lookups are exact for uncompressed batches (a walk of one batch's record headers) and
   batch-granular for compressed ones (we never decompress): the batch base offset for "first
   offset with timestamp >= T", base + lastOffsetDelta for the max-timestamp query.
-* Retention keeps at least the newest batch, as Kafka never deletes the active segment.
+* Retention (``delete_old_batches``, run by the broker every log.retention.check.interval.ms)
+  treats each stored batch as a segment: Kafka deletes whole segments, oldest first, and its
+  segments are usually far larger than a batch, so here old records go in finer steps.
 """
 
 from __future__ import annotations
@@ -193,8 +195,6 @@ class PartitionLog:
         self._hwm = base + header.last_offset_delta + 1
         if has_pid:
             self.producers.record(header, base, max_ts)
-        if config.retention_bytes >= 0 and self._size > config.retention_bytes and config.deletes:
-            self._enforce_retention_bytes(config.retention_bytes)
         return AppendResult(
             base_offset=base,
             last_offset=self._hwm - 1,
@@ -368,20 +368,39 @@ class PartitionLog:
             self._drop_to(keep_from)
         return self._log_start
 
-    def _enforce_retention_bytes(self, limit: int) -> None:
-        keep_from = self._first_fitting(limit)
-        if keep_from > self._head:
-            self._log_start = max(self._log_start, self._bases[keep_from])
-            self._drop_to(keep_from)
+    def delete_old_batches(self, now_ms: int) -> int:
+        """Kafka's retention check for this log (UnifiedLog.deleteOldSegments) with each batch
+        as a segment; returns how many batches went.
 
-    def _first_fitting(self, limit: int) -> int:
-        """Smallest live index i such that batches i.. hold <= ``limit`` bytes (never past last)."""
-        ends = self._ends
-        head, last = self._head, len(self._batches) - 1
-        # bytes held from i on = position - (ends[i-1]); need ends[i-1] >= position - limit.
-        need = self._position - limit
-        j = bisect_left(ends, need, head, last)  # first j with ends[j] >= need, j in [head, last]
-        return min(j + 1, last)
+        Only with ``cleanup.policy`` including delete. First by time: oldest batches whose
+        newest record is more than ``retention.ms`` older than ``now_ms`` (stopping at the first
+        younger one); then by size: oldest batches while what remains still holds at least
+        ``retention.bytes``. As in Kafka, the newest ("active") batch goes too when it breaches
+        (Kafka rolls an empty active segment first), so an expired log ends empty with its log
+        start at the log end. The log start offset moves to the first batch kept.
+        """
+        config = self.config
+        if not config.deletes:
+            return 0
+        head, keep_from = self._head, self._head
+        end = len(self._batches)
+        if config.retention_ms >= 0:
+            batches, limit = self._batches, config.retention_ms
+            while keep_from < end and now_ms - _max_timestamp(batches[keep_from]) > limit:
+                keep_from += 1
+        if config.retention_bytes >= 0 and keep_from < end:
+            ends, base = self._ends, self._ends[keep_from] - len(self._batches[keep_from])
+            excess = self._position - base - config.retention_bytes
+            # drop batch i while the bytes after it still reach retention.bytes
+            while keep_from < end and excess >= ends[keep_from] - base:
+                keep_from += 1
+            # (a bisection would do; the loop stops after the batches it deletes)
+        if keep_from == head:
+            return 0
+        self._log_start = max(self._log_start,
+                              self._bases[keep_from] if keep_from < end else self._hwm)
+        self._drop_to(keep_from)
+        return keep_from - head
 
     def _drop_to(self, keep_from: int) -> None:
         """Forget live batches before index ``keep_from``."""

@@ -178,13 +178,14 @@ class _Handle:
         """Move the coordinator's time forward by ``ms``: every timer that falls due fires, in
         deadline order, as if the time had passed. Returns what happened: ``members_expired``,
         ``members_removed``, ``rebalances_started``, ``generations``, ``groups_deleted`` and
-        every ``events`` entry, plus ``from_ms``/``now_ms``."""
+        every ``events`` entry, plus ``from_ms``/``now_ms``, and ``logs_trimmed``: the partitions
+        a log retention run deleted batches from."""
         return self._op("advance", ms=ms)
 
     def advance_to_next_deadline(self, group_id: str | None = None, kind: str | None = None) -> Any:
         """Move time to the earliest pending timer (of ``group_id``, of ``kind``: session,
-        new_member, pending_member, rebalance, initial_delay, pending_sync, retention) and fire
-        it; returns what happened (as ``advance``) and the ``deadline``. 404 if none matches."""
+        new_member, pending_member, rebalance, initial_delay, pending_sync, retention, or
+        log_retention: the next log retention run, only by that kind) and fire it; returns what happened (as ``advance``) and the ``deadline``. 404 if none matches."""
         return self._op("advance_to_next_deadline", group_id=group_id, kind=kind)
 
     def deadlines(self, group_id: str | None = None, kind: str | None = None) -> Any:

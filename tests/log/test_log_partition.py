@@ -179,30 +179,81 @@ def test_size_is_tracked():
     assert log.size_bytes == sum(len(b) for b in log.read(1, 10**9)[0])
 
 
-def test_retention_bytes_drops_oldest_whole_batches():
+def test_retention_bytes_waits_for_the_check_and_keeps_at_least_the_limit():
     size = len(make_batch(1, timestamp_ms=1_000))
-    log = PartitionLog(config=LogConfig(retention_bytes=3 * size))
+    log = PartitionLog(config=LogConfig(retention_bytes=3 * size + 1))
     for _ in range(10):
         log.append(make_batch(1), now_ms=0)
-        assert log.size_bytes <= 3 * size
-    assert log.batch_count == 3 and log.log_start_offset == 7 and log.high_watermark == 10
+    assert log.batch_count == 10  # nothing goes between retention runs
+    # Kafka deletes the oldest segments only while what remains still reaches retention.bytes
+    assert log.delete_old_batches(now_ms=0) == 6
+    assert log.batch_count == 4 and log.log_start_offset == 6 and log.high_watermark == 10
+    assert log.size_bytes == 4 * size
     with raises_code(ErrorCode.OFFSET_OUT_OF_RANGE):
-        log.read(6, 100)
-    assert parse_header(log.read(7, 10**6)[0][0]).base_offset == 7
+        log.read(5, 100)
+    assert parse_header(log.read(6, 10**6)[0][0]).base_offset == 6
+    assert log.offset_for_timestamp(EARLIEST_TIMESTAMP).offset == 6
+    assert log.delete_old_batches(now_ms=0) == 0
 
 
-def test_retention_keeps_the_newest_batch_even_when_it_alone_is_too_big():
+def test_retention_bytes_keeps_a_batch_that_alone_exceeds_it_unless_it_is_zero():
     log = PartitionLog(config=LogConfig(retention_bytes=10))
     log.append(make_batch(5), now_ms=0)
     log.append(make_batch(5), now_ms=0)
+    assert log.delete_old_batches(0) == 1
     assert log.batch_count == 1 and log.log_start_offset == 5
+    log.config = LogConfig(retention_bytes=0)  # every segment breaches, the active one too
+    assert log.delete_old_batches(0) == 1
+    assert log.batch_count == 0 and log.log_start_offset == log.high_watermark == 10
+    assert log.read(10, 100) == ([], 10)
+    assert log.append(make_batch(1), now_ms=0).base_offset == 10
+
+
+def test_retention_ms_deletes_batches_whose_newest_record_is_older_oldest_first():
+    log = PartitionLog(config=LogConfig(retention_ms=1_000))
+    for ts in (100, 500, 300, 2_000):
+        log.append(make_batch(1, timestamp_ms=ts), now_ms=0)
+    assert log.delete_old_batches(now_ms=1_100) == 0  # 1100 - 100 is not more than 1000
+    assert log.delete_old_batches(now_ms=1_101) == 1 and log.log_start_offset == 1
+    # 500 is not expired at 1400, so the expired batch behind it (300) stays: oldest first
+    assert log.delete_old_batches(now_ms=1_400) == 0 and log.batch_count == 3
+    assert log.delete_old_batches(now_ms=1_501) == 2 and log.log_start_offset == 3
+    assert log.offset_for_timestamp(0) == (2_000, 3, 0)
+    # the newest batch goes too once it breaches: the log is empty, its start at its end
+    assert log.delete_old_batches(now_ms=3_001) == 1
+    assert log.batch_count == 0 and log.log_start_offset == log.high_watermark == 4
+    assert log.offset_for_timestamp(0) == NOT_FOUND
+
+
+def test_retention_ms_then_bytes_in_one_run_and_minus_one_is_forever():
+    size = len(make_batch(1, timestamp_ms=0))
+    log = PartitionLog(config=LogConfig(retention_ms=-1, retention_bytes=-1))
+    for ts in range(6):
+        log.append(make_batch(1, timestamp_ms=ts), now_ms=0)
+    assert log.delete_old_batches(now_ms=10**12) == 0
+    log.config = LogConfig(retention_ms=100, retention_bytes=2 * size)
+    assert log.delete_old_batches(now_ms=102) == 4  # 0 and 1 by time, 2 and 3 by size
+    assert log.log_start_offset == 4 and log.batch_count == 2
+
+
+def test_retention_respects_a_log_start_already_moved_by_delete_records():
+    log = PartitionLog(config=LogConfig(retention_ms=10))
+    for ts in (0, 10, 100):
+        log.append(make_batch(2, timestamp_ms=ts), now_ms=0)
+    log.delete_records(3)  # into the middle of the second batch
+    assert log.delete_old_batches(now_ms=50) == 1  # that one, expired
+    assert log.log_start_offset == 4
+    log.delete_records(5)
+    assert log.delete_old_batches(now_ms=111) == 0  # 111 - 101 is not more than 10
+    assert log.log_start_offset == 5  # not back to the batch's base
 
 
 def test_retention_does_not_apply_to_compact_only_topics():
-    log = PartitionLog(config=LogConfig(retention_bytes=10, cleanup_policy=frozenset({"compact"})))
+    log = PartitionLog(config=LogConfig(retention_bytes=0, retention_ms=0,
+                                        cleanup_policy=frozenset({"compact"})))
     log.append(make_batch(1), now_ms=0)
     log.append(make_batch(1), now_ms=0)
-    assert log.batch_count == 2
+    assert log.delete_old_batches(10**12) == 0 and log.batch_count == 2
 
 
 def test_long_retention_run_compacts_storage_and_stays_consistent():
@@ -210,6 +261,7 @@ def test_long_retention_run_compacts_storage_and_stays_consistent():
     log = PartitionLog(config=LogConfig(retention_bytes=5 * size))
     for i in range(1_000):
         log.append(make_batch(1, timestamp_ms=i), now_ms=0)
+        log.delete_old_batches(now_ms=i)
     assert len(log._batches) < 200  # the dead prefix was cut off
     assert log.batch_count == 5 and log.log_start_offset == 995
     assert [parse_header(b).base_offset for b in log.read(995, 10**6)[0]] == list(range(995, 1000))

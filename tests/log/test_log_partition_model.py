@@ -22,10 +22,13 @@ class ModelBatch:
 
 
 class PartitionLogMachine(RuleBasedStateMachine):
-    @initialize(retention=st.sampled_from([-1, -1, 200, 600, 2_000]))
-    def start(self, retention):
+    @initialize(retention=st.sampled_from([-1, -1, 0, 200, 600, 2_000]),
+                retention_ms=st.sampled_from([-1, 0, 20, 40]))
+    def start(self, retention, retention_ms):
         self.retention = retention
-        self.log = PartitionLog(config=LogConfig(retention_bytes=retention), leader_epoch=1)
+        self.retention_ms = retention_ms
+        self.log = PartitionLog(config=LogConfig(retention_bytes=retention, retention_ms=retention_ms),
+                                leader_epoch=1)
         self.batches: list[ModelBatch] = []
         self.log_start = 0
         self.hwm = 0
@@ -40,11 +43,24 @@ class PartitionLogMachine(RuleBasedStateMachine):
         assert result.base_offset == self.hwm
         self.batches.append(ModelBatch(self.hwm, timestamps, len(batch)))
         self.hwm += len(timestamps)
-        if self.retention >= 0:
-            while sum(b.size for b in self.batches) > self.retention and len(self.batches) > 1:
-                self.batches.pop(0)
-                self.log_start = max(self.log_start, self.batches[0].base)
         assert result.log_start_offset == self.log_start
+
+    @rule(now=st.integers(0, 120))
+    def retention_check(self, now):
+        # Kafka's rules, segment by segment (UnifiedLog.deleteRetentionMsBreachedSegments and
+        # deleteRetentionSizeBreachedSegments), with one batch per segment
+        before = len(self.batches)
+        if self.retention_ms >= 0:
+            while self.batches and now - max(self.batches[0].timestamps) > self.retention_ms:
+                self.batches.pop(0)
+        if self.retention >= 0:
+            diff = sum(b.size for b in self.batches) - self.retention
+            while self.batches and diff - self.batches[0].size >= 0:
+                diff -= self.batches.pop(0).size
+        if len(self.batches) < before:
+            self.log_start = max(self.log_start, self.batches[0].base if self.batches else self.hwm)
+        assert self.log.delete_old_batches(now) == before - len(self.batches)
+        assert self.log.log_start_offset == self.log_start
 
     @rule(data=st.data())
     def delete_records(self, data):

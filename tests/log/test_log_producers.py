@@ -87,6 +87,7 @@ def test_producer_state_survives_delete_records_and_retention():
     log = PartitionLog(config=LogConfig(retention_bytes=1))
     log.append(idempotent_batch(1, pid=1, epoch=0, seq=0), 0)
     log.append(idempotent_batch(1, pid=1, epoch=0, seq=1), 0)
+    log.delete_old_batches(0)
     log.delete_records(-1)
     with raises_code(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER):
         log.append(idempotent_batch(1, pid=1, epoch=0, seq=5), 0)

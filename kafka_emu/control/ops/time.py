@@ -6,11 +6,11 @@ from typing import Literal
 
 import attrs
 
-from ...coordinator import DEADLINE_KINDS
 from .. import timing
+from ..timing import KINDS
 from ..operations import NoParams, operation
 
-Kind = Literal[DEADLINE_KINDS]  # type: ignore[valid-type]
+Kind = Literal[KINDS]  # type: ignore[valid-type]
 
 
 @attrs.frozen(kw_only=True)
@@ -21,7 +21,7 @@ class AdvanceParams:
 @attrs.frozen(kw_only=True)
 class NextDeadlineParams:
     group_id: str | None = None
-    kind: Kind | None = None  # session, new_member, pending_member, rebalance, initial_delay, pending_sync, retention
+    kind: Kind | None = None  # session, new_member, pending_member, rebalance, initial_delay, pending_sync, retention, log_retention
 
 
 @operation("POST", "/time/advance", AdvanceParams)
