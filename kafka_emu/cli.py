@@ -78,7 +78,10 @@ def _brokers(text: str) -> int:
     return count
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, serve_only: bool = False) -> argparse.ArgumentParser:
+    """The whole command line; with ``serve_only`` just ``serve``, which parses a serve
+    command the same way without importing the other commands' modules (the admin tools load
+    message declarations, ``ctl`` an HTTP client): a serve starts sooner."""
     from . import __version__
 
     parser = _Parser(prog="kafka-emu", description="An in-memory Apache Kafka broker emulator.")
@@ -114,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--clock", choices=["real", "manual"], default=None,
                        help="coordinator time: real (default) or manual (moves only when the "
                             "control plane advances it)")
+    if serve_only:
+        return parser
 
     from .admin import cli as admin_cli
     admin_cli.add_commands(sub)
@@ -127,8 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
     argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(serve_only=argv[:1] == ["serve"])
     if not argv:  # bare `kafka-emu`: say what it can do
         sys.stderr.write(parser.format_help())
         return 2

@@ -55,9 +55,8 @@ import struct
 from collections.abc import Iterator
 from typing import NamedTuple
 
-import crc32c
-
 from kafka_emu.errors import ErrorCode, KafkaError
+from kafka_emu.log.crc import crc32c
 
 MAGIC_V2 = 2
 LOG_OVERHEAD = 12  # baseOffset + batchLength: the bytes before batchLength starts counting

@@ -26,7 +26,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 import attrs
-import crc32c
 
 from kafka_emu.log.batch import (
     COMPRESSION_MASK,
@@ -43,6 +42,7 @@ from kafka_emu.log.batch import (
     TimestampType,
     parse_header,
 )
+from kafka_emu.log.crc import crc32c
 
 _HEADER_NO_CRC = struct.Struct(">qiib")  # baseOffset, batchLength, leaderEpoch, magic
 _AFTER_CRC = struct.Struct(">hiqqqhii")  # attributes .. recordCount

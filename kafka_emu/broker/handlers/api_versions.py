@@ -12,9 +12,10 @@ import re
 
 from ...errors import ErrorCode
 from ...protocol.messages.api_versions import API, ApiVersion, ApiVersionsResponse
-from ...protocol.messages.produce import API as PRODUCE
+from ...protocol.registry import KEY_OF
 from . import Handler
 
+_PRODUCE = KEY_OF["Produce"]  # by name from the index: its declarations load only if used
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
@@ -27,7 +28,7 @@ def lists_produce_from_zero(api_key: int) -> bool:
     because librdkafka releases derive message-format support from those versions being listed
     (KAFKA-18659, ``ApiKeys.PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION``). A v0-2 request is
     still refused: the connection loop checks ``broker.advertised``, which starts at v3."""
-    return api_key == PRODUCE.key
+    return api_key == _PRODUCE
 
 
 def _api_keys(broker) -> list[ApiVersion]:
