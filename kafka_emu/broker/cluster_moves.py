@@ -13,7 +13,8 @@ a Kafka controller does, and carries out what follows on the brokers:
   COORDINATOR_LOAD_IN_PROGRESS for ``emu.coordinator.load.time.ms`` and then serves each group
   reloaded from what Kafka last wrote for it (``Coordinator.load_group``: members, generation
   and assignments kept, session timers restarted). ``move_coordinator(group, to)`` is that move
-  for the group's partition. KIP-848 groups are routed but not unloaded (a listed difference).
+  for the group's partition. KIP-848 groups are unloaded and loaded too: their state as their
+  records hold it (members, epochs, assignments), their timers stopped and restarted.
 - ``stop(node)``: its listener closes and its connections drop; it leaves every ISR, and each
   partition it led moves to the next in-sync replica still running (none: no leader, epoch
   bumped, until a replica returns). ``start(node)`` listens again on the same port, rejoins the
@@ -113,7 +114,7 @@ class ClusterMoves:
     # -- coordinators --------------------------------------------------------------------------
     def _groups_on(self, partition: int) -> list[str]:
         count = len(self.cluster.offsets_topic().partitions)
-        return [gid for gid in self.broker.coordinator.group_ids()
+        return [gid for gid in self.broker.coordinator.all_group_ids()
                 if offsets_partition_for(gid, count) == partition]
 
     def _coordinator_moved(self, partition: int, leader: int, load_ms: int | None) -> None:

@@ -149,9 +149,14 @@ class Coordinator:
     def mark_dead(self, group_id: str, now_ms: int) -> list[Reply]:
         """Simulate the unload of the group's partition: parked JoinGroups (PreparingRebalance)
         or SyncGroups (CompletingRebalance/Stable) get NOT_COORDINATOR, timers stop, and the group
-        stays in Dead (3.11, 3.12), where member requests get COORDINATOR_NOT_AVAILABLE."""
+        stays in Dead (3.11, 3.12), where member requests get COORDINATOR_NOT_AVAILABLE. A
+        consumer (KIP-848) group keeps its state, as its records hold it, and its timers stop
+        (``consumer/loading.py``)."""
         core = self._core
         self._start(now_ms)
+        consumer_group = core.consumer_groups.get(group_id)
+        if consumer_group is not None:
+            consumer.loading.unload(core, consumer_group)
         group = core.groups.get(group_id)
         if group is not None and group.state is not GroupState.DEAD:
             group.transition_to(GroupState.DEAD)
@@ -182,9 +187,13 @@ class Coordinator:
         members, generation and assignments (Empty if none), every member's session timer
         restarted (onGroupLoaded). A group never stored comes back Empty if it has committed
         offsets, else not at all. Live groups are left alone; nothing is parked on a loaded
-        group, so no reply comes back."""
+        group, so no reply comes back. An unloaded consumer (KIP-848) group is served again with
+        its members' epochs, its session and revocation timers restarted."""
         core = self._core
         self._start(now_ms)
+        consumer_group = core.consumer_groups.get(group_id)
+        if consumer_group is not None:
+            consumer.loading.load(core, consumer_group)
         group = core.groups.get(group_id)
         if group is not None and group.state is GroupState.DEAD:
             del core.groups[group_id]
@@ -213,6 +222,11 @@ class Coordinator:
 
     def group_ids(self) -> list[str]:
         return list(self._core.groups)
+
+    def all_group_ids(self) -> list[str]:
+        """Classic and consumer (KIP-848) groups."""
+        core = self._core
+        return [*core.groups, *core.consumer_groups]
 
     def group(self, group_id: str) -> Group | None:
         """The live entity, for tests and read-only inspection. Do not mutate it."""

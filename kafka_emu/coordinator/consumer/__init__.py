@@ -15,6 +15,7 @@ from .commands import (ConsumerGroupDescribe, ConsumerGroupDescribeResult, Consu
                        DescribedConsumerMember)
 from .events import (ConsumerGroupStateChanged, GroupEpochBumped, MemberReconciled,
                      TargetAssignmentComputed)
+from . import loading
 from .heartbeat import REBALANCE, SESSION, handle_heartbeat, on_timer
 from .model import ConsumerGroup, ConsumerGroupState, ConsumerMember, MemberState
 from .shared import SHARED_HANDLERS, delete_result, handle_describe, listed, on_retention
@@ -27,5 +28,5 @@ __all__ = [
     "ConsumerGroupStateChanged", "ConsumerMember", "DescribedConsumerGroup",
     "DescribedConsumerMember", "GroupEpochBumped", "MemberReconciled", "MemberState",
     "SHARED_HANDLERS", "TIMER_KINDS", "TargetAssignmentComputed", "delete_result",
-    "handle_describe", "handle_heartbeat", "listed", "on_retention", "on_timer",
+    "handle_describe", "handle_heartbeat", "listed", "loading", "on_retention", "on_timer",
 ]

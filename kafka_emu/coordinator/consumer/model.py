@@ -90,6 +90,7 @@ class ConsumerGroup:
     topic_subscribers: dict[str, int] = attrs.field(factory=dict)
     subscription_metadata: dict[str, int] = attrs.field(factory=dict)
     target_metadata: dict[str, int] | None = None  # the metadata the target was computed with
+    unloaded: bool = False  # its coordinator moved and the new one has not loaded it yet
 
     def partition_epoch(self, topic: str, partition: int) -> int:
         owner = self.owners.get((topic, partition))

@@ -1,0 +1,43 @@
+"""A consumer group's coordinator moves: unloading and reloading (KIP-848 groups).
+
+Kafka writes every change of a consumer group to ``__consumer_offsets`` as it makes it (the
+group epoch, each member's subscription and current assignment with its member epoch and state,
+the target assignment and its epoch), so the coordinator that loads the partition rebuilds the
+group exactly as it last was. What it does not carry over are timers: the old coordinator
+cancels them when it unloads the partition, and the new one restarts them when the group is
+loaded (GroupMetadataManager.onLoaded): every member's session timeout from the load, and the
+rebalance timeout of each member still revoking partitions (UNREVOKED_PARTITIONS), at its
+current epoch. Members therefore keep their ids and epochs and go on heartbeating as before.
+
+Here the group object itself stands for what was written, so unloading only stops its timers and
+marks it unloaded; the broker's routing answers its members NOT_COORDINATOR and
+COORDINATOR_LOAD_IN_PROGRESS meanwhile.
+"""
+
+from __future__ import annotations
+
+from ..core import Core
+from .heartbeat import rebalance_key, session_key
+from .model import ConsumerGroup, MemberState
+
+
+def unload(core: Core, group: ConsumerGroup) -> None:
+    """The old coordinator lets the group go: its timers stop (onUnloaded)."""
+    group.unloaded = True
+    for member_id in group.members:
+        core.timers.cancel(session_key(group.group_id, member_id))
+        core.timers.cancel(rebalance_key(group.group_id, member_id))
+
+
+def load(core: Core, group: ConsumerGroup) -> None:
+    """The new coordinator serves the group as stored, with its timers restarted (onLoaded)."""
+    if not group.unloaded:
+        return
+    group.unloaded = False
+    for member in group.members.values():
+        core.timers.schedule(session_key(group.group_id, member.member_id),
+                             core.now + core.config.group_consumer_session_timeout_ms)
+        if member.state is MemberState.UNREVOKED_PARTITIONS:
+            core.timers.schedule(rebalance_key(group.group_id, member.member_id),
+                                 core.now + max(member.rebalance_timeout_ms, 0),
+                                 member.member_epoch)
