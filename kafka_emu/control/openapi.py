@@ -6,6 +6,11 @@ Theory of operation. Each operation's params class is an attrs class whose field
 checks. Placeholders in an operation's path are path parameters; the other fields are query
 parameters of a GET, and the properties of the JSON body of a POST or DELETE.
 
+Each operation's answer ``{"result": ...}`` is described by ``result_schema`` from the result
+type the operation declares (``Operation.result``, the TypedDicts of ``control/results.py``):
+every TypedDict becomes a named schema under ``components/schemas`` with its required keys and
+no others, so a result that grows a key without its declaration fails the schemathesis test.
+
 ``kafka-emu ctl`` reads this document (fetched from the server it talks to) to build its
 subcommands, so the few ``x-kafka-emu-*`` extensions below carry what a CLI needs beyond plain
 OpenAPI (the operation's family, and whether a field's type is free-form JSON).
@@ -23,6 +28,7 @@ from typing import Any
 import attrs
 
 from .operations import Operation, _hints
+from .results import JsonSchema
 
 OPENAPI_VERSION = "3.1.0"
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -59,6 +65,47 @@ def json_schema(tp: Any) -> dict[str, Any]:
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return {"type": "string", "enum": [m.name for m in tp]}
     return {}  # Any (or a type parse_params passes through): any JSON value
+
+
+def result_schema(tp: Any, components: dict[str, Any]) -> dict[str, Any]:
+    """JSON Schema for a declared result type; each TypedDict is added to ``components`` (by
+    its class name) and referred to."""
+    if typing.get_origin(tp) is typing.Annotated:
+        for meta in getattr(tp, "__metadata__", ()):
+            if isinstance(meta, JsonSchema):
+                return dict(meta.schema)
+        tp = typing.get_args(tp)[0]
+    if tp is type(None) or tp is None:
+        return {"type": "null"}
+    if typing.is_typeddict(tp):
+        name = tp.__name__
+        if name not in components:
+            components[name] = {}  # claimed first: a TypedDict may refer to itself
+            hints = typing.get_type_hints(tp, include_extras=True)
+            schema: dict[str, Any] = {
+                "type": "object",
+                "properties": {key: result_schema(hint, components) for key, hint in hints.items()},
+                "required": [key for key in hints if key in tp.__required_keys__],
+                "additionalProperties": False,
+            }
+            if _prose(tp):
+                schema["description"] = _prose(tp)
+            components[name] = schema
+        return {"$ref": f"#/components/schemas/{name}"}
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        options = [result_schema(a, components) for a in args]
+        if all(set(o) == {"type"} and isinstance(o["type"], str) for o in options):
+            return {"type": [o["type"] for o in options]}
+        return {"anyOf": options}
+    if origin in (list, tuple):
+        element = args[0] if args and args[0] is not Ellipsis else Any
+        return {"type": "array", "items": result_schema(element, components)}
+    if origin is dict:
+        values = args[1] if len(args) == 2 else Any
+        return {"type": "object", "additionalProperties": result_schema(values, components)}
+    return json_schema(tp)  # scalars, Literal, Any
 
 
 def _json_default(value: Any) -> tuple[bool, Any]:
@@ -102,7 +149,7 @@ def _error_response(description: str) -> dict[str, Any]:
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
 
 
-def _operation(op: Operation) -> dict[str, Any]:
+def _operation(op: Operation, components: dict[str, Any]) -> dict[str, Any]:
     hints = _hints(op.params)
     fields = {f.name: f for f in attrs.fields(op.params)}
     in_path = path_params(op)
@@ -142,7 +189,9 @@ def _operation(op: Operation) -> dict[str, Any]:
         doc["parameters"] = parameters
     doc["responses"] = {
         "200": {"description": "the operation's result",
-                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Result"}}}},
+                "content": {"application/json": {"schema": {
+                    "type": "object", "required": ["result"],
+                    "properties": {"result": result_schema(op.result, components)}}}}},
         "4XX": _error_response("refused, nothing was changed: 400 bad input, 404 an unknown "
                                "group, member, rule, ..., 405 another method, 408 a wait that "
                                "timed out, 409 a conflict with the emulator's state"),
@@ -165,8 +214,9 @@ def openapi(operations: Iterable[Operation], *, version: str = "") -> dict[str, 
                                   "responses": {"200": {"description": "OpenAPI 3.1", "content": {
                                       "application/json": {"schema": {"type": "object"}}}}}}},
     }
+    results: dict[str, Any] = {}
     for op in sorted(operations, key=lambda o: o.name):
-        paths.setdefault(op.path, {})[op.method.lower()] = _operation(op)
+        paths.setdefault(op.path, {})[op.method.lower()] = _operation(op, results)
     return {
         "openapi": OPENAPI_VERSION,
         "info": {"title": "kafka-emu control", "version": version or "0",
@@ -175,7 +225,7 @@ def openapi(operations: Iterable[Operation], *, version: str = "") -> dict[str, 
                                 "a 4xx {\"error\": {...}} and changes nothing."},
         "paths": paths,
         "components": {"schemas": {
-            "Result": {"type": "object", "required": ["result"], "properties": {"result": {}}},
+            **dict(sorted(results.items())),
             "Error": {"type": "object", "required": ["error"], "properties": {"error": {
                 "type": "object", "required": ["message"],
                 "properties": {"message": {"type": "string"},

@@ -3,9 +3,11 @@
 Theory of operation. An operation is a function ``run(broker, params)`` plus the attrs class of
 its parameters. It runs on the emulator's own trio thread (the Python handle gets there with
 ``trio.from_thread``; the HTTP endpoint already runs there), so it may touch the broker freely.
-It returns a JSON-able value (dicts, lists, str, int, float, bool, None). ``run`` may be an
-``async def`` when the operation waits (waiters); everything else is synchronous and never
-blocks.
+It returns a JSON-able value (dicts, lists, str, int, float, bool, None) whose type its return
+annotation declares (a TypedDict of ``control/results.py``, or a list of one): that annotation is
+the operation's result type for every surface (``Operation.result``; the Python handles' types,
+the OpenAPI response schemas). ``run`` may be an ``async def`` when the operation waits
+(waiters); everything else is synchronous and never blocks.
 
 Bad input raises ``ControlError`` (status 400 for a malformed value, 404 for an unknown group,
 member, rule, ...), *before* anything is changed: an operation that fails changes nothing.
@@ -55,8 +57,15 @@ class Operation:
     def is_async(self) -> bool:
         return inspect.iscoroutinefunction(self.run)
 
+    @property
+    def result(self) -> Any:
+        """The result type ``run`` declares (its return annotation, ``Annotated`` kept); ``Any``
+        for a function that declares none."""
+        return typing.get_type_hints(self.run, include_extras=True).get("return", Any)
+
 
 OPERATIONS: dict[str, Operation] = {}
+_BY_FUNCTION: dict[Callable[..., Any], Operation] = {}
 
 
 def operation(method: str, path: str, params: type = NoParams, *, name: str | None = None,
@@ -67,8 +76,8 @@ def operation(method: str, path: str, params: type = NoParams, *, name: str | No
         if op_name in OPERATIONS:
             raise RuntimeError(f"control operation {op_name!r} declared twice")
         doc = summary if summary is not None else (inspect.getdoc(fn) or "").split("\n\n")[0]
-        OPERATIONS[op_name] = Operation(op_name, method.upper(), path, params, fn,
-                                        " ".join(doc.split()))
+        OPERATIONS[op_name] = _BY_FUNCTION[fn] = Operation(op_name, method.upper(), path, params,
+                                                           fn, " ".join(doc.split()))
         return fn
     return register
 
@@ -79,6 +88,12 @@ def all_operations() -> dict[str, Operation]:
     for mod in pkgutil.iter_modules(ops.__path__):
         importlib.import_module(f"{ops.__name__}.{mod.name}")
     return OPERATIONS
+
+
+def operation_of(fn: Callable[..., Any]) -> Operation:
+    """The operation ``fn`` was registered as (the Python handles name operations by their
+    functions, so a type checker reads each one's result type from its annotation)."""
+    return _BY_FUNCTION[fn]
 
 
 # -- parameters ---------------------------------------------------------------------------------

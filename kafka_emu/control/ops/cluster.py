@@ -12,6 +12,7 @@ from __future__ import annotations
 import attrs
 
 from ...broker.cluster_moves import ClusterError, describe_node, describe_placement
+from .. import results as r
 from ..operations import ControlError, operation
 
 
@@ -23,7 +24,7 @@ def _moving(fn, *args):
 
 
 @operation("GET", "/brokers")
-def list_brokers(broker, params) -> list[dict]:
+def list_brokers(broker, params) -> list[r.BrokerInfo]:
     """List the brokers of the cluster: node id, port, rack and whether each is running."""
     return [describe_node(n) for n in broker.cluster.nodes.values()]
 
@@ -34,14 +35,14 @@ class NodeParams:
 
 
 @operation("POST", "/brokers/{node_id}/stop", NodeParams)
-def stop_broker(broker, params: NodeParams) -> dict:
+def stop_broker(broker, params: NodeParams) -> r.BrokerInfo:
     """Stop a broker: its listener closes and its connections drop, Metadata stops listing
     it, and the partitions it led (and so the groups it coordinated) move to other replicas."""
     return _moving(broker.cluster_moves.stop, params.node_id)
 
 
 @operation("POST", "/brokers/{node_id}/start", NodeParams)
-def start_broker(broker, params: NodeParams) -> dict:
+def start_broker(broker, params: NodeParams) -> r.BrokerInfo:
     """Start a stopped broker again on the same node id and port; it rejoins every ISR and
     leads the partitions that had no leader."""
     return _moving(broker.cluster_moves.start, params.node_id)
@@ -54,7 +55,7 @@ class PartitionParams:
 
 
 @operation("GET", "/partitions/{topic}/{partition}", PartitionParams)
-def describe_partition(broker, params: PartitionParams) -> dict:
+def describe_partition(broker, params: PartitionParams) -> r.PartitionInfo:
     """A partition's leader, leader epoch, replicas and in-sync replicas."""
     found, placement = _moving(broker.cluster_moves._partition, params.topic, params.partition)
     return describe_placement(params.topic, params.partition, placement)
@@ -68,7 +69,7 @@ class MoveLeaderParams:
 
 
 @operation("POST", "/partitions/{topic}/{partition}/move-leader", MoveLeaderParams)
-def move_leader(broker, params: MoveLeaderParams) -> dict:
+def move_leader(broker, params: MoveLeaderParams) -> r.PartitionInfo:
     """Make another broker lead a partition: its leader epoch bumps, the old leader answers
     NOT_LEADER_OR_FOLLOWER and a stale epoch gets FENCED_LEADER_EPOCH."""
     return _moving(broker.cluster_moves.move_leader, params.topic, params.partition, params.to)
@@ -80,7 +81,7 @@ class GroupParams:
 
 
 @operation("GET", "/groups/{group_id}/coordinator", GroupParams)
-def group_coordinator(broker, params: GroupParams) -> dict:
+def group_coordinator(broker, params: GroupParams) -> r.CoordinatorInfo:
     """The node id coordinating a group, and its ``__consumer_offsets`` partition."""
     cluster = broker.cluster
     return {"group_id": params.group_id, "coordinator": cluster.coordinator_of(params.group_id),
@@ -98,7 +99,7 @@ class MoveCoordinatorParams:
 
 
 @operation("POST", "/groups/{group_id}/move-coordinator", MoveCoordinatorParams)
-def move_coordinator(broker, params: MoveCoordinatorParams) -> dict:
+def move_coordinator(broker, params: MoveCoordinatorParams) -> r.CoordinatorMoved:
     """Move a group's coordinator (the leader of its __consumer_offsets partition, so every
     group on that partition moves): the old one answers NOT_COORDINATOR, the new one
     COORDINATOR_LOAD_IN_PROGRESS for the load time, then serves the group reloaded."""
@@ -109,6 +110,6 @@ def move_coordinator(broker, params: MoveCoordinatorParams) -> dict:
 
 
 @operation("POST", "/brokers/elect-preferred-leaders")
-def elect_preferred_leaders(broker, params) -> dict:
+def elect_preferred_leaders(broker, params) -> r.LeadersElected:
     """Move every partition's leadership back to its first replica where that one runs."""
     return {"moved": broker.cluster_moves.elect_preferred()}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import attrs
 
 from ..faults import rule_spec, rules_of
+from .. import results as r
 from ..operations import operation
 
 
@@ -45,25 +46,25 @@ class FaultId:
 
 
 @operation("POST", "/faults", AddFault)
-def add_fault(broker, params: AddFault) -> dict:
+def add_fault(broker, params: AddFault) -> r.FaultRule:
     """Add a fault rule; returns it with its id."""
     spec = rule_spec(**attrs.asdict(params))  # ControlError before anything changes
     return rules_of(broker).add(**spec).describe()
 
 
 @operation("GET", "/faults")
-def list_faults(broker, params) -> list:
+def list_faults(broker, params) -> list[r.FaultRule]:
     """The fault rules in the order they apply, with how often each matched and fired."""
     return [rule.describe() for rule in rules_of(broker).rules.values()]
 
 
 @operation("DELETE", "/faults/{rule_id}", FaultId)
-def remove_fault(broker, params: FaultId) -> dict:
+def remove_fault(broker, params: FaultId) -> r.FaultRule:
     """Remove one fault rule; returns it as it was."""
     return rules_of(broker).remove(params.rule_id).describe()
 
 
 @operation("DELETE", "/faults")
-def clear_faults(broker, params) -> dict:
+def clear_faults(broker, params) -> r.Removed:
     """Remove every fault rule."""
     return {"removed": rules_of(broker).clear()}

@@ -12,6 +12,7 @@ import attrs
 
 from ... import coordinator as c
 from .. import groups
+from .. import results as r
 from ..operations import NoParams, operation
 
 
@@ -62,7 +63,7 @@ class SetOffsetsParams:
 
 
 @operation("GET", "/groups", NoParams, name="groups")
-def groups_list(broker, params: NoParams) -> list:
+def groups_list(broker, params: NoParams) -> list[r.GroupSummary]:
     """Every group (classic and KIP-848 consumer groups): id, type, state, protocol type,
     generation (or group epoch) and member count."""
     out = []
@@ -81,14 +82,14 @@ def groups_list(broker, params: NoParams) -> list:
 
 
 @operation("GET", "/groups/{group_id}", GroupParams)
-def group_view(broker, params: GroupParams) -> dict:
+def group_view(broker, params: GroupParams) -> r.GroupView:
     """The full view of a group: state, generation, protocol, leader, members with decoded
     subscriptions and assignments, committed offsets with log-end offsets and lag."""
     return groups.group_view(broker, params.group_id)
 
 
 @operation("POST", "/groups/{group_id}/expire-member", MemberParams)
-def expire_member(broker, params: MemberParams) -> dict:
+def expire_member(broker, params: MemberParams) -> r.OperatorDone:
     """Expire a member now, exactly as its session timeout would (a rebalance follows)."""
     return groups.run_operator(broker, c.ExpireMember(
         request_id=broker.new_request_id(), group_id=params.group_id, member_id=params.member_id,
@@ -96,7 +97,7 @@ def expire_member(broker, params: MemberParams) -> dict:
 
 
 @operation("POST", "/groups/{group_id}/ignore-heartbeats", IgnoreHeartbeatsParams)
-def ignore_heartbeats(broker, params: IgnoreHeartbeatsParams) -> dict:
+def ignore_heartbeats(broker, params: IgnoreHeartbeatsParams) -> r.OperatorDone:
     """Stop honouring a member's heartbeats (they are answered but no longer reset its session),
     so it expires when its session timeout runs out; ignore=false honours them again."""
     return groups.run_operator(broker, c.IgnoreHeartbeats(
@@ -105,21 +106,21 @@ def ignore_heartbeats(broker, params: IgnoreHeartbeatsParams) -> dict:
 
 
 @operation("POST", "/groups/{group_id}/rebalance", RebalanceParams)
-def trigger_rebalance(broker, params: RebalanceParams) -> dict:
+def trigger_rebalance(broker, params: RebalanceParams) -> r.OperatorDone:
     """Start a rebalance of a group with members (a no-op if one is in progress)."""
     return groups.run_operator(broker, c.TriggerRebalance(
         request_id=broker.new_request_id(), group_id=params.group_id, reason=params.reason))
 
 
 @operation("POST", "/groups/{group_id}/remove-static-member", RemoveStaticParams)
-def remove_static_member(broker, params: RemoveStaticParams) -> dict:
+def remove_static_member(broker, params: RemoveStaticParams) -> r.OperatorDone:
     """Remove a static member by group.instance.id, as KIP-345's admin removal does (LeaveGroup
     naming only the instance id)."""
     return groups.remove_static_member(broker, params.group_id, params.group_instance_id, params.reason)
 
 
 @operation("DELETE", "/groups/{group_id}", DeleteParams)
-def delete_group(broker, params: DeleteParams) -> dict:
+def delete_group(broker, params: DeleteParams) -> r.OperatorDone:
     """Delete a group and its offsets: an Empty one (as DeleteGroups), or with force any group,
     its members removed first."""
     return groups.run_operator(broker, c.DeleteGroup(
@@ -127,14 +128,14 @@ def delete_group(broker, params: DeleteParams) -> dict:
 
 
 @operation("GET", "/groups/{group_id}/offsets", GroupParams)
-def committed_offsets(broker, params: GroupParams) -> list:
+def committed_offsets(broker, params: GroupParams) -> list[r.PartitionOffsets]:
     """Committed offsets with log-end offsets and lag, per partition committed or assigned."""
     view = groups.group_view(broker, params.group_id)
     return view["offsets"]
 
 
 @operation("POST", "/groups/{group_id}/offsets", SetOffsetsParams)
-def set_offsets(broker, params: SetOffsetsParams) -> dict:
+def set_offsets(broker, params: SetOffsetsParams) -> r.OffsetsSet:
     """Write committed offsets as an administrator would, in any group state (an unknown group is
     created Empty); returns the group's offsets afterwards."""
     return groups.set_offsets(broker, params.group_id, groups.parse_offsets(params.offsets))

@@ -6,6 +6,7 @@ from typing import Literal
 
 import attrs
 
+from .. import results as r
 from .. import timing
 from ..timing import KINDS
 from ..operations import NoParams, operation
@@ -25,7 +26,7 @@ class NextDeadlineParams:
 
 
 @operation("POST", "/time/advance", AdvanceParams)
-def advance(broker, params: AdvanceParams) -> dict:
+def advance(broker, params: AdvanceParams) -> r.Advanced:
     """Move the coordinator's time forward by ms, firing every timer that falls due, in deadline
     order, as if the time had passed; returns what happened (members expired, rebalances started,
     groups deleted, every event)."""
@@ -33,21 +34,21 @@ def advance(broker, params: AdvanceParams) -> dict:
 
 
 @operation("POST", "/time/advance-to-next-deadline", NextDeadlineParams)
-def advance_to_next_deadline(broker, params: NextDeadlineParams) -> dict:
+def advance_to_next_deadline(broker, params: NextDeadlineParams) -> r.AdvancedToDeadline:
     """Move time to the earliest pending timer (optionally of one group and one kind) and fire it;
     returns what happened, and the deadline it moved to."""
     return timing.advance_to_next_deadline(broker, params.group_id, params.kind)
 
 
 @operation("GET", "/time/deadlines", NextDeadlineParams)
-def deadlines(broker, params: NextDeadlineParams) -> list:
+def deadlines(broker, params: NextDeadlineParams) -> list[r.Deadline]:
     """Pending coordinator timers, earliest first: deadline, ms from now, kind, group, member."""
     now = broker.now_ms()
     return [timing.deadline_dict(d, now) for d in timing.deadlines(broker, params.group_id, params.kind)]
 
 
 @operation("GET", "/time", NoParams)
-def clock(broker, params: NoParams) -> dict:
+def clock(broker, params: NoParams) -> r.Clock:
     """The coordinator's clock: now (ms since the epoch), its mode (real or manual) and how far
     the control plane has moved it."""
     return {"now_ms": broker.now_ms(), "mode": "manual" if broker.clock.manual else "real",

@@ -7,6 +7,7 @@ from typing import Literal
 import attrs
 
 from ...coordinator import GroupState
+from .. import results as r
 from .. import waiters
 from ..plane import control_of
 from ..operations import operation
@@ -40,7 +41,7 @@ class WaitGroupParams:
 
 
 @operation("GET", "/timeline", TimelineParams)
-def timeline(broker, params: TimelineParams) -> list:
+def timeline(broker, params: TimelineParams) -> list[r.Event]:
     """Recorded events, oldest first, each with its sequence number ("seq") and type; filter by
     group, by sequence number (since) and by type."""
     return control_of(broker).timeline.select(since=params.since, group_id=params.group_id,
@@ -48,7 +49,7 @@ def timeline(broker, params: TimelineParams) -> list:
 
 
 @operation("GET", "/timeline/requests", RequestsParams)
-def requests(broker, params: RequestsParams) -> list:
+def requests(broker, params: RequestsParams) -> list[r.Event]:
     """Recorded requests (api, version, client id and software, peer, group, member, generation,
     latency, error codes), oldest first; filter by api, client id, group and since."""
     return control_of(broker).timeline.requests(since=params.since, api=params.api,
@@ -57,7 +58,7 @@ def requests(broker, params: RequestsParams) -> list:
 
 
 @operation("GET", "/groups/{group_id}/wait", WaitGroupParams)
-async def wait_for_group(broker, params: WaitGroupParams) -> dict:
+async def wait_for_group(broker, params: WaitGroupParams) -> r.GroupView:
     """Wait (woken by events, not polling) until the group is in a state with a number of members;
     returns the group view, or 408 after timeout seconds."""
     return await waiters.wait_for_group(broker, params.group_id, params.state, params.members,

@@ -9,11 +9,12 @@ from __future__ import annotations
 import attrs
 
 from ...errors import KafkaError
+from .. import results as r
 from ..operations import ControlError, operation
 
 
 @operation("GET", "/topics")
-def list_topics(broker, params) -> list[dict]:
+def list_topics(broker, params) -> list[r.TopicInfo]:
     """List the topics with their ids and partition counts."""
     return [{"name": t.name, "topic_id": str(t.topic_id), "partitions": t.partitions}
             for t in sorted(broker.topics.all(), key=lambda t: t.name)]
@@ -26,7 +27,7 @@ class CreateTopicParams:
 
 
 @operation("POST", "/topics", CreateTopicParams)
-def create_topic(broker, params: CreateTopicParams) -> dict:
+def create_topic(broker, params: CreateTopicParams) -> r.TopicInfo:
     """Create a topic (409 if it exists, 400 for a bad name or fewer than 1 partition)."""
     if params.partitions < 1:
         raise ControlError(f"partitions must be at least 1, got {params.partitions}")
