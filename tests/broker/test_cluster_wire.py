@@ -343,3 +343,25 @@ async def test_elect_leaders_moves_leadership_back_to_the_preferred_replica(star
     again = await client.request(api, 2, request)
     assert again.replica_election_results[0].partition_result[0].error_code == \
         ErrorCode.ELECTION_NOT_NEEDED
+
+
+async def test_elect_leaders_for_every_partition_reports_all_but_those_needing_none(
+        start_cluster):
+    from kafka_emu.protocol.messages import elect_leaders as el
+    bound = await start_cluster(topics={"t": 3})
+    moves = bound.broker.cluster_moves
+    bound.broker.cluster.replication[bound.broker.topics.lookup("t").topic_id] = 3
+    replicas = [moves.move_leader("t", p, 1)["replicas"] for p in range(3)]  # placed now
+    for p in range(3):  # every partition led by its preferred replica again
+        moves.move_leader("t", p, replicas[p][0])
+    down = replicas[1][0]  # partition 1's preferred replica, stopped below
+    moves.move_leader("t", 0, next(r for r in replicas[0][1:] if r != down))  # elected back
+    moves.move_leader("t", 1, replicas[1][1])
+    moves.stop(down)
+    client = await connect(bound, next(n for n in (1, 2, 3) if n != down))
+    answer = await client.request(BY_NAME["ElectLeaders"], 2,
+                                  el.ElectLeadersRequest(election_type=0))
+    (t,) = [r for r in answer.replica_election_results if r.topic == "t"]
+    assert [(p.partition_id, p.error_code, p.error_message) for p in t.partition_result] == [
+        (0, ErrorCode.NONE, None),
+        (1, ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, "The preferred leader was not available.")]

@@ -190,3 +190,39 @@ def test_confluent_elect_leaders_needs_no_election_with_one_replica(emu):
                                                           TopicPartition(topic, 5)]).result()
     errors = {tp.partition: error.name() for tp, error in result.items()}
     assert errors == {0: "ELECTION_NOT_NEEDED", 5: "UNKNOWN_TOPIC_OR_PART"}
+
+
+def test_confluent_elect_leaders_on_a_cluster_moves_leadership_back_to_the_preferred_replica(
+        kafka_emu_factory):
+    from confluent_kafka import ElectionType, TopicPartition
+    emu = kafka_emu_factory(brokers=3)
+    topic = unique("elect3")
+    emu.create_topic(topic, 2, replication_factor=3)
+    admin = confluent(emu)
+    placed = emu.partition(topic, 0)
+    preferred = placed["replicas"][0]
+    other = next(r for r in placed["replicas"] if r != preferred)
+    epoch = emu.move_leader(topic, 0, other)["leader_epoch"]
+
+    def leader_seen_by_client():
+        meta = admin.list_topics(topic, timeout=10).topics[topic].partitions[0]
+        return meta.leader
+
+    assert leader_seen_by_client() == other
+    tps = [TopicPartition(topic, 0), TopicPartition(topic, 1)]
+    result = admin.elect_leaders(ElectionType.PREFERRED, tps).result()
+    # partition 1 was never moved: its preferred replica leads already
+    assert {tp.partition: (e.name() if e else None) for tp, e in result.items()} == {
+        0: None, 1: "ELECTION_NOT_NEEDED"}
+    assert emu.partition(topic, 0)["leader"] == preferred
+    assert emu.partition(topic, 0)["leader_epoch"] == epoch + 1
+    assert leader_seen_by_client() == preferred
+
+    # the preferred replica stopped: leadership went elsewhere and cannot come back yet
+    emu.stop_broker(preferred)
+    result = admin.elect_leaders(ElectionType.PREFERRED, tps[:1]).result()
+    assert [e.name() for e in result.values()] == ["PREFERRED_LEADER_NOT_AVAILABLE"]
+    emu.start_broker(preferred)
+    result = admin.elect_leaders(ElectionType.PREFERRED, tps[:1]).result()
+    assert list(result.values()) == [None]
+    assert emu.partition(topic, 0)["leader"] == preferred
