@@ -4,7 +4,9 @@ Kafka mutes a connection after reading a request until it has answered it, so re
 connection are processed strictly in order and a parked JoinGroup/SyncGroup holds back the
 ones behind it -- but never another connection's (reference 1.3). We get that by answering the
 frames of each read one after another before reading again. The answers to one read go out in
-one write (fewer syscalls for pipelining clients), flushed early only when a request parks.
+one write (fewer syscalls for pipelining clients), flushed early only when a request parks; a
+Fetch response's stored batches are in that write as they are, one vectored ``sendmsg``
+(vectored.py), never joined.
 
 One error boundary covers the connection's whole life -- address lookup, reads, handling,
 writes, close -- so nothing one client does can end the server:
@@ -37,8 +39,8 @@ from ..errors import KafkaError
 from ..protocol.codec import read_from
 from ..protocol.errors import DecodeError
 from ..protocol.framing import FrameBuffer
-from ..protocol.headers import (decode_request_header, encode_response, peek_api,
-                                request_header_version)
+from ..protocol.headers import (decode_request_header, encode_response, encode_response_parts,
+                                peek_api, request_header_version)
 from ..protocol.schema import fields_of
 from .clock import io_now, stopwatch
 from .context import ConnectionInfo, RequestContext
@@ -50,10 +52,12 @@ from .log_limits import warn_limited
 from .observe import request_identity, request_partitions, response_errors
 from .state import Broker
 from .throttle import client_throttles
+from .vectored import send_vectored
 
 log = logging.getLogger("kafka_emu")
 
 API_VERSIONS = 18
+FETCH = 1  # its responses carry stored batches, written as they are (encode_response_parts)
 T = TypeVar("T")
 
 # While a request is parked we keep reading, to notice the client leaving; pipelined frames read
@@ -93,7 +97,8 @@ class Connection:
         cfg = broker.config
         self.frames = FrameBuffer(cfg.socket_request_max_bytes)
         self.queue: deque[bytes] = deque()
-        self.out: list[bytes | bytearray] = []
+        self.out: list[bytes | bytearray | memoryview] = []
+        self.vectored = False  # ``out`` holds stored batches: write it with sendmsg, unjoined
         self.idle_s = cfg.connections_max_idle_ms / 1000
         self.frame_timeout_s = cfg.frame_read_timeout_ms / 1000
         self.frame_started = 0.0  # io time the partial frame in ``frames`` began
@@ -157,11 +162,24 @@ class Connection:
         return result[0]
 
     # -- writing ---------------------------------------------------------------------------
+    def enqueue(self, data: bytearray | list) -> None:
+        """Queue one response frame: a bytearray, or a list of buffers (a response carrying
+        stored batches, protocol/spliced.py)."""
+        if data.__class__ is list:
+            self.out.extend(data)
+            self.vectored = True
+        else:
+            self.out.append(data)  # type: ignore[arg-type]
+
     async def flush(self) -> None:
         out = self.out
         if out:
             self.out = []
-            await self.stream.send_all(out[0] if len(out) == 1 else b"".join(out))
+            if self.vectored:
+                self.vectored = False
+                await send_vectored(self.stream, out)
+            else:
+                await self.stream.send_all(out[0] if len(out) == 1 else b"".join(out))
 
 
 async def serve_connection(broker: Broker, stream: trio.SocketStream,
@@ -189,7 +207,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
             while queue:
                 response = await _process(broker, conn, info, queue.popleft())
                 if response is not None:
-                    conn.out.append(response)
+                    conn.enqueue(response)
             await conn.flush()
             if conn.eof or not await conn.read():
                 break
@@ -221,7 +239,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
 
 
 async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
-                   frame: bytes) -> bytearray | None:
+                   frame: bytes) -> bytearray | list | None:
     emit = broker.observer
     elapsed_ms = stopwatch() if emit is not None else None
     api_key, version, correlation_id = peek_api(frame)
@@ -278,10 +296,11 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         raise FaultClose(f"closed by fault rule {fault.rule_id} after {api.name} was applied")
     if response is None:
         return None
-    data = encode_response(api, version, correlation_id, response)
+    data = (encode_response_parts if api_key == FETCH else encode_response)(
+        api, version, correlation_id, response)
     if fault is not None and fault.action == "throttle" and client_throttles(api.name, version):
         # KIP-219: answer at once, then read nothing more from this client for the throttle time
-        conn.out.append(data)
+        conn.enqueue(data)
         await conn.park(partial(trio.sleep, fault.delay_ms / 1000))
         return None
     return data

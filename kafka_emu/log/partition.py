@@ -223,6 +223,14 @@ class PartitionLog:
         batch comes back even when it alone exceeds ``max_bytes``. Fetching at the high
         watermark returns nothing; below the log start or above the HWM is OFFSET_OUT_OF_RANGE.
         """
+        batches, _, hwm = self.read_sized(fetch_offset, max_bytes, min_one=min_one)
+        return batches, hwm
+
+    def read_sized(
+        self, fetch_offset: int, max_bytes: int, *, min_one: bool = True
+    ) -> tuple[list[bytes], int, int]:
+        """``read``, with the batches' total size in the middle (from the position column, so
+        Fetch never sums batch lengths)."""
         hwm = self._hwm
         if fetch_offset < self._log_start or fetch_offset > hwm:
             raise KafkaError(
@@ -231,14 +239,16 @@ class PartitionLog:
                 f"the range {self._log_start} to {hwm}.",
             )
         if fetch_offset == hwm:
-            return [], hwm
+            return [], 0, hwm
         first = bisect_right(self._bases, fetch_offset, self._head) - 1
         ends = self._ends
         start_pos = ends[first] - len(self._batches[first])
         stop = bisect_right(ends, start_pos + max_bytes, first)
-        if stop == first and min_one:
+        if stop == first:
+            if not min_one:
+                return [], 0, hwm
             stop = first + 1
-        return self._batches[first:stop], hwm
+        return self._batches[first:stop], ends[stop - 1] - start_pos, hwm
 
     # --- ListOffsets -------------------------------------------------------------------------
 

@@ -42,6 +42,7 @@ from . import primitives as p
 from .errors import DecodeError, EncodeError
 from .schema import (BOOL, BYTES, FLOAT64, INT8, INT16, INT32, INT64, RECORDS, STRING, UINT16,
                      UINT32, UUID, VARINT, VARLONG, Array, FieldSpec, fields_of)
+from .spliced import RecordsParts, splice
 
 # struct format character and size of every fixed-width type
 _FIXED = {INT8: "b", INT16: "h", UINT16: "H", INT32: "i", UINT32: "I", INT64: "q",
@@ -418,7 +419,14 @@ def _emit_write(src: _Source, ind: int, t: Any, version: int, flexible: bool, nu
             src.emit(ind, f"{v} = {v}.encode()", field)
         src.emit(ind, f"{n} = len({v})", field)
         _emit_len_write(src, ind, flexible, t is not STRING, n, field)
-        src.emit(ind, f"out += {v}", field)
+        if t is RECORDS:
+            # stored batches handed over as they are (spliced.py): placed, not copied
+            parts = src.const(RecordsParts, "_rp")
+            src.emit(ind, f"if {v}.__class__ is {parts}: {src.const(splice, '_sp')}(out, {v})",
+                     field)
+            src.emit(ind, f"else: out += {v}", field)
+        else:
+            src.emit(ind, f"out += {v}", field)
     elif isinstance(t, Array):
         el = t.element
         v, n = src.var("a"), src.var("n")

@@ -15,6 +15,7 @@ from . import primitives as p
 from .codec import encode_into, read_from
 from .errors import DecodeError
 from .schema import INT16, INT32, STRING, field, message
+from .spliced import Buffer, SplicedOutput, frame_parts
 
 API_VERSIONS_KEY = 18
 _API_KEY_VERSION_CORRELATION = struct.Struct(">hhi").unpack_from
@@ -78,3 +79,19 @@ def encode_response(api: Any, version: int, correlation_id: int, body: Any) -> b
     encode_into(out, body, version)
     out[0:4] = (len(out) - 4).to_bytes(4, "big", signed=True)
     return out
+
+
+def encode_response_parts(api: Any, version: int, correlation_id: int,
+                          body: Any) -> bytearray | list[Buffer]:
+    """``encode_response`` for a response that may carry stored batches (``RecordsParts``,
+    spliced.py): the frame as a list of buffers with the batches in it as they are, or one
+    bytearray when it carries none."""
+    out = SplicedOutput(4)
+    p.write_int32(out, correlation_id)
+    if response_header_version(api, version) >= 1:
+        out.append(0)  # empty tagged-field section
+    encode_into(out, body, version)
+    out[0:4] = (len(out) - 4 + out.spliced_size).to_bytes(4, "big", signed=True)
+    if not out.spliced:
+        return out
+    return frame_parts(out)

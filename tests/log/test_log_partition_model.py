@@ -81,7 +81,9 @@ class PartitionLogMachine(RuleBasedStateMachine):
             with raises_code(ErrorCode.OFFSET_OUT_OF_RANGE):
                 self.log.read(offset, max_bytes, min_one=min_one)
             return
-        batches, hwm = self.log.read(offset, max_bytes, min_one=min_one)
+        batches, size, hwm = self.log.read_sized(offset, max_bytes, min_one=min_one)
+        assert (batches, hwm) == self.log.read(offset, max_bytes, min_one=min_one)
+        assert size == sum(map(len, batches))  # Fetch's length prefix, from the position column
         assert hwm == self.hwm
         expected = []
         if offset < self.hwm:

@@ -9,7 +9,9 @@ UNKNOWN_LEADER_EPOCH (broker/cluster.py).
 Whole batches from each partition's fetch offset, bounded by partition_max_bytes and the
 response's max_bytes, but the first partition with data returns at least one batch even if it
 is larger (Kafka's minOneMessage). Until min_bytes are available the request waits up to
-max_wait_ms, woken by Produce (Topics.data_arrived), never by polling.
+max_wait_ms, woken by Produce (Topics.data_arrived), never by polling. The batches are never
+joined or copied here: each partition's records are the stored ``bytes`` objects in a
+RecordsParts, which the connection writes to the socket as they are (protocol/spliced.py).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import trio
 from ...errors import ErrorCode, KafkaError
 from ...protocol.messages.fetch import (API, FetchableTopicResponse, FetchResponse,
                                         PartitionData)
+from ...protocol.spliced import RecordsParts
 from . import Handler
 
 READ_COMMITTED = 1
@@ -61,16 +64,19 @@ def _read_all(ctx, request) -> tuple[list[FetchableTopicResponse], int]:
                     parts.append(_error(p.partition, refused))
                     continue
             try:
-                batches, hwm = log.read(p.fetch_offset, min(p.partition_max_bytes, budget),
-                                        min_one=min_one)
+                batches, size, hwm = log.read_sized(
+                    p.fetch_offset, min(p.partition_max_bytes, budget), min_one=min_one)
             except KafkaError as exc:
                 parts.append(_error(p.partition, exc.code))
                 continue
-            records = b"".join(batches)
-            if records:
+            if size:
                 min_one = False
-                budget = max(budget - len(records), 0)
-                total += len(records)
+                budget = max(budget - size, 0)
+                total += size
+                # the stored batches go to the socket as they are (protocol/spliced.py)
+                records: RecordsParts | bytes = RecordsParts(batches, size)
+            else:
+                records = b""
             parts.append(PartitionData(
                 partition_index=p.partition, error_code=ErrorCode.NONE, high_watermark=hwm,
                 last_stable_offset=log.last_stable_offset,
