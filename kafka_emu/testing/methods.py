@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
@@ -72,14 +73,24 @@ def async_op(fn: Callable[[Any, Any], Awaitable[R]], /, **params: Any) -> Job[R]
 
 
 class handle_method(Generic[P, R]):  # noqa: N801 -- used as a decorator, like property
-    """A method of both handles, built from ``build(handle, *args, **kwargs) -> Job``."""
+    """A method of both handles, built from ``build(handle, *args, **kwargs) -> Job``.
+
+    Read from a handle class it is a plain function (a blocking one on ``Emulator``, an
+    ``async def`` on ``AsyncEmulator``) with the builder's signature, so ``help()``, IDEs and
+    ``inspect`` see an ordinary method; read from a handle, that function bound to it."""
 
     def __init__(self, build: Callable[Concatenate[Any, P], Job[R]]) -> None:
         self._build = build
+        self._functions: dict[bool, Callable[..., Any]] = {}
         functools.update_wrapper(self, build)  # type: ignore[arg-type]
 
-    def __set_name__(self, owner: type, name: str) -> None:
-        self._name = name
+    @overload
+    def __get__(self, handle: None, owner: type[Emulator]) -> Callable[Concatenate[Emulator, P], R]:
+        ...
+
+    @overload
+    def __get__(self, handle: None, owner: type[AsyncEmulator]
+                ) -> Callable[Concatenate[AsyncEmulator, P], Awaitable[R]]: ...
 
     @overload
     def __get__(self, handle: None, owner: type) -> handle_method[P, R]: ...
@@ -91,23 +102,29 @@ class handle_method(Generic[P, R]):  # noqa: N801 -- used as a decorator, like p
     def __get__(self, handle: AsyncEmulator, owner: type) -> Callable[P, Awaitable[R]]: ...
 
     def __get__(self, handle: Any, owner: type) -> Any:
-        if handle is None:
+        awaited = bool(getattr(owner, "_awaited", False))
+        if handle is None and not hasattr(owner, "_execute"):
             return self
+        function = self._functions.get(awaited)
+        if function is None:
+            function = self._functions[awaited] = self._function(awaited)
+        return function if handle is None else types.MethodType(function, handle)
+
+    def _function(self, awaited: bool) -> Callable[..., Any]:
         build = self._build
-        if handle._awaited:
-            async def awaited(*args: Any, **kwargs: Any) -> Any:
-                return await handle._execute(build(handle, *args, **kwargs))
-            method: Callable[..., Any] = awaited
-        else:
-            def blocking(*args: Any, **kwargs: Any) -> Any:
-                return handle._execute(build(handle, *args, **kwargs))
-            method = blocking
+        async def awaited_method(handle: Any, *args: Any, **kwargs: Any) -> Any:
+            return await handle._execute(build(handle, *args, **kwargs))
+
+        def blocking_method(handle: Any, *args: Any, **kwargs: Any) -> Any:
+            return handle._execute(build(handle, *args, **kwargs))
+
+        method: Callable[..., Any] = awaited_method if awaited else blocking_method
         functools.update_wrapper(method, build)
-        # what help() and IDEs show: the builder's parameters, without the handle
+        vars(method).pop("__wrapped__")  # inspect is to read __signature__, not the builder's
         signature = inspect.signature(build)
         returns = signature.return_annotation
         if isinstance(returns, str) and returns.startswith("Job[") and returns.endswith("]"):
             returns = returns[4:-1]
         method.__signature__ = signature.replace(  # type: ignore[attr-defined]
-            parameters=list(signature.parameters.values())[1:], return_annotation=returns)
+            return_annotation=returns)
         return method

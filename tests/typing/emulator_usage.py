@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from typing_extensions import assert_type
 
@@ -93,3 +93,8 @@ async def runners() -> None:
 def unbound_method_is_still_a_method() -> None:
     advance: Callable[[int], Advanced] = run_in_thread().__enter__().advance
     assert_type(advance(1)["advanced_ms"], int)
+
+
+def read_from_the_class(emu: Emulator, async_emu: AsyncEmulator) -> None:
+    assert_type(Emulator.advance(emu, 1), Advanced)
+    assert_type(AsyncEmulator.group_view(async_emu, "g"), Awaitable[GroupView])

@@ -1,0 +1,35 @@
+"""The handles as Python sees them: every public method documented, with its real signature
+(no ``*args``), blocking on ``Emulator`` and ``async`` on ``AsyncEmulator``; both offer the
+same methods. (What type checkers see is tests/typing/emulator_usage.py.)"""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from kafka_emu.testing import AsyncEmulator, Emulator
+
+
+def _public(cls: type) -> dict[str, object]:
+    return {name: getattr(cls, name) for name in dir(cls)
+            if not name.startswith("_") and callable(getattr(cls, name))}
+
+
+def test_both_handles_offer_the_same_documented_methods():
+    sync, awaited = _public(Emulator), _public(AsyncEmulator)
+    assert sorted(sync) == sorted(awaited)
+    undocumented = [name for name, fn in sync.items() if not inspect.getdoc(fn)]
+    assert undocumented == []
+
+
+@pytest.mark.parametrize("name", sorted(_public(Emulator)))
+def test_each_method_has_its_real_signature_and_kind(name):
+    sync, awaited = getattr(Emulator, name), getattr(AsyncEmulator, name)
+    assert not inspect.iscoroutinefunction(sync)
+    assert inspect.iscoroutinefunction(awaited)
+    signature = inspect.signature(sync)
+    assert list(signature.parameters)[0] == "self"
+    assert not any(p.kind is p.VAR_POSITIONAL for p in signature.parameters.values())
+    if name != "wait_for":  # the only method each handle writes itself
+        assert inspect.signature(awaited) == signature
