@@ -118,8 +118,33 @@ def _operations(document: dict) -> dict[str, dict]:
                 "method": method.upper(), "path": path, "summary": spec.get("summary", ""),
                 "description": spec.get("description", ""),
                 "body": (spec.get("requestBody") or {}).get("description", ""),
+                "returns": _returns(document, spec),
                 "tag": (spec.get("tags") or [""])[0], "params": params}
     return found
+
+
+def _returns(document: dict, spec: dict) -> str:
+    """"Returns GroupView: {group_id, state, ...}" from the operation's documented result
+    (control/results.py on the server's side); "" when the document does not say."""
+    answer = ((((spec.get("responses") or {}).get("200") or {}).get("content") or {})
+              .get("application/json") or {}).get("schema") or {}
+    result = (answer.get("properties") or {}).get("result") or {}
+    outline = _outline(document, result)
+    return f"Returns {outline}." if outline else ""
+
+
+def _outline(document: dict, schema: dict) -> str:
+    if schema.get("type") == "array":
+        inner = _outline(document, schema.get("items") or {})
+        return f"a list of {inner}" if inner else "a list"
+    ref = schema.get("$ref", "")
+    if ref.startswith("#/components/schemas/"):
+        name = ref.rpartition("/")[2]
+        target = ((document.get("components") or {}).get("schemas") or {}).get(name) or {}
+        keys = list(target.get("properties") or {})
+        return f"{name}: {{{', '.join(keys)}}}" if keys else name
+    kind = schema.get("type")
+    return kind if isinstance(kind, str) else ""
 
 
 def _local_document() -> dict:
@@ -234,7 +259,7 @@ def _operation_parser(parent: argparse.ArgumentParser, name: str, op: dict):
     parser = type(parent)(prog=f"kafka-emu ctl {name.replace('_', '-')}",
                           description=f"{op['description'] or op['summary']} "
                                       f"({op['method']} {op['path']})",
-                          epilog=op["body"] or None)
+                          epilog=" ".join(filter(None, [op.get("returns"), op["body"]])) or None)
     parser.add_argument("-o", "--output", choices=["json", "text"], default=None,
                         help="indented JSON (default) or compact text")
     for param in op["params"]:

@@ -80,6 +80,14 @@ def test_operation_help_lists_its_flags(ctl):
     assert code == 0 and "--name" in out and "--partitions" in out
 
 
+def test_operation_help_says_what_it_returns_from_the_servers_document(ctl):
+    code, out, _ = ctl("advance", "--help")
+    said = " ".join(out.split())
+    assert code == 0 and "Returns Advanced: {members_expired, members_removed," in said
+    code, out, _ = ctl("list-faults", "--help")
+    assert code == 0 and "Returns a list of FaultRule: {id, action, match," in " ".join(out.split())
+
+
 @pytest.mark.parametrize("args, code, words", [
     (["no-such-operation"], 2, "unknown operation"),
     (["list-topic"], 2, "did you mean list-topics"),
