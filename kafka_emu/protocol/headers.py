@@ -15,7 +15,7 @@ from . import primitives as p
 from .codec import encode_into, read_from
 from .errors import DecodeError
 from .schema import INT16, INT32, STRING, field, message
-from .spliced import Buffer, SplicedOutput, frame_parts
+from .spliced import Buffer, frame_parts, spliced_output
 
 API_VERSIONS_KEY = 18
 _API_KEY_VERSION_CORRELATION = struct.Struct(">hhi").unpack_from
@@ -86,7 +86,7 @@ def encode_response_parts(api: Any, version: int, correlation_id: int,
     """``encode_response`` for a response that may carry stored batches (``RecordsParts``,
     spliced.py): the frame as a list of buffers with the batches in it as they are, or one
     bytearray when it carries none."""
-    out = SplicedOutput(4)
+    out = spliced_output(4)
     p.write_int32(out, correlation_id)
     if response_header_version(api, version) >= 1:
         out.append(0)  # empty tagged-field section

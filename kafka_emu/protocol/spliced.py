@@ -21,7 +21,7 @@ Nothing here knows Fetch: any RECORDS value may be a RecordsParts.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Union
+from typing import Union
 
 Buffer = Union[bytes, bytearray, memoryview]
 
@@ -60,14 +60,20 @@ class RecordsParts:
 
 class SplicedOutput(bytearray):
     """An encoding in progress that keeps RecordsParts out of its own bytes: ``spliced`` lists
-    (position in this buffer, parts) in order."""
+    (position in this buffer, parts) in order. Made by :func:`spliced_output` (an ``__init__``
+    in Python would cost more than the rest of making it)."""
 
     __slots__ = ("spliced", "spliced_size")
+    spliced: list[tuple[int, RecordsParts]]
+    spliced_size: int
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.spliced: list[tuple[int, RecordsParts]] = []
-        self.spliced_size = 0
+
+def spliced_output(prefix: int = 0) -> SplicedOutput:
+    """An empty SplicedOutput starting with ``prefix`` zero bytes (room for a size)."""
+    out = SplicedOutput(prefix)
+    out.spliced = []
+    out.spliced_size = 0
+    return out
 
 
 def splice(out: bytearray, records: RecordsParts) -> None:
