@@ -1,9 +1,10 @@
 """What a user installs: the wheel and sdist `python -m build` makes, in a fresh venv.
 
-One test, about 45 s on a loaded machine (an isolated build, then a venv that installs the
+One test, about 60 s on a loaded machine (an isolated build, then a venv that installs the
 wheel with its `[pytest]` extra from the package index): `kafka-emu --version` must print the
-version `kafka_emu.__version__` holds, and a fixture test written as a user would must pass with
-the plugin the wheel registers.
+version `kafka_emu.__version__` holds, a fixture test written as a user would must pass with
+the plugin the wheel registers, and mypy --strict, resolving imports in that venv, must see the
+handles' declared result types (py.typed shipped, nothing decayed to Any).
 """
 
 from __future__ import annotations
@@ -28,6 +29,22 @@ USER_TEST = textwrap.dedent('''
         with socket.create_connection((kafka_emu.host, kafka_emu.port), timeout=5):
             pass
         assert kafka_emu.list_groups() == ()
+        assert kafka_emu.advance(0)["advanced_ms"] == 0
+''')
+
+# What the user's mypy sees of the installed wheel (py.typed): the handles' real result types.
+USER_TYPING = textwrap.dedent('''
+    from typing_extensions import assert_type
+
+    from kafka_emu.control.results import Advanced, GroupView
+    from kafka_emu.testing import Emulator
+
+
+    def check(emu: Emulator) -> None:
+        assert_type(emu.advance(10), Advanced)
+        assert_type(emu.group_view("g"), GroupView)
+        assert_type(emu.group_view("g")["total_lag"], int)
+        assert_type(emu.describe_group("g").state, str)
 ''')
 
 
@@ -66,6 +83,10 @@ def test_wheel_installs_in_a_fresh_venv_and_its_fixtures_work(tmp_path):
     out = run(venv / "bin" / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
               "test_user.py", cwd=project)
     assert "1 passed" in out
+    # mypy (this environment's) resolving imports in the fresh venv: only what the wheel ships
+    (project / "user_typing.py").write_text(USER_TYPING)
+    run(sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-executable",
+        venv / "bin" / "python", "user_typing.py", cwd=project)
     # the strategies' dependency comes with the [pytest] extra
     where = run(venv / "bin" / "python", "-c",
                 "import kafka_emu.testing.strategies, kafka_emu; print(kafka_emu.__file__)",
