@@ -8,7 +8,11 @@ Theory of operation. An operation's function names its result type in its return
 - the OpenAPI document (``/openapi.json``) describes each operation's ``result`` with the JSON
   Schema derived from it (``control/openapi.py``), which the schemathesis test checks every
   answer against;
-- ``kafka-emu ctl`` and the README describe the same fields.
+- ``kafka-emu ctl OPERATION --help`` names the result and its keys (read from that document).
+
+An operation whose function declares no result type has ``Any`` as its result; a test
+(tests/control/test_control_results.py) refuses that, and checks every declared result against
+what the operation really returns.
 
 The values stay what they always were on every surface: plain JSON-able dicts and lists (a
 TypedDict is a dict at run time), so reading ``result["members_expired"]`` works unchanged.
