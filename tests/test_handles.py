@@ -33,3 +33,13 @@ def test_each_method_has_its_real_signature_and_kind(name):
     assert not any(p.kind is p.VAR_POSITIONAL for p in signature.parameters.values())
     if name != "wait_for":  # the only method each handle writes itself
         assert inspect.signature(awaited) == signature
+
+
+async def test_the_untyped_helpers_still_run_operations_on_both_handles():
+    from kafka_emu.testing import make_config, open_emulator, run_in_thread
+    with run_in_thread(make_config(clock="manual")) as emu:
+        assert emu._op("advance", ms=5)["advanced_ms"] == 5
+        assert emu._run(lambda: emu.broker.now_ms()) == emu.clock()["now_ms"]
+    async with open_emulator(make_config(clock="manual")) as async_emu:
+        assert (await async_emu._op("advance", ms=7))["advanced_ms"] == 7
+        assert await async_emu._run(lambda: 3) == 3

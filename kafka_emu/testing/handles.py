@@ -72,6 +72,18 @@ class _Handle:
     def _execute(self, job: Job[Any]) -> Any:
         raise NotImplementedError
 
+    # The handles' earlier helpers, kept for methods written against them: each returns the
+    # value (Emulator) or an awaitable of it (AsyncEmulator), typed Any. New methods are
+    # declared with @handle_method and op(...), which type them by the operation's result.
+    def _op(self, name: str, **params: Any) -> Any:
+        operation = all_operations()[name]
+        parsed = parse_params(operation, params)
+        return self._execute(Job(lambda broker: operation.run(broker, parsed),
+                                 is_async=operation.is_async))
+
+    def _run(self, fn: Callable[[], Any]) -> Any:
+        return self._execute(Job(lambda broker: fn()))
+
     # -- a cluster in one process (broker/cluster_moves.py; control/ops/cluster.py) -----------
     @handle_method
     def brokers(self) -> Job[list[r.BrokerInfo]]:
