@@ -133,7 +133,7 @@ from kafka_emu.testing import make_config
 async def main():
     async with trio.open_nursery() as nursery:
         bound = await nursery.start(partial(serve, make_config()))
-        bound.broker.observation.subscribe(lambda event: None)
+        bound.broker.observation.subscribe(lambda event: None, rows=True)
         print(bound.bootstrap, flush=True)
         await trio.sleep_forever()
 

@@ -42,14 +42,14 @@ from ..protocol.framing import FrameBuffer
 from ..protocol.headers import (decode_request_header, encode_response, encode_response_parts,
                                 peek_api, request_header_version)
 from ..protocol.schema import fields_of
-from .clock import io_now, stopwatch
+from .clock import io_now, perf_now
 from .context import ConnectionInfo, RequestContext
 from .error_response import error_response
 from .events import ConnectionClosed, ConnectionOpened, FaultFired, RequestHandled
 from .handlers import HANDLERS
 from .handlers.api_versions import unsupported_version_response
 from .log_limits import warn_limited
-from .observe import request_identity, request_partitions, response_errors
+from .observe import request_facts, request_identity
 from .state import Broker
 from .throttle import client_throttles
 from .vectored import send_vectored
@@ -240,8 +240,8 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
 
 async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
                    frame: bytes) -> bytearray | list | None:
-    emit = broker.observer
-    elapsed_ms = stopwatch() if emit is not None else None
+    observation = broker.observation
+    started = perf_now() if observation.emit is not None else None
     api_key, version, correlation_id = peek_api(frame)
     handler = HANDLERS.get(api_key)
     if handler is None:
@@ -275,22 +275,16 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
             response = error_response(api, version, request, exc.code, exc.message)
     else:
         response = await _faulted(broker, conn, ctx, handler, request, fault)
-    emit = broker.observer  # a sink may have subscribed while the request was parked
+    emit = observation.emit  # a sink may have subscribed while the request was parked
     if emit is not None:
-        group, member, instance, generation = request_identity(request)
-        top, partitions = response_errors(response) if response is not None else (None, ())
-        emit(RequestHandled(
-            at_ms=broker.now_ms(), connection_id=conn.id, peer=conn.peer, api=api.name,
-            api_key=api_key, version=version, correlation_id=correlation_id,
-            client_id=header.client_id, client_software_name=info.client_software_name,
-            client_software_version=info.client_software_version, group_id=group,
-            member_id=member, group_instance_id=instance, generation_id=generation,
-            latency_ms=elapsed_ms() if elapsed_ms is not None else 0.0, error_code=top,
-            partition_errors=partitions,
-            throttle_time_ms=getattr(response, "throttle_time_ms", 0) or 0,
-            partitions=request_partitions(request, broker.topics.lookup_id),
-            session_timeout_ms=getattr(request, "session_timeout_ms", None),
-            rebalance_timeout_ms=getattr(request, "rebalance_timeout_ms", None)))
+        # RequestHandled as a row (observe.py): the same fields, without building the object
+        done = perf_now()
+        emit((RequestHandled, broker.clock.ms_at(done), conn.id, conn.peer, api.name, api_key,
+              version, correlation_id, header.client_id, info.client_software_name,
+              info.client_software_version)
+             + request_facts(request, response,
+                             (done - started) * 1000 if started is not None else 0.0,
+                             broker.topics.lookup_id))
     if fault is not None and fault.action == "close_after":
         # applied (and recorded above), but the client never sees the answer
         raise FaultClose(f"closed by fault rule {fault.rule_id} after {api.name} was applied")

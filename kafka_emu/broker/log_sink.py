@@ -24,6 +24,7 @@ from ..coordinator.events import (GenerationChanged, GroupDeleted, MemberAdded, 
                                   RebalanceTriggered)
 from ..errors import ErrorCode
 from .events import ConnectionClosed, ConnectionOpened, RequestHandled
+from .observe import as_event, event_class
 
 GROUP_LOG = logging.getLogger("kafka_emu.groups")
 REQUEST_LOG = logging.getLogger("kafka_emu.requests")
@@ -73,9 +74,10 @@ class LogSink:
                                    ConnectionClosed: self._closed})
 
     def __call__(self, event: Any) -> None:
-        handler = self._handlers.get(type(event))
+        # subscribed with rows=True: a row is turned into its event only when it makes a line
+        handler = self._handlers.get(event_class(event))
         if handler is not None:
-            handler(event)
+            handler(as_event(event))
 
     # -- group events (INFO) ------------------------------------------------------------------
     def _member_added(self, e: MemberAdded) -> None:
@@ -152,7 +154,7 @@ def attach_log_sink(broker: Any) -> Callable[[], None] | None:
     returns the unsubscribe function, or None when nothing was subscribed."""
     if not (GROUP_LOG.isEnabledFor(logging.INFO) or REQUEST_LOG.isEnabledFor(logging.DEBUG)):
         return None
-    unsubscribe: Callable[[], None] = broker.observation.subscribe(LogSink())
+    unsubscribe: Callable[[], None] = broker.observation.subscribe(LogSink(), rows=True)
     return unsubscribe
 
 

@@ -12,8 +12,20 @@ A sink is called synchronously, in emission order, possibly in the middle of a c
 operation: it must not call back into the coordinator or block. A sink that raises is reported
 (``on_error``) and the others still get the event: observation never breaks serving.
 
+Events travel in one of two forms of the same content. An event object (the frozen attrs
+classes) is what a sink gets by default. The request path, which emits an event for every
+request, emits the event's *row* instead: a plain tuple ``(EventClass, value, value, ...)``
+with the class's attrs fields in declaration order, which costs a tenth of building the frozen
+object. A sink that subscribes with ``rows=True`` (the timeline, the trace writer, the log
+lines) receives rows as they are and turns them into objects, dicts or JSON only when it needs
+to (``as_event``, ``event_class``); every other sink receives objects, the row converted once
+per event whoever else listens. Rows are an encoding, not a second path: they are emitted
+through the same ``emit`` to the same sinks in the same order, and ``as_event(row)`` equals
+the object the request path would have built.
+
 The helpers below read the facts a request event carries from any request and response
-declaration (group, member, generation, per-partition errors) without a per-API table.
+declaration (group, member, generation, per-partition errors) without a per-API table;
+``request_facts`` compiles them, per pair of request and response classes, into one function.
 """
 
 from __future__ import annotations
@@ -31,41 +43,108 @@ Sink = Callable[[Any], None]
 class Observation:
     def __init__(self, *, on_change: Callable[[Sink | None], None] | None = None,
                  on_error: Callable[[BaseException], None] | None = None) -> None:
-        self._sinks: list[Sink] = []
+        self._sinks: list[tuple[Sink, bool]] = []
         self._on_change = on_change
         self._on_error = on_error
         self.emit: Sink | None = None
 
     @property
     def sinks(self) -> tuple[Sink, ...]:
-        return tuple(self._sinks)
+        return tuple(sink for sink, _ in self._sinks)
 
-    def subscribe(self, sink: Sink) -> Callable[[], None]:
-        """Start delivering events to ``sink``; returns the function that stops it."""
-        self._sinks.append(sink)
+    def subscribe(self, sink: Sink, *, rows: bool = False) -> Callable[[], None]:
+        """Start delivering events to ``sink``; returns the function that stops it. With
+        ``rows=True`` the sink also accepts events in their row form (see the module doc)."""
+        entry = (sink, rows)
+        self._sinks.append(entry)
         self._rebuild()
 
         def unsubscribe() -> None:
-            if sink in self._sinks:
-                self._sinks.remove(sink)
+            if entry in self._sinks:
+                self._sinks.remove(entry)
                 self._rebuild()
         return unsubscribe
 
     def _rebuild(self) -> None:
-        sinks = tuple(self._sinks)
+        row_sinks = tuple(sink for sink, rows in self._sinks if rows)
+        object_sinks = tuple(sink for sink, rows in self._sinks if not rows)
         on_error = self._on_error
 
-        def emit(event: Any) -> None:
-            for sink in sinks:
-                try:
-                    sink(event)
-                except Exception as exc:  # a broken sink must not break serving
-                    if on_error is not None:
-                        on_error(exc)
+        def failed(exc: Exception) -> None:  # a broken sink must not break serving
+            if on_error is not None:
+                on_error(exc)
 
-        self.emit = emit if sinks else None
+        if not object_sinks:
+            def emit(event: Any) -> None:
+                for sink in row_sinks:
+                    try:
+                        sink(event)
+                    except Exception as exc:
+                        failed(exc)
+        else:
+            def emit(event: Any) -> None:
+                for sink in row_sinks:
+                    try:
+                        sink(event)
+                    except Exception as exc:
+                        failed(exc)
+                if type(event) is tuple:
+                    event = as_event(event)
+                for sink in object_sinks:
+                    try:
+                        sink(event)
+                    except Exception as exc:
+                        failed(exc)
+
+        self.emit = emit if self._sinks else None
         if self._on_change is not None:
             self._on_change(self.emit)
+
+
+# -- rows: an event as a tuple of its class and its fields ------------------------------------
+
+_BUILDERS: dict[type, Callable[[tuple], Any]] = {}
+
+
+def _builder(cls: type) -> Callable[[tuple], Any]:
+    names = [a.name for a in attrs.fields(cls)]
+    args = ", ".join(f"{name}=r[{i + 1}]" for i, name in enumerate(names))
+    namespace: dict[str, Any] = {"cls": cls}
+    exec(f"def build(r): return cls({args})", namespace)  # noqa: S102 - field names
+    build = namespace["build"]
+    _BUILDERS[cls] = build
+    return build
+
+
+def as_event(event: Any) -> Any:
+    """The event object of an event in either form."""
+    if type(event) is not tuple:
+        return event
+    build = _BUILDERS.get(event[0])
+    if build is None:
+        build = _builder(event[0])
+    return build(event)
+
+
+def event_class(event: Any) -> type:
+    """The event's class, whichever form it travels in."""
+    return event[0] if type(event) is tuple else type(event)
+
+
+def event_row(event: Any) -> tuple:
+    """The row of an event in either form."""
+    if type(event) is tuple:
+        return event
+    cls = type(event)
+    return (cls, *(getattr(event, a.name) for a in attrs.fields(cls)))
+
+
+def row_index(cls: type, name: str) -> int | None:
+    """Where field ``name`` of ``cls`` sits in its rows (None: the class has no such field)."""
+    for i, a in enumerate(attrs.fields(cls)):
+        if a.name == name:
+            return i + 1
+    return None
 
 
 # -- facts of a request, read from any declaration ------------------------------------------
@@ -101,21 +180,83 @@ def _identity_by_name(request: Any) -> tuple[str | None, str | None, str | None,
 
 def _identity_reader(cls: type) -> Callable[[Any], tuple]:
     """``_identity_by_name`` resolved for one attrs class (the same answers, fewer lookups)."""
-    if not attrs.has(cls):
+    parts = _identity_parts(cls, "r")
+    if parts is None:
         return _identity_by_name
+    namespace: dict[str, Any] = {}
+    exec(f"def read(r): return ({parts})", namespace)  # noqa: S102 - field names
+    return namespace["read"]
+
+
+def _identity_parts(cls: type, var: str) -> str | None:
+    """The four identity values of a ``cls`` instance named ``var`` as Python source, or None
+    where they depend on the instance (then ``_identity_by_name`` reads them)."""
+    if not attrs.has(cls):
+        return None
     names = {a.name for a in attrs.fields(cls)}
     if "key_type" in names:  # FindCoordinator: the group depends on the request's key type
-        return _identity_by_name
+        return None
     if "generation_id" not in names and _GENERATION_ALIAS in names:
-        generation = f"r.{_GENERATION_ALIAS}"
+        generation = f"{var}.{_GENERATION_ALIAS}"
     else:
-        generation = "r.generation_id" if "generation_id" in names else "None"
+        generation = f"{var}.generation_id" if "generation_id" in names else "None"
         if "generation_id" in names and _GENERATION_ALIAS in names:
-            return _identity_by_name  # both: the alias stands in for a None generation_id
-    parts = [f"r.{n}" if n in names else "None" for n in _IDENTITY[:3]] + [generation]
-    namespace: dict[str, Any] = {}
-    exec(f"def read(r): return ({', '.join(parts)})", namespace)  # noqa: S102 - field names
-    return namespace["read"]
+            return None  # both: the alias stands in for a None generation_id
+    parts = [f"{var}.{n}" if n in names else "None" for n in _IDENTITY[:3]] + [generation]
+    return ", ".join(parts)
+
+
+# (request class, response class) -> the function behind ``request_facts``
+_FACTS: dict[tuple[type, type], Callable[..., tuple]] = {}
+
+
+def request_facts(request: Any, response: Any, latency_ms: float,
+                  lookup_id: Callable[[Any], Any]) -> tuple:
+    """The fields of ``RequestHandled`` from ``group_id`` on, in declaration order: (group_id,
+    member_id, group_instance_id, generation_id, latency_ms, error_code, partition_errors,
+    throttle_time_ms, partitions, session_timeout_ms, rebalance_timeout_ms) -- what
+    ``request_identity``, ``response_errors`` and ``request_partitions`` say, read by one
+    function compiled for the pair of classes (``response`` is None for an unanswered request)."""
+    key = (type(request), type(response))
+    facts = _FACTS.get(key)
+    if facts is None:
+        facts = _FACTS[key] = _facts_reader(*key)
+    return facts(request, response, latency_ms, lookup_id)
+
+
+def _fields(cls: type) -> set[str]:
+    return {a.name for a in attrs.fields(cls)} if attrs.has(cls) else set()
+
+
+def _facts_reader(request_cls: type, response_cls: type) -> Callable[..., tuple]:
+    req, resp = _fields(request_cls), _fields(response_cls)
+    identity = _identity_parts(request_cls, "q") or "*identity(q)"
+    if response_cls is type(None):
+        errors = "None, ()"
+    elif not attrs.has(response_cls) or _struct_arrays(response_cls):
+        errors = "*errors(r)"
+    else:
+        errors = "r.error_code, ()" if "error_code" in resp else "None, ()"
+    if response_cls is type(None) or not attrs.has(response_cls):
+        throttle = "getattr(r, 'throttle_time_ms', 0) or 0"
+    else:
+        throttle = "r.throttle_time_ms or 0" if "throttle_time_ms" in resp else "0"
+    if not attrs.has(request_cls) or _struct_arrays(request_cls):
+        partitions = "partitions(q, lookup)"
+    else:
+        partitions = "()"
+
+    def optional(name: str) -> str:
+        if not attrs.has(request_cls):
+            return f"getattr(q, {name!r}, None)"
+        return f"q.{name}" if name in req else "None"
+    source = (f"def facts(q, r, latency, lookup):\n    return ({identity}, latency, {errors}, "
+              f"{throttle}, {partitions}, {optional('session_timeout_ms')}, "
+              f"{optional('rebalance_timeout_ms')})\n")
+    namespace: dict[str, Any] = {"identity": request_identity, "errors": response_errors,
+                                 "partitions": request_partitions}
+    exec(source, namespace)  # noqa: S102 - field names of the declarations
+    return namespace["facts"]
 
 
 def _struct_arrays(cls: type) -> tuple[str, ...]:

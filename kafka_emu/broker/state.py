@@ -63,8 +63,9 @@ class Broker:
         # broker never imports it.
         self.control: Any = None
         self.coordinator = Coordinator(config.coordinator)
-        self.observation = Observation(on_change=self.coordinator.set_observer,
-                                       on_error=self.record_unexpected)
+        self.observation = Observation(
+            on_change=lambda emit: self.coordinator.set_observer(emit, rows=True),
+            on_error=self.record_unexpected)
         if observer is not None:
             self.observation.subscribe(observer)
         self._connection_ids = itertools.count(1)

@@ -3,8 +3,10 @@
 Theory of operation. ``Timeline.record`` is a sink on the one observer seam
 (``broker.observation``), so it sees every server event (connections, requests, faults, time
 moves) and every coordinator event, in emission order. Recording is one counter increment and
-one ``deque.append`` of the event (its sequence number follows from its position): events stay the frozen attrs objects they were emitted
-as and become JSON-able dicts (``event_dict``) only when somebody reads them. The deque keeps the
+one ``deque.append`` of the event (its sequence number follows from its position): events stay
+in the form they were emitted in -- frozen attrs objects, or rows for the request path's
+RequestHandled (``broker/observe.py``) -- and become JSON-able dicts (``event_dict``) only when
+somebody reads them; filters read a row's fields by position without building the object. The deque keeps the
 newest ``emu.timeline.max.events``; sequence numbers keep counting, so ``since=seq`` still means
 "after that event" once older events have fallen off.
 
@@ -25,6 +27,7 @@ import attrs
 import trio
 
 from ..broker.events import RequestHandled
+from ..broker.observe import as_event, event_class, row_index
 from ..coordinator.events import AssignmentsDistributed, MemberSubscribed
 from ..protocol.errors import DecodeError
 from ..protocol.messages.consumer_protocol import decode_assignment, decode_subscription
@@ -46,8 +49,8 @@ class Timeline:
     # -- recording --------------------------------------------------------------------------
     def _subscribe(self) -> None:
         if self._unsubscribe is None:
-            self._unsubscribe = self._observation.subscribe(self.record if self.max_events > 0
-                                                            else self._count)
+            self._unsubscribe = self._observation.subscribe(
+                self.record if self.max_events > 0 else self._count, rows=True)
 
     def record(self, event: Any) -> None:
         self.seq += 1
@@ -110,9 +113,9 @@ class Timeline:
         for seq, event in self._numbered():
             if since is not None and seq <= since:
                 continue
-            if group_id is not None and getattr(event, "group_id", None) != group_id:
+            if group_id is not None and field_of(event, "group_id") != group_id:
                 continue
-            if wanted and type(event).__name__ not in wanted:
+            if wanted and event_class(event).__name__ not in wanted:
                 continue
             out.append((seq, event))
         if limit is not None:
@@ -129,16 +132,16 @@ class Timeline:
             key = int(api)
         out = []
         for seq, event in self._numbered():
-            if type(event) is not RequestHandled:
+            if event_class(event) is not RequestHandled:
                 continue
             if since is not None and seq <= since:
                 continue
-            if api is not None and (event.api_key != key if key is not None
-                                    else event.api.lower() != api.lower()):
+            if api is not None and (field_of(event, "api_key") != key if key is not None
+                                    else field_of(event, "api").lower() != api.lower()):
                 continue
-            if client_id is not None and event.client_id != client_id:
+            if client_id is not None and field_of(event, "client_id") != client_id:
                 continue
-            if group_id is not None and event.group_id != group_id:
+            if group_id is not None and field_of(event, "group_id") != group_id:
                 continue
             out.append((seq, event))
         if limit is not None:
@@ -148,10 +151,25 @@ class Timeline:
 
 # -- events as JSON-able values -------------------------------------------------------------
 
+_ROW_INDEX: dict[tuple[type, str], int | None] = {}
+
+
+def field_of(event: Any, name: str) -> Any:
+    """Field ``name`` of an event in either form (None where its class has no such field)."""
+    if type(event) is not tuple:
+        return getattr(event, name, None)
+    key = (event[0], name)
+    index = _ROW_INDEX.get(key, -1)
+    if index == -1:
+        index = _ROW_INDEX[key] = row_index(event[0], name)
+    return None if index is None else event[index]
+
+
 def event_dict(seq: int | None, event: Any) -> dict:
     """``{"seq": ..., "type": "MemberRemoved", field: value, ...}``: enums by value, error codes
     as integers, bytes hex -- except consumer-protocol subscriptions and assignments, which are
-    decoded (``subscription`` / ``assignments``)."""
+    decoded (``subscription`` / ``assignments``). ``event`` may be a row."""
+    event = as_event(event)
     out: dict[str, Any] = {} if seq is None else {"seq": seq}
     out["type"] = type(event).__name__
     for field in attrs.fields(type(event)):

@@ -98,10 +98,15 @@ class Coordinator:
     def config(self) -> CoordinatorConfig:
         return self._core.config
 
-    def set_observer(self, observer: Observer | None) -> None:
-        """Replace the observer (None: observation off, no event is built)."""
+    def set_observer(self, observer: Observer | None, *, rows: bool = False) -> None:
+        """Replace the observer (None: observation off, no event is built). With ``rows`` the
+        observer also takes the events emitted once per request (``ReplyEmitted``) as rows:
+        ``(ReplyEmitted, at_ms, group_id, request_id, api, error)``, the fields in declaration
+        order, which is cheaper than building the frozen object (the broker's observer seam
+        takes rows; see broker/observe.py)."""
         self._core.observer = observer
         self._core.observing = observer is not None
+        self._core.observer_rows = rows
 
     # ------------------------------------------------------------------ doors
     def handle(self, command: Command, now_ms: int) -> list[Reply]:

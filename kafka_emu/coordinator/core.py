@@ -47,6 +47,7 @@ class Core:
         self.config = config
         self.observer = observer
         self.observing = observer is not None
+        self.observer_rows = False  # Coordinator.set_observer(..., rows=True)
         self.new_member_uuid = new_member_uuid or _uuid4
         self.groups: dict[str, Group] = {}
         self.consumer_groups: dict = {}  # group id -> consumer.ConsumerGroup (KIP-848)
@@ -63,6 +64,10 @@ class Core:
     def reply(self, request_id: Hashable, api: str, group_id: str | None, result: Result) -> None:
         self.out.append(Reply(request_id, result))
         if self.observing:
+            if self.observer_rows:  # the same event as a row: one per request, so made cheap
+                self.observer(  # type: ignore[misc]
+                    (ReplyEmitted, self.now, group_id, request_id, api, summary_error(result)))
+                return
             self.emit(
                 ReplyEmitted(
                     at_ms=self.now,

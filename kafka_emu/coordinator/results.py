@@ -178,6 +178,8 @@ def summary_error(result: Result) -> ErrorCode:
     error = getattr(result, "error", None)
     if error is not None and error != ErrorCode.NONE:
         return error
+    if type(result) not in _ITEMIZED:  # most results (one per heartbeat): no per-item errors
+        return ErrorCode.NONE
     items = ()
     if isinstance(result, (OffsetCommitResult, OffsetFetchResult, OffsetDeleteResult)):
         items = tuple(p.error for p in result.partitions)
@@ -191,3 +193,8 @@ def summary_error(result: Result) -> ErrorCode:
         if code != ErrorCode.NONE:
             return code
     return ErrorCode.NONE
+
+
+# The results whose items carry errors of their own (``summary_error`` looks at them).
+_ITEMIZED = frozenset({OffsetCommitResult, OffsetFetchResult, OffsetDeleteResult, LeaveGroupResult,
+                       DescribeGroupsResult, DeleteGroupsResult})

@@ -42,10 +42,11 @@ from typing import Any
 
 import attrs
 
+from ..broker.observe import as_event, event_class
 from ..coordinator.events import AssignmentsDistributed, ReplyEmitted
 import trio
 
-from .schema import SCHEMA_VERSION, to_json_line
+from .schema import SCHEMA_VERSION, encode_run, line_encoder
 
 log = logging.getLogger("kafka_emu.trace")
 
@@ -151,19 +152,19 @@ class TraceWriter:
                              f"{exc.strerror or exc}") from None
         self._seq = 1
         self._broker = broker
-        self._unsubscribe = broker.observation.subscribe(self.sink)
+        self._unsubscribe = broker.observation.subscribe(self.sink, rows=True)
         nursery.start_soon(self.flush_loop)
 
     # -- the sink: on the emulator's thread, cheap ------------------------------------------
     def sink(self, event: Any) -> None:
-        kind = type(event)
+        kind = event_class(event)  # rows and objects alike (broker/observe.py)
         if kind is ReplyEmitted:
             # The coordinator's view of an answer whose request_handled line follows with the
             # same error (and the client, group and member): the trace keeps that one. Writing
             # both doubled the lines of every heartbeat for nothing a reader can join.
             return
         if kind is AssignmentsDistributed and self._broker is not None:
-            self._snapshot_topics(event.at_ms)
+            self._snapshot_topics(as_event(event).at_ms)
         self._queue.append(event)
 
     def _snapshot_topics(self, at_ms: int) -> None:
@@ -192,6 +193,7 @@ class TraceWriter:
     def _encode(self, limit: int | None = None) -> str:
         queue, pop = self._queue, self._queue.popleft
         run, seq = self.run_id, self._seq
+        run_json = encode_run(run)
         lines = []
         while queue and (limit is None or len(lines) < limit):
             item = pop()
@@ -199,7 +201,7 @@ class TraceWriter:
                 lines.append(json.dumps(item | {"run": run, "seq": seq},
                                         separators=(",", ":")) + "\n")
             else:
-                lines.append(to_json_line(item, run, seq))
+                lines.append(line_encoder(item)(item, run_json, seq))
             seq += 1
         self._seq = seq
         return "".join(lines)
