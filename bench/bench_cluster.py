@@ -95,7 +95,7 @@ def recovery() -> None:
                 if not broker.cluster.loading:
                     served_at.setdefault(event.member_id, now)
 
-        emu._call(lambda: broker.observation.subscribe(sink))
+        emu._run(lambda: broker.observation.subscribe(sink))
         consumers = []
         for i in range(3):
             c = Consumer({"bootstrap.servers": emu.bootstrap_servers, "group.id": group,

@@ -5,7 +5,8 @@ Theory of operation. Three kinds of resource carry configs here, as in Kafka (Co
   the topic's override (source DYNAMIC_TOPIC_CONFIG) or else the broker's value for its synonym
   (STATIC_BROKER_CONFIG when kafka-emu was started with it, e.g. ``log.retention.bytes``) or
   Kafka's default (DEFAULT_CONFIG). Overrides are validated and applied by the topic catalogue,
-  so the data path (retention.bytes, max.message.bytes, cleanup.policy, timestamp type) follows.
+  so the data path (retention.ms and .bytes, max.message.bytes, cleanup.policy, timestamp type)
+  follows.
 - BROKER (4): the broker configs kafka-emu knows, with their current values; read-only, since
   kafka-emu does not change broker configs at run time (a listed difference).
 - GROUP (32): Kafka 4.x's group-level overrides (consumer session/heartbeat), stored per group.

@@ -208,7 +208,7 @@ class Run:
 
 
 def generation_of(emu, group):
-    return emu._call(lambda: emu.broker.coordinator.group(group).generation)
+    return emu._run(lambda: emu.broker.coordinator.group(group).generation)
 
 
 @pytest.fixture
@@ -294,7 +294,7 @@ def test_kafkajs_keeps_consuming_across_a_coordinator_move_and_a_rolling_bounce(
         assert lines, f"no RESULT line: {proc.stdout[-3000:]} {proc.stderr[-3000:]}"
         result = json.loads(lines[-1][len("RESULT "):])
         assert result["ok"], result.get("error")
-        written = emu._call(lambda: sum(
+        written = emu._run(lambda: sum(
             emu.broker.topics.partition("cluster-topic", p).high_watermark
             for p in range(PARTITIONS)))
     assert written == result["produced"] == produced, result  # each record written once
