@@ -1,19 +1,30 @@
 """Keyed timers with absolute deadlines.
 
 Kafka's coordinator timer is keyed: scheduling a key that already exists replaces it, cancelling
-a key removes it. We keep a dict ``key -> entry`` plus a heap of entries and delete lazily: a
-cancelled or replaced entry stays in the heap, marked dead, and is skipped when it reaches the
-top. Scheduling and cancelling are O(log n) / O(1); the heap is rebuilt when dead entries
-outnumber live ones so it cannot grow without bound under heartbeat churn.
+a key removes it. We keep a dict ``key -> entry`` plus a heap of ``(deadline, seq, entry)``
+tuples, compared in C (an entry class with ``__lt__`` cost a Python call per comparison).
 
 Ties between equal deadlines fire in scheduling order (a sequence number), which keeps expiry
 deterministic.
+
+Rescheduling is lazy when the deadline does not move earlier -- the common case: every
+heartbeat and commit pushes its member's session deadline later. The entry is updated in place
+and its heap tuple, which now sorts no later than the entry's real (deadline, seq), is left
+where it is; when such a stale tuple reaches the top it is replaced by the real one
+(``_settle``). So a heartbeat costs a dict lookup and two stores, and the heap holds about one
+tuple per live key. A reschedule to an earlier deadline, and a cancel, mark the old entry dead
+instead; dead tuples are skipped at the top, and the heap is rebuilt when they outnumber the
+live ones so it cannot grow without bound.
 """
 
 from __future__ import annotations
 
 import heapq
 from typing import Any, Hashable, Iterator
+
+_heappop = heapq.heappop
+_heappush = heapq.heappush
+_heapreplace = heapq.heapreplace
 
 
 class _Entry:
@@ -26,25 +37,30 @@ class _Entry:
         self.payload = payload
         self.alive = True
 
-    def __lt__(self, other: "_Entry") -> bool:
-        return (self.deadline, self.seq) < (other.deadline, other.seq)
-
 
 class Timers:
     def __init__(self) -> None:
         self._live: dict[Hashable, _Entry] = {}
-        self._heap: list[_Entry] = []
+        self._heap: list[tuple[int, int, _Entry]] = []
         self._seq = 0
 
     def schedule(self, key: Hashable, deadline: int, payload: Any = None) -> None:
+        self._seq = seq = self._seq + 1
         old = self._live.get(key)
         if old is not None:
+            if deadline >= old.deadline:
+                # Not earlier: the heap tuple (old deadline, old seq) still sorts no later than
+                # (deadline, seq); _settle puts it right when it reaches the top.
+                old.deadline = deadline
+                old.seq = seq
+                old.payload = payload
+                return
             old.alive = False
-        self._seq += 1
-        entry = _Entry(deadline, self._seq, key, payload)
+        entry = _Entry(deadline, seq, key, payload)
         self._live[key] = entry
-        heapq.heappush(self._heap, entry)
-        if len(self._heap) > 64 and len(self._heap) > 2 * len(self._live):
+        heap = self._heap
+        _heappush(heap, (deadline, seq, entry))
+        if len(heap) > 64 and len(heap) > 2 * len(self._live):
             self._compact()
 
     def cancel(self, key: Hashable) -> None:
@@ -62,27 +78,37 @@ class Timers:
     def __len__(self) -> int:
         return len(self._live)
 
-    def next_deadline(self) -> int | None:
+    def _settle(self) -> tuple[int, int, _Entry] | None:
+        """The heap's top once it is live and exact (dead tuples dropped, stale ones moved)."""
         heap = self._heap
-        while heap and not heap[0].alive:
-            heapq.heappop(heap)
-        return heap[0].deadline if heap else None
+        while heap:
+            top = heap[0]
+            entry = top[2]
+            if not entry.alive:
+                _heappop(heap)
+            elif top[1] != entry.seq:
+                _heapreplace(heap, (entry.deadline, entry.seq, entry))
+            else:
+                return top
+        return None
+
+    def next_deadline(self) -> int | None:
+        top = self._settle()
+        return None if top is None else top[0]
 
     def pop_due(self, now_ms: int) -> tuple[Hashable, int, Any] | None:
         """Remove and return the earliest (key, deadline, payload) with deadline <= now_ms."""
         heap = self._heap
-        while heap:
-            top = heap[0]
-            if not top.alive:
-                heapq.heappop(heap)
-                continue
-            if top.deadline > now_ms:
-                return None
-            heapq.heappop(heap)
-            del self._live[top.key]
-            top.alive = False
-            return top.key, top.deadline, top.payload
-        return None
+        if not heap or heap[0][0] > now_ms:  # a stale top sorts early: nothing due either
+            return None
+        top = self._settle()
+        if top is None or top[0] > now_ms:
+            return None
+        _heappop(heap)
+        entry = top[2]
+        del self._live[entry.key]
+        entry.alive = False
+        return entry.key, entry.deadline, entry.payload
 
     def items(self) -> Iterator[tuple[Hashable, int]]:
         for key, entry in self._live.items():
@@ -94,5 +120,5 @@ class Timers:
             yield key, entry.deadline, entry.payload
 
     def _compact(self) -> None:
-        self._heap = [e for e in self._heap if e.alive]
+        self._heap = [(e.deadline, e.seq, e) for e in self._live.values()]
         heapq.heapify(self._heap)
