@@ -36,11 +36,9 @@ import attrs
 import trio
 
 from ..errors import KafkaError
-from ..protocol.codec import read_from
 from ..protocol.errors import DecodeError
 from ..protocol.framing import FrameBuffer
-from ..protocol.headers import (decode_request_header, encode_response, encode_response_parts,
-                                peek_api, request_header_version)
+from ..protocol.headers import decode_request, encode_response, encode_response_parts, peek_api
 from ..protocol.schema import fields_of
 from .clock import io_now, perf_now
 from .context import ConnectionInfo, RequestContext
@@ -255,13 +253,11 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
                                    unsupported_version_response(broker))
         raise CloseConnection(f"unsupported {api.name} version {version} "
                               f"(supported {supported or 'none'})", "unsupported version")
-    header, reader = decode_request_header(frame, request_header_version(api, version))
-    request = read_from(api.request, version, reader)
-    if reader.pos != reader.end:
+    header, request, trailing = decode_request(api, version, frame)
+    if trailing:
         # Kafka's request parser ignores bytes after the body, and real clients rely on it:
         # librdkafka 2.16 sends Metadata v13 with three extra bytes (list_topics()).
-        log.debug("%s: ignoring %d bytes after %s v%d", info.peer, reader.end - reader.pos,
-                  api.name, version)
+        log.debug("%s: ignoring %d bytes after %s v%d", info.peer, trailing, api.name, version)
     ctx = RequestContext(broker=broker, api=api, version=version, correlation_id=correlation_id,
                          client_id=header.client_id or "", connection=info,
                          request_id=broker.new_request_id())

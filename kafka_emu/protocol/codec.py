@@ -15,13 +15,14 @@ from . import primitives as p
 from .codegen import LINE_FIELDS, Plan, overrun, plan_for
 from .errors import DecodeError, EncodeError
 
-__all__ = ["Plan", "decode", "encode", "encode_into", "plan_for", "read_from", "top_plan"]
+__all__ = ["DECODE_FAILURES", "Plan", "decode", "encode", "encode_into", "plan_for", "read_from",
+           "top_plan"]
 
 # Generated read code does not test the remaining length before fixed-width reads: reading
 # past the end raises struct.error (unpack_from) or IndexError (buf[pos]), turned into
 # DecodeError here. Slices (which would silently come out short) and array counts are checked.
-_DECODE_FAILURES = (ValueError, TypeError, OverflowError, MemoryError, RecursionError,
-                    struct.error, IndexError)
+_DECODE_FAILURES = DECODE_FAILURES = (ValueError, TypeError, OverflowError, MemoryError,
+                                      RecursionError, struct.error, IndexError)
 _ENCODE_FAILURES = (ValueError, TypeError, AttributeError, OverflowError, struct.error)
 
 

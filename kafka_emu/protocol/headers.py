@@ -12,7 +12,7 @@ import struct
 from typing import Any
 
 from . import primitives as p
-from .codec import encode_into, read_from
+from .codec import DECODE_FAILURES, encode_into, read_from, top_plan
 from .errors import DecodeError
 from .schema import INT16, INT32, STRING, field, message
 from .spliced import Buffer, frame_parts, spliced_output
@@ -58,6 +58,41 @@ def decode_request_header(frame: bytes, header_version: int) -> tuple[RequestHea
     return read_from(RequestHeader, header_version, r), r
 
 
+# (header read_at, body read_at) per request class and version: the broker's per-request path
+_REQUEST_READERS: dict[type, dict[int, tuple[Any, Any]]] = {}
+
+
+def _request_readers(api: Any, version: int) -> tuple[Any, Any]:
+    readers = (top_plan(RequestHeader, request_header_version(api, version)).read_at,
+               top_plan(api.request, version).read_at)
+    _REQUEST_READERS.setdefault(api.request, {})[version] = readers
+    return readers
+
+
+def decode_request(api: Any, version: int, frame: bytes) -> tuple[RequestHeader, Any, int]:
+    """(header, request, bytes left after the body) of a whole request frame (bytes, no size
+    prefix) at an API version the caller has checked is valid.
+
+    The same result as ``decode_request_header`` then ``read_from`` on its reader, in two calls
+    of the generated code; anything wrong with the frame is left to those two, run again, so
+    that the DecodeError raised is theirs exactly."""
+    try:
+        read_header, read_body = _REQUEST_READERS[api.request][version]
+    except KeyError:
+        read_header, read_body = _request_readers(api, version)
+    end = len(frame)
+    try:
+        header, pos = read_header(frame, 0, end)
+        request, pos = read_body(frame, pos, end)
+        if pos <= end:
+            return header, request, end - pos
+    except (DecodeError, *DECODE_FAILURES):
+        pass
+    header, reader = decode_request_header(frame, request_header_version(api, version))
+    request = read_from(api.request, version, reader)
+    return header, request, reader.end - reader.pos
+
+
 def encode_request(api: Any, version: int, correlation_id: int, client_id: str | None,
                    body: Any) -> bytes:
     """A whole size-prefixed request frame (used by the admin CLI and by tests)."""
@@ -70,14 +105,42 @@ def encode_request(api: Any, version: int, correlation_id: int, client_id: str |
     return bytes(out)
 
 
+# (the frame's first bytes before the correlation id is packed in, body writer) per response
+# class and version; the header is the size, the correlation id and, in header v1, an empty
+# tagged-field section
+_RESPONSE_WRITERS: dict[type, dict[int, tuple[bytes, Any]]] = {}
+_PACK_SIZE_CORRELATION = struct.Struct(">ii").pack_into
+_PACK_SIZE = struct.Struct(">i").pack_into
+
+
+def _response_writer(api: Any, version: int, cls: type) -> tuple[bytes, Any]:
+    head = bytes(9 if response_header_version(api, version) >= 1 else 8)
+    writer = (head, top_plan(cls, version).write)
+    _RESPONSE_WRITERS.setdefault(cls, {})[version] = writer
+    return writer
+
+
 def encode_response(api: Any, version: int, correlation_id: int, body: Any) -> bytearray:
     """A whole size-prefixed response frame (a bytearray: sockets take it without a copy)."""
-    out = bytearray(4)
-    p.write_int32(out, correlation_id)
-    if response_header_version(api, version) >= 1:
-        out.append(0)  # empty tagged-field section
-    encode_into(out, body, version)
-    out[0:4] = (len(out) - 4).to_bytes(4, "big", signed=True)
+    try:
+        head, write = _RESPONSE_WRITERS[body.__class__][version]
+    except KeyError:
+        try:
+            head, write = _response_writer(api, version, body.__class__)
+        except Exception:  # not a declared message, or no such version: let encode_into say so
+            head, write = bytes(9 if response_header_version(api, version) >= 1 else 8), None
+    out = bytearray(head)
+    _PACK_SIZE_CORRELATION(out, 0, 0, correlation_id)
+    if write is None:
+        encode_into(out, body, version)
+    else:
+        try:
+            write(out, body)
+        except Exception:
+            # the writer's exceptions are turned into EncodeError by encode_into: run it
+            del out[len(head):]
+            encode_into(out, body, version)
+    _PACK_SIZE(out, 0, len(out) - 4)
     return out
 
 

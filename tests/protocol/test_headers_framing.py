@@ -10,8 +10,10 @@ from hypothesis import strategies as st
 
 from kafka_emu.protocol import APIS, DecodeError, FrameBuffer, FrameTooLarge, decode, encode
 from kafka_emu.protocol.codec import read_from
-from kafka_emu.protocol.headers import (RequestHeader, ResponseHeader, decode_request_header,
-                                        encode_request, encode_response, peek_api,
+from kafka_emu.protocol import EncodeError
+from kafka_emu.protocol.headers import (RequestHeader, ResponseHeader, decode_request,
+                                        decode_request_header, encode_request, encode_response,
+                                        peek_api,
                                         request_header_version, response_header_version)
 from kafka_emu.testing.strategies import messages
 from protocol_cases import hyp
@@ -100,6 +102,43 @@ def test_request_frame_round_trip(api, version):
     assert header.client_id == "client-1"
     assert read_from(api.request, version, reader) == body
     assert reader.pos == reader.end
+
+
+@pytest.mark.parametrize("api,version", API_CASES, ids=API_IDS)
+def test_decode_request_is_header_then_body(api, version):
+    """The broker's one-call decoder gives what the two-step one gives, trailing bytes counted;
+    a truncated frame raises the two-step decoder's DecodeError, word for word."""
+    frame = encode_request(api, version, 7, "c", api.request())[4:]
+    header, reader = decode_request_header(frame, request_header_version(api, version))
+    assert decode_request(api, version, frame) == (header, read_from(api.request, version,
+                                                                     reader), 0)
+    assert decode_request(api, version, frame + b"xyz")[2] == 3
+    for cut in {len(frame) - 1, 9, 3}:
+        short = frame[:cut]
+        try:
+            header, reader = decode_request_header(short, request_header_version(api, version))
+            read_from(api.request, version, reader)
+            expected = None
+        except DecodeError as exc:
+            expected = str(exc)
+        if expected is None:  # the cut fell where the body may end (an empty body)
+            assert decode_request(api, version, short)[2] == 0
+            continue
+        with pytest.raises(DecodeError) as caught:
+            decode_request(api, version, short)
+        assert str(caught.value) == expected
+
+
+def test_encode_response_errors_are_the_codecs():
+    api = next(a for a in APIS.values() if a.name == "Heartbeat")
+    with pytest.raises(EncodeError, match="error_code"):
+        encode_response(api, 4, 1, api.response(error_code=1 << 20))
+    with pytest.raises(EncodeError, match="no version 99"):
+        encode_response(api, 99, 1, api.response())
+    # a failed write leaves no trace in the next frame
+    body = encode(api.response(), 4)
+    assert encode_response(api, 4, 1, api.response()) == bytearray(
+        struct.pack(">ii", 5 + len(body), 1) + b"\x00" + body)
 
 
 @pytest.mark.parametrize("api,version", API_CASES, ids=API_IDS)
