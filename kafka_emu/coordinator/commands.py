@@ -13,6 +13,8 @@ from typing import Hashable
 
 import attrs
 
+from kafka_emu.frozen import fast_init_module
+
 Protocols = tuple[tuple[str, bytes], ...]
 
 
@@ -200,3 +202,7 @@ Command = (
     | DeleteGroup
     | SetOffsets
 )
+
+
+# a command is built for every request: the cheaper frozen __init__ (kafka_emu/frozen.py)
+fast_init_module(globals())

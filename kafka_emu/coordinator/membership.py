@@ -110,31 +110,41 @@ def _remove_pending_sync(core: Core, group: Group, member_id: str) -> None:
 
 
 # ------------------------------------------------------------------------------ Heartbeat
+# Enum members are read through the enum class's metaclass (~0.15 µs each): the per-request
+# paths below read module constants instead, and share one frozen result per error code.
+_DEAD, _EMPTY, _PREPARING = GroupState.DEAD, GroupState.EMPTY, GroupState.PREPARING_REBALANCE
+_NONE, _UNKNOWN_MEMBER_ID = ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID
+_HEARTBEAT_RESULTS = {code: HeartbeatResult(error=code) for code in ErrorCode}
+
+
 def handle_heartbeat(core: Core, cmd: Heartbeat) -> None:
-    core.reply(cmd.request_id, HEARTBEAT, cmd.group_id, HeartbeatResult(error=_heartbeat(core, cmd)))
+    core.reply(cmd.request_id, HEARTBEAT, cmd.group_id, _HEARTBEAT_RESULTS[_heartbeat(core, cmd)])
 
 
 def _heartbeat(core: Core, cmd: Heartbeat) -> ErrorCode:
-    if cmd.group_id == "":
+    group_id = cmd.group_id
+    if group_id == "":
         return ErrorCode.INVALID_GROUP_ID
-    group = core.groups.get(cmd.group_id)
+    group = core.groups.get(group_id)
     if group is None:
-        return ErrorCode.UNKNOWN_MEMBER_ID
-    if group.state is GroupState.DEAD:
+        return _UNKNOWN_MEMBER_ID
+    state = group.state
+    if state is _DEAD:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    error = group.validate_member(cmd.member_id, cmd.group_instance_id)
+    member_id = cmd.member_id
+    error = group.validate_member(member_id, cmd.group_instance_id)
     if error is not None:
         return error
     if cmd.generation_id != group.generation:
         return ErrorCode.ILLEGAL_GENERATION
-    if group.state is GroupState.EMPTY:
-        return ErrorCode.UNKNOWN_MEMBER_ID
-    member = group.members[cmd.member_id]
+    if state is _EMPTY:
+        return _UNKNOWN_MEMBER_ID
+    member = group.members[member_id]
     if not member.heartbeats_ignored:
-        core.schedule_heartbeat(group, member.member_id, member.session_timeout_ms)
-    if group.state is GroupState.PREPARING_REBALANCE:
+        core.schedule_heartbeat(group, member_id, member.session_timeout_ms)
+    if state is _PREPARING:
         return ErrorCode.REBALANCE_IN_PROGRESS
-    return ErrorCode.NONE
+    return _NONE
 
 
 # ------------------------------------------------------------------------------ LeaveGroup

@@ -40,14 +40,24 @@ DELETE = "OffsetDelete"
 
 
 # --------------------------------------------------------------------------- OffsetCommit
+# Enum members are read through the enum class's metaclass (~0.15 µs each): the per-request
+# paths below read module constants instead.
+_STABLE, _PREPARING = GroupState.STABLE, GroupState.PREPARING_REBALANCE
+_EMPTY, _DEAD = GroupState.EMPTY, GroupState.DEAD
+_COMPLETING = GroupState.COMPLETING_REBALANCE
+_NONE = ErrorCode.NONE
+
+
 def handle_commit(core: Core, cmd: OffsetCommit) -> None:
     error = _validate_commit(core, cmd)
     if error is not None:
         partitions = tuple(PartitionError(topic=o.topic, partition=o.partition, error=error) for o in cmd.offsets)
         return core.reply(cmd.request_id, COMMIT, cmd.group_id, OffsetCommitResult(partitions=partitions))
 
-    group = core.groups[cmd.group_id]
-    if group.state in (GroupState.STABLE, GroupState.PREPARING_REBALANCE):
+    group_id = cmd.group_id
+    group = core.groups[group_id]
+    state = group.state
+    if state is _STABLE or state is _PREPARING:
         # A commit doubles as a heartbeat in these states (4.1).
         member = group.members[cmd.member_id]
         if not member.heartbeats_ignored:
@@ -56,37 +66,39 @@ def handle_commit(core: Core, cmd: OffsetCommit) -> None:
     now = core.now
     expire_at = None if cmd.retention_time_ms == -1 else now + cmd.retention_time_ms
     max_metadata = core.config.offset_metadata_max_bytes
+    put = core.offsets.put
     results = []
     committed = []
     for o in cmd.offsets:
-        if o.metadata is not None and _java_length(o.metadata) > max_metadata:
+        metadata = o.metadata
+        if metadata is not None and _java_length(metadata) > max_metadata:
             results.append(PartitionError(topic=o.topic, partition=o.partition, error=ErrorCode.OFFSET_METADATA_TOO_LARGE))
             continue
-        core.offsets.put(
-            cmd.group_id,
+        put(
+            group_id,
             o.topic,
             o.partition,
             StoredOffset(
                 offset=o.offset,
                 leader_epoch=o.leader_epoch,
-                metadata=o.metadata if o.metadata is not None else "",
+                metadata=metadata if metadata is not None else "",
                 commit_timestamp_ms=now,
                 expire_timestamp_ms=expire_at,
             ),
         )
-        results.append(PartitionError(topic=o.topic, partition=o.partition, error=ErrorCode.NONE))
+        results.append(PartitionError(topic=o.topic, partition=o.partition, error=_NONE))
         committed.append((o.topic, o.partition, o.offset))
     if committed and core.observing:
         core.emit(
             OffsetsCommitted(
                 at_ms=now,
-                group_id=cmd.group_id,
+                group_id=group_id,
                 member_id=cmd.member_id,
                 generation_id=cmd.generation_id,
                 offsets=tuple(committed),
             )
         )
-    core.reply(cmd.request_id, COMMIT, cmd.group_id, OffsetCommitResult(partitions=tuple(results)))
+    core.reply(cmd.request_id, COMMIT, group_id, OffsetCommitResult(partitions=tuple(results)))
 
 
 def _java_length(text: str) -> int:
@@ -105,9 +117,10 @@ def _validate_commit(core: Core, cmd: OffsetCommit) -> ErrorCode | None:
             core.create_group(cmd.group_id)
             return None
         return ErrorCode.GROUP_ID_NOT_FOUND if cmd.missing_group_is_not_found else ErrorCode.ILLEGAL_GENERATION
-    if group.state is GroupState.DEAD:
+    state = group.state
+    if state is _DEAD:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    if cmd.generation_id < 0 and group.state is GroupState.EMPTY:
+    if cmd.generation_id < 0 and state is _EMPTY:
         return None
     if cmd.generation_id >= 0 or cmd.member_id != "" or cmd.group_instance_id is not None:
         error = group.validate_member(cmd.member_id, cmd.group_instance_id)
@@ -115,9 +128,9 @@ def _validate_commit(core: Core, cmd: OffsetCommit) -> ErrorCode | None:
             return error
         if cmd.generation_id != group.generation:
             return ErrorCode.ILLEGAL_GENERATION
-    elif group.state is not GroupState.EMPTY:
+    elif state is not _EMPTY:
         return ErrorCode.UNKNOWN_MEMBER_ID
-    if group.state is GroupState.COMPLETING_REBALANCE:
+    if state is _COMPLETING:
         return ErrorCode.REBALANCE_IN_PROGRESS
     return None
 

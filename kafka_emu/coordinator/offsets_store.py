@@ -9,6 +9,8 @@ from typing import Iterator
 
 import attrs
 
+from kafka_emu.frozen import fast_init_module
+
 
 @attrs.frozen(kw_only=True)
 class StoredOffset:
@@ -73,3 +75,7 @@ class OffsetStore:
             partitions = topics[topic]
             for partition in sorted(partitions):
                 yield topic, partition, partitions[partition]
+
+
+# a StoredOffset is built for every committed partition: the cheaper frozen __init__ (kafka_emu/frozen.py)
+fast_init_module(globals())

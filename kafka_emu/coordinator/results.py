@@ -12,6 +12,7 @@ from typing import Hashable, Union
 import attrs
 
 from kafka_emu.errors import ErrorCode
+from kafka_emu.frozen import fast_init_module
 
 
 @attrs.frozen(kw_only=True)
@@ -198,3 +199,7 @@ def summary_error(result: Result) -> ErrorCode:
 # The results whose items carry errors of their own (``summary_error`` looks at them).
 _ITEMIZED = frozenset({OffsetCommitResult, OffsetFetchResult, OffsetDeleteResult, LeaveGroupResult,
                        DescribeGroupsResult, DeleteGroupsResult})
+
+
+# a result and its Reply are built for every request: the cheaper frozen __init__ (kafka_emu/frozen.py)
+fast_init_module(globals())

@@ -1,0 +1,117 @@
+"""A cheaper ``__init__`` for frozen slotted attrs classes, the same instances out of it.
+
+attrs makes a frozen class's ``__setattr__`` raise, so its generated ``__init__`` stores each
+field through ``object.__setattr__`` bound to the new instance -- about twice the cost of the
+call itself for a one-field result, and it adds up on the request path, where a Heartbeat builds
+a command, a result, a reply envelope and a response. ``fast_init(cls)`` replaces that
+``__init__`` with one that stores through the slots' own descriptors (``member.__set__``, which
+the frozen ``__setattr__`` never sees). The signature, the defaults and the factories are
+attrs', and so is the instance built: the same class, the same slot values, still frozen
+(``__setattr__`` raises as before), equal and hashing as before.
+
+A class whose ``__init__`` does more than store its arguments -- validators, converters,
+``on_setattr`` hooks, pre/post-init hooks, fields left out of ``__init__``, factories that take
+self, hidden slots such as a cached hash -- keeps attrs' own ``__init__``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, TypeVar
+
+import attrs
+
+_C = TypeVar("_C", bound=type)
+_COUNT = itertools.count(1)
+
+
+def fast_init(cls: _C) -> _C:
+    """Give ``cls`` the cheaper ``__init__`` on its first instantiation (compiling one costs
+    a fraction of a millisecond, too much to spend on every declared class at import); return
+    ``cls``. Until then ``inspect.signature`` sees attrs' ``__init__`` through ``__wrapped__``.
+    """
+    attrs_init = cls.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if cls.__dict__.get("__init__") is __init__:
+            compile_init(cls)
+            if cls.__dict__.get("__init__") is __init__:  # not reproducible: attrs' own
+                cls.__init__ = attrs_init  # type: ignore[misc]
+        cls.__init__(self, *args, **kwargs)  # type: ignore[misc]
+
+    __init__.__wrapped__ = attrs_init  # type: ignore[attr-defined]
+    __init__.__qualname__ = getattr(attrs_init, "__qualname__", "__init__")
+    __init__.__doc__ = attrs_init.__doc__
+    cls.__init__ = __init__  # type: ignore[misc]
+    return cls
+
+
+def compile_init(cls: _C) -> _C:
+    """Give ``cls`` the cheaper ``__init__`` now, if it can be reproduced exactly."""
+    source, namespace = _init_source(cls)
+    if source is None:
+        return cls
+    filename = f"<kafka_emu.frozen {cls.__qualname__} #{next(_COUNT)}>"
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - from attrs' own fields
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    original = cls.__dict__.get("__init__")
+    original = getattr(original, "__wrapped__", original)  # attrs' own, behind fast_init's
+    init.__doc__ = getattr(original, "__doc__", None)
+    init.__annotations__ = dict(getattr(original, "__annotations__", {}))  # for signatures
+    cls.__init__ = init  # type: ignore[misc]
+    return cls
+
+
+def _init_source(cls: type) -> tuple[str | None, dict[str, Any]]:
+    if not attrs.has(cls) or "__slots__" not in cls.__dict__:
+        return None, {}
+    if any(hasattr(cls, hook) for hook in ("__attrs_pre_init__", "__attrs_post_init__")):
+        return None, {}
+    attributes = attrs.fields(cls)
+    names = {a.name for a in attributes}
+    slots = {s for k in cls.__mro__ for s in k.__dict__.get("__slots__", ())}
+    if slots - names - {"__weakref__"}:
+        return None, {}  # a hidden slot (cached hash, ...) that attrs' __init__ also sets
+    namespace: dict[str, Any] = {"NOTHING": attrs.NOTHING}
+    positional: list[str] = []
+    keyword: list[str] = []
+    body: list[str] = []
+    for i, a in enumerate(attributes):
+        if (not a.init or a.validator is not None or a.converter is not None
+                or a.on_setattr not in (None, attrs.setters.NO_OP)):
+            return None, {}
+        descriptor = next((k.__dict__[a.name] for k in cls.__mro__
+                           if a.name in k.__dict__.get("__slots__", ())), None)
+        if descriptor is None or type(descriptor).__name__ != "member_descriptor":
+            return None, {}
+        setter = f"_set{i}"
+        namespace[setter] = descriptor.__set__
+        param = a.alias
+        default = a.default
+        if default is attrs.NOTHING:
+            spec = param
+            body.append(f"    {setter}(self, {param})")
+        elif isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+            if default.takes_self:
+                return None, {}
+            namespace[f"_factory{i}"] = default.factory
+            spec = f"{param}=NOTHING"
+            body.append(f"    {setter}(self, _factory{i}() if {param} is NOTHING else {param})")
+        else:
+            namespace[f"_default{i}"] = default
+            spec = f"{param}=_default{i}"
+            body.append(f"    {setter}(self, {param})")
+        (keyword if a.kw_only else positional).append(spec)
+    params = ["self", *positional] + (["*", *keyword] if keyword else [])
+    lines = [f"def __init__({', '.join(params)}):", *(body or ["    pass"])]
+    return "\n".join(lines) + "\n", namespace
+
+
+def fast_init_module(namespace: dict[str, Any]) -> None:
+    """``fast_init`` every attrs class a module defines; call with the module's ``globals()``."""
+    module = namespace["__name__"]
+    for value in list(namespace.values()):
+        if isinstance(value, type) and value.__module__ == module and attrs.has(value):
+            fast_init(value)

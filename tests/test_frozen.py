@@ -1,0 +1,112 @@
+"""kafka_emu/frozen.py: the cheaper __init__ builds what attrs' own builds, and stays frozen."""
+
+from __future__ import annotations
+
+import inspect
+
+import attrs
+import pytest
+
+from kafka_emu.coordinator import commands, results
+from kafka_emu.frozen import compile_init, fast_init
+from kafka_emu.protocol import APIS
+
+
+def _pair():
+    """The same declaration twice: one keeps attrs' __init__, one gets the cheaper one."""
+    def declare():
+        @attrs.frozen(kw_only=True)
+        class C:
+            a: int
+            b: str = "x"
+            c: list = attrs.field(factory=list)
+            d: tuple = ()
+        return C
+    return declare(), fast_init(declare())
+
+
+def test_same_instances_signature_and_errors_as_attrs():
+    plain, fast = _pair()
+    assert inspect.signature(fast.__init__) == inspect.signature(plain.__init__)  # before use
+    for kwargs in ({"a": 1}, {"a": 2, "b": "y", "c": [1], "d": (2,)}):
+        built, expected = fast(**kwargs), plain(**kwargs)
+        assert attrs.asdict(built) == attrs.asdict(expected)
+        assert type(built) is fast and "kafka_emu.frozen" in fast.__init__.__code__.co_filename
+    assert inspect.signature(fast.__init__) == inspect.signature(plain.__init__)  # compiled
+    assert fast(a=1).c is not fast(a=1).c  # a fresh factory value each time
+    assert fast(a=1) == fast(a=1)
+    heartbeat = results.HeartbeatResult(error=3)
+    assert heartbeat == results.HeartbeatResult(error=3) and hash(heartbeat) == hash(
+        results.HeartbeatResult(error=3))
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        fast(a=1).a = 2
+    for bad in ({}, {"a": 1, "e": 2}):
+        with pytest.raises(TypeError):
+            fast(**bad)
+    with pytest.raises(TypeError):
+        fast(1)  # keyword-only, as attrs made it
+    assert attrs.evolve(fast(a=1), b="z") == fast(a=1, b="z")
+
+
+def test_positional_classes_keep_their_order():
+    reply = results.Reply("r1", results.HeartbeatResult(error=0))
+    assert (reply.request_id, reply.result.error) == ("r1", 0)
+    assert list(inspect.signature(results.Reply.__init__).parameters) == [
+        "self", "request_id", "result"]
+
+
+@pytest.mark.parametrize("hook", ["validator", "converter", "post_init"])
+def test_classes_that_need_attrs_init_keep_it(hook):
+    if hook == "validator":
+        @attrs.frozen
+        class C:
+            a: int = attrs.field(validator=attrs.validators.instance_of(int))
+    elif hook == "converter":
+        @attrs.frozen
+        class C:
+            a: int = attrs.field(converter=int)
+    else:
+        @attrs.frozen
+        class C:
+            a: int
+
+            def __attrs_post_init__(self):
+                object.__setattr__(self, "a", self.a * 2)
+    init = C.__init__
+    assert compile_init(C).__init__ is init
+    fast_init(C)
+    if hook == "validator":
+        with pytest.raises(TypeError):
+            C(a="1")
+    else:
+        assert C(a="1" if hook == "converter" else 2).a == (1 if hook == "converter" else 4)
+
+
+def _classes():
+    found = [c for m in (commands, results) for c in vars(m).values()
+             if isinstance(c, type) and attrs.has(c) and c.__module__ == m.__name__]
+    for api in APIS.values():
+        found += [api.request, api.response]
+    return found
+
+
+@pytest.mark.parametrize("cls", _classes(), ids=lambda c: c.__name__)
+def test_declared_classes_build_their_defaults(cls):
+    """Every command, result and message class built with only its required fields holds its
+    declared defaults (fresh factory values), as attrs' __init__ would have set them."""
+    required = {a.alias: object() for a in attrs.fields(cls) if a.default is attrs.NOTHING}
+    positional = [a for a in attrs.fields(cls) if not a.kw_only]
+    if positional:
+        built = cls(*(required[a.alias] for a in positional))
+    else:
+        built = cls(**required)
+    for a in attrs.fields(cls):
+        value = getattr(built, a.name)
+        if a.default is attrs.NOTHING:
+            assert value is required[a.alias]
+        elif isinstance(a.default, attrs.Factory):
+            assert value == a.default.factory()
+        else:
+            assert value is a.default
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        setattr(built, attrs.fields(cls)[0].name, None)
