@@ -5,26 +5,33 @@ recovers from a coordinator move.
    in-process (``run_in_thread(make_config(brokers=N))`` until it accepts connections) and from
    the CLI (``kafka-emu serve --port 0 --brokers N`` until it prints the bootstrap line). Printed
    as medians and the 3-broker / 1-broker ratio.
-2. A 3-consumer confluent-kafka group (heartbeat.interval.ms=500) whose coordinator is moved
-   with a load time of 200 ms: wall time from the move until every member has had a Heartbeat
-   answered by the new coordinator with the group loaded. Target: under one heartbeat interval
-   plus the load time (0.7 s). Printed twice: until each member is answered without error by the
-   new coordinator, and until its heartbeat is served by the loaded group. Then where the time
-   went, per member (medians over members and moves), from the requests the emulator saw: the
-   move until the member's next Heartbeat (answered NOT_COORDINATOR), then until its
+2. For each client -- confluent-kafka (librdkafka), kafka-python and aiokafka -- a 3-member group
+   (heartbeat interval 500 ms) whose coordinator is moved ``BENCH_CLUSTER_MOVES`` times (default
+   5, each at a random point of the heartbeat cycle) with a load time of 200 ms: wall time from
+   the move until every member has had a Heartbeat answered without error by the new coordinator
+   (a heartbeat during the load is answered blind, as Kafka does), and until every member's
+   heartbeat is served by the loaded group. Target: under one heartbeat interval plus the load
+   time (0.7 s); one row per client with the median of the moves (and the worst). Then where
+   the time went, per member (medians over members and moves), from the requests the emulator
+   saw: the move until the member's next Heartbeat (answered NOT_COORDINATOR), then until its
    FindCoordinator, then until its first Heartbeat answered by the new coordinator -- against
-   the time kafka-emu itself spent answering them. librdkafka learns of a move only from its
-   next heartbeat's NOT_COORDINATOR (Kafka does not close the connection or tell it sooner),
-   asks FindCoordinator a little later, and heartbeats the new coordinator at its next
-   heartbeat tick, so its recovery takes up to two heartbeat intervals plus that: the issue's
-   target assumes a client that heartbeats the new coordinator as soon as it finds it.
+   the time kafka-emu itself spent answering the members' requests meanwhile (a new
+   connection's included). Kafka neither closes the connection nor tells a client sooner, so
+   every client learns of a move from its next heartbeat; what follows is its own schedule:
+   - librdkafka asks FindCoordinator on a later tick of its group loop (~250 ms) and heartbeats
+     the new coordinator at its next heartbeat tick;
+   - kafka-python asks FindCoordinator at once, but finding the coordinator resets its
+     heartbeat timer (``reset_timeouts``), so it heartbeats one full interval later;
+   - aiokafka asks FindCoordinator at once and heartbeats after ``retry_backoff_ms`` (100 ms).
 
 Not a test: it prints and always exits 0; a missed target is printed as "target missed".
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -36,8 +43,13 @@ from kafka_emu.testing import make_config, run_in_thread
 
 ROUNDS = int(os.environ.get("BENCH_CLUSTER_ROUNDS", "9"))
 HEARTBEAT_MS = 500
+SESSION_MS = 10000
 LOAD_MS = 200
-MOVES = 3
+MEMBERS = 3
+MOVES = int(os.environ.get("BENCH_CLUSTER_MOVES", "5"))
+# requests that wait by design (a Fetch long-polls, a JoinGroup or SyncGroup waits for the
+# group): their latency is not kafka-emu's answering time
+PARKING = frozenset({"Fetch", "JoinGroup", "SyncGroup"})
 
 
 def start_in_process(brokers: int) -> float:
@@ -71,23 +83,134 @@ def startup() -> None:
               f"(median of {ROUNDS}), ratio {three / one:.2f}")
 
 
-def recovery() -> None:
-    from confluent_kafka import Consumer
+# -- the group members, one class per client: 3 members, each with its own client id --------
 
+class ConfluentMembers:
+    name = "confluent-kafka"
+
+    def __init__(self, bootstrap: str, topic: str, group: str) -> None:
+        from confluent_kafka import Consumer
+        self.consumers = []
+        for i in range(MEMBERS):
+            c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                          "client.id": f"member-{i}", "heartbeat.interval.ms": HEARTBEAT_MS,
+                          "session.timeout.ms": SESSION_MS})
+            c.subscribe([topic])
+            self.consumers.append(c)
+
+    def poll(self) -> None:
+        for c in self.consumers:
+            c.poll(0.02)
+
+    def close(self) -> None:
+        for c in self.consumers:
+            c.close()
+
+
+class KafkaPythonMembers:
+    name = "kafka-python"
+
+    def __init__(self, bootstrap: str, topic: str, group: str) -> None:
+        from kafka import KafkaConsumer
+        self.consumers = []
+        for i in range(MEMBERS):
+            c = KafkaConsumer(bootstrap_servers=bootstrap.split(","), group_id=group,
+                              client_id=f"member-{i}", heartbeat_interval_ms=HEARTBEAT_MS,
+                              session_timeout_ms=SESSION_MS)
+            c.subscribe([topic])
+            self.consumers.append(c)
+
+    def poll(self) -> None:
+        for c in self.consumers:
+            c.poll(timeout_ms=20)
+
+    def close(self) -> None:
+        for c in self.consumers:
+            c.close()
+
+
+class AioKafkaMembers:
+    """aiokafka's members live on an event loop in a thread of their own; its heartbeat and
+    coordination tasks run there by themselves, and a task per member keeps fetching."""
+
+    name = "aiokafka"
+
+    def __init__(self, bootstrap: str, topic: str, group: str) -> None:
+        import asyncio
+
+        from aiokafka import AIOKafkaConsumer
+        self.asyncio = asyncio
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+
+        async def start() -> list:
+            consumers = [AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
+                                          client_id=f"member-{i}",
+                                          heartbeat_interval_ms=HEARTBEAT_MS,
+                                          session_timeout_ms=SESSION_MS)
+                         for i in range(MEMBERS)]
+            for c in consumers:
+                await c.start()
+            return consumers
+        self.consumers = self._run(start())
+        self.fetching = [asyncio.run_coroutine_threadsafe(self._fetch(c), self.loop)
+                         for c in self.consumers]
+
+    def _run(self, coro):
+        return self.asyncio.run_coroutine_threadsafe(coro, self.loop).result(60)
+
+    async def _fetch(self, consumer) -> None:
+        while True:
+            await consumer.getmany(timeout_ms=100)
+
+    def poll(self) -> None:
+        time.sleep(0.05)  # the fetch tasks poll on the loop
+
+    def close(self) -> None:
+        for f in self.fetching:
+            f.cancel()
+        for c in self.consumers:
+            self._run(c.stop())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+CLIENTS = (ConfluentMembers, KafkaPythonMembers, AioKafkaMembers)
+
+
+# -- a coordinator move, measured ------------------------------------------------------------
+
+def recovery() -> None:
+    # kafka-python and aiokafka log every refused heartbeat and commit of a move as a warning
+    for name in ("kafka", "aiokafka"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    target = HEARTBEAT_MS + LOAD_MS
+    print(f"coordinator move, {MEMBERS} members per client (heartbeat {HEARTBEAT_MS} ms, load "
+          f"{LOAD_MS} ms): every member answered without error by the new coordinator, target "
+          f"< {target} ms, and served by the loaded group (median of {MOVES} moves [worst]); "
+          f"per member, median ms from the move: heartbeat refused NOT_COORDINATOR -> "
+          f"FindCoordinator -> first heartbeat answered by the new coordinator; the longest "
+          f"time kafka-emu took answering a member's request meanwhile")
+    for members in CLIENTS:
+        recovery_of(members, target)
+
+
+def recovery_of(client, target: int) -> None:
+    """Move the group's coordinator ``MOVES`` times under ``client``'s members; print a row."""
+    phase = random.Random(13)
     with run_in_thread(make_config(brokers=3)) as emu:
         topic, group = f"bench-{uuid.uuid4().hex[:6]}", f"g-{uuid.uuid4().hex[:6]}"
         emu.create_topic(topic, 6, replication_factor=3)
         broker = emu.broker
         ok_at: dict[str, float] = {}  # first answer without error from the new coordinator
         served_at: dict[str, float] = {}  # ... and with the group loaded (not answered blind)
-        seen: list[tuple[float, str, str, int | None, float]] = []  # a move's group requests
+        seen: list[tuple[float, str, str, int | None, float]] = []  # a move's requests
         watching = threading.Event()
 
         def sink(event) -> None:  # runs on the emulator's thread, as the request is answered
             if not (watching.is_set() and type(event).__name__ == "RequestHandled"):
                 return
             now = time.perf_counter()
-            if event.api in ("Heartbeat", "FindCoordinator"):
+            if event.api not in PARKING:
                 seen.append((now, event.client_id, event.api, event.error_code,
                              event.latency_ms))
             if event.api == "Heartbeat" and event.group_id == group and event.error_code == 0:
@@ -96,76 +219,64 @@ def recovery() -> None:
                     served_at.setdefault(event.member_id, now)
 
         emu._run(lambda: broker.observation.subscribe(sink))
-        consumers = []
-        for i in range(3):
-            c = Consumer({"bootstrap.servers": emu.bootstrap_servers, "group.id": group,
-                          "client.id": f"member-{i}",
-                          "heartbeat.interval.ms": HEARTBEAT_MS, "session.timeout.ms": 10000})
-            c.subscribe([topic])
-            consumers.append(c)
+        members = client(emu.bootstrap_servers, topic, group)
         stop = threading.Event()
 
         def poll_all() -> None:
             while not stop.is_set():
-                for c in consumers:
-                    c.poll(0.02)
+                members.poll()
         poller = threading.Thread(target=poll_all, daemon=True)
         poller.start()
         try:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
                 g = emu.describe_group(group)
-                if g.state == "Stable" and len(g.members) == 3:
+                if g.state == "Stable" and len(g.members) == MEMBERS:
                     break
                 time.sleep(0.1)
             answered, served = [], []
             steps: dict[str, list[float]] = {"detect": [], "find": [], "heartbeat": []}
             server_ms: list[float] = []
             for _ in range(MOVES):
-                time.sleep(1.0)
+                # at a random point of the members' heartbeat cycles: right after the last
+                # recovery every member has just heartbeated, which would make each wait a
+                # whole interval for its next one
+                time.sleep(1.0 + phase.uniform(0, HEARTBEAT_MS / 1000))
                 ok_at.clear()
                 served_at.clear()
                 seen.clear()
                 watching.set()
                 t0 = time.perf_counter()
                 emu.move_coordinator(group, emu.coordinator_of(group) % 3 + 1, load_ms=LOAD_MS)
-                while len(served_at) < 3 and time.perf_counter() - t0 < 30:
+                while len(served_at) < MEMBERS and time.perf_counter() - t0 < 30:
                     time.sleep(0.01)
                 watching.clear()
                 where_the_time_went(seen, t0, steps, server_ms)
-                answered.append(max(ok_at.values()) - t0 if len(ok_at) == 3 else float("inf"))
-                served.append(max(served_at.values()) - t0 if len(served_at) == 3
+                answered.append(max(ok_at.values()) - t0 if len(ok_at) == MEMBERS
+                                else float("inf"))
+                served.append(max(served_at.values()) - t0 if len(served_at) == MEMBERS
                               else float("inf"))
-            target = (HEARTBEAT_MS + LOAD_MS) / 1000
-
-            def ms(values):
-                return ", ".join(f"{v * 1000:.0f}" for v in values)
-            print(f"coordinator move, 3 confluent-kafka members (load {LOAD_MS} ms, heartbeat "
-                  f"{HEARTBEAT_MS} ms), per move:")
-            print(f"  every member answered without error by the new coordinator: "
-                  f"{ms(answered)} ms; target < {target * 1000:.0f} ms: "
-                  f"{'ok' if max(answered) < target else 'target missed'}")
-            print(f"  every member's heartbeat served by the loaded group: {ms(served)} ms "
-                  f"(a heartbeat during the load is answered blind, so this waits for the next "
-                  f"interval)")
-
-            def med(values):
-                return f"{statistics.median(values):.0f}" if values else "-"
-            print(f"  where the time went, per member (median ms): move -> next heartbeat "
-                  f"answered NOT_COORDINATOR {med(steps['detect'])}; -> FindCoordinator "
-                  f"{med(steps['find'])}; -> first heartbeat answered by the new coordinator "
-                  f"{med(steps['heartbeat'])}. kafka-emu's own time answering these requests: "
-                  f"median {med(server_ms)} ms, max {max(server_ms, default=0):.1f} ms")
         finally:
             stop.set()
             poller.join(timeout=10)
-            for c in consumers:
-                c.close()
+            members.close()
+
+    def ms(values: list[float]) -> str:
+        return f"{statistics.median(values) * 1000:.0f} [{max(values) * 1000:.0f}] ms"
+
+    def med(values: list[float]) -> str:
+        return f"{statistics.median(values):.0f}" if values else "-"
+    verdict = "ok" if statistics.median(answered) * 1000 < target else "target missed"
+    print(f"  {client.name:<16} answered {ms(answered)} ({verdict}), served {ms(served)}; "
+          f"per member {med(steps['detect'])} -> +{med(steps['find'])} -> "
+          f"+{med(steps['heartbeat'])} ms; kafka-emu {max(server_ms, default=0):.1f} ms")
 
 
 def where_the_time_went(seen, t0: float, steps: dict[str, list[float]],
                         server_ms: list[float]) -> None:
-    """Split each member's recovery into the client's three steps (see the module docstring)."""
+    """Split each member's recovery into the client's three steps (see the module docstring),
+    and collect kafka-emu's answering time for every request the members sent meanwhile
+    (a new connection's ApiVersions and Metadata included)."""
     for client in sorted({c for _, c, _, _, _ in seen if c}):
         mine = [(t, api, err, lat) for t, c, api, err, lat in seen if c == client]
         server_ms.extend(lat for _, _, _, lat in mine)
