@@ -18,11 +18,17 @@ recovers from a coordinator move.
    the time kafka-emu itself spent answering the members' requests meanwhile (a new
    connection's included). Kafka neither closes the connection nor tells a client sooner, so
    every client learns of a move from its next heartbeat; what follows is its own schedule:
-   - librdkafka asks FindCoordinator on a later tick of its group loop (~250 ms) and heartbeats
-     the new coordinator at its next heartbeat tick;
-   - kafka-python asks FindCoordinator at once, but finding the coordinator resets its
-     heartbeat timer (``reset_timeouts``), so it heartbeats one full interval later;
-   - aiokafka asks FindCoordinator at once and heartbeats after ``retry_backoff_ms`` (100 ms).
+   - librdkafka sends FindCoordinator at once, to a broker whose connection usually has a Fetch
+     long-polling (fetch.wait.max.ms, 500 ms, on this idle topic): kafka-emu, like Kafka, reads
+     a connection's next request only once it has answered the last, so the answer comes when
+     that Fetch returns (counted as "queued"); librdkafka heartbeats the new coordinator one
+     interval after the refused heartbeat;
+   - kafka-python sends FindCoordinator at once (to its least loaded node), but finding the
+     coordinator resets its heartbeat timer (``reset_timeouts``), so it heartbeats one full
+     interval later;
+   - aiokafka sends FindCoordinator at once (sometimes queued behind a Fetch too) and heartbeats
+     ``retry_backoff_ms`` (100 ms) after the refused heartbeat, a heartbeat that falls in the
+     load being answered blind.
 
 Not a test: it prints and always exits 0; a missed target is printed as "target missed".
 """
@@ -38,6 +44,7 @@ import sys
 import threading
 import time
 import uuid
+from typing import NamedTuple
 
 from kafka_emu.testing import make_config, run_in_thread
 
@@ -203,16 +210,15 @@ def recovery_of(client, target: int) -> None:
         broker = emu.broker
         ok_at: dict[str, float] = {}  # first answer without error from the new coordinator
         served_at: dict[str, float] = {}  # ... and with the group loaded (not answered blind)
-        seen: list[tuple[float, str, str, int | None, float]] = []  # a move's requests
+        seen: list[Seen] = []  # the requests answered during a move
         watching = threading.Event()
 
         def sink(event) -> None:  # runs on the emulator's thread, as the request is answered
             if not (watching.is_set() and type(event).__name__ == "RequestHandled"):
                 return
             now = time.perf_counter()
-            if event.api not in PARKING:
-                seen.append((now, event.client_id, event.api, event.error_code,
-                             event.latency_ms))
+            seen.append(Seen(now, event.client_id, event.connection_id, event.api,
+                             event.error_code, event.latency_ms))
             if event.api == "Heartbeat" and event.group_id == group and event.error_code == 0:
                 ok_at.setdefault(event.member_id, now)
                 if not broker.cluster.loading:
@@ -235,7 +241,8 @@ def recovery_of(client, target: int) -> None:
                     break
                 time.sleep(0.1)
             answered, served = [], []
-            steps: dict[str, list[float]] = {"detect": [], "find": [], "heartbeat": []}
+            steps: dict[str, list[float]] = {"detect": [], "find": [], "heartbeat": [],
+                                             "queued": []}
             server_ms: list[float] = []
             for _ in range(MOVES):
                 # at a random point of the members' heartbeat cycles: right after the last
@@ -267,33 +274,50 @@ def recovery_of(client, target: int) -> None:
     def med(values: list[float]) -> str:
         return f"{statistics.median(values):.0f}" if values else "-"
     verdict = "ok" if statistics.median(answered) * 1000 < target else "target missed"
+    queued = f"{sum(steps['queued']):.0f}/{len(steps['queued'])}"
     print(f"  {client.name:<16} answered {ms(answered)} ({verdict}), served {ms(served)}; "
           f"per member {med(steps['detect'])} -> +{med(steps['find'])} -> "
-          f"+{med(steps['heartbeat'])} ms; kafka-emu {max(server_ms, default=0):.1f} ms")
+          f"+{med(steps['heartbeat'])} ms (FindCoordinator queued behind a Fetch: {queued}); "
+          f"kafka-emu {max(server_ms, default=0):.1f} ms")
 
 
-def where_the_time_went(seen, t0: float, steps: dict[str, list[float]],
+class Seen(NamedTuple):
+    at: float  # perf_counter when answered
+    client: str | None
+    connection: int
+    api: str
+    error: int | None
+    latency_ms: float
+
+
+def where_the_time_went(seen: list[Seen], t0: float, steps: dict[str, list[float]],
                         server_ms: list[float]) -> None:
     """Split each member's recovery into the client's three steps (see the module docstring),
     and collect kafka-emu's answering time for every request the members sent meanwhile
-    (a new connection's ApiVersions and Metadata included)."""
-    for client in sorted({c for _, c, _, _, _ in seen if c}):
-        mine = [(t, api, err, lat) for t, c, api, err, lat in seen if c == client]
-        server_ms.extend(lat for _, _, _, lat in mine)
-        refused = next((t for t, api, err, _ in mine
-                        if api == "Heartbeat" and err == 16), None)  # NOT_COORDINATOR
+    (a new connection's ApiVersions and Metadata included; not the requests that wait by
+    design). A FindCoordinator answered right after a Fetch on the same connection was read
+    only then: it had waited behind that Fetch's long poll (``queued``: 1 per such member), as
+    on Kafka, which reads a connection's next request only once it has answered the last."""
+    for client in sorted({r.client for r in seen if r.client}):
+        mine = [r for r in seen if r.client == client]
+        server_ms.extend(r.latency_ms for r in mine if r.api not in PARKING)
+        refused = next((r.at for r in mine
+                        if r.api == "Heartbeat" and r.error == 16), None)  # NOT_COORDINATOR
         if refused is None:
             continue
-        found = next((t for t, api, _, _ in mine if api == "FindCoordinator" and t >= refused),
-                     None)
-        beat = next((t for t, api, err, _ in mine
-                     if api == "Heartbeat" and err == 0 and found is not None and t >= found),
-                    None)
+        found = next((r for r in mine if r.api == "FindCoordinator" and r.at >= refused), None)
+        beat = next((r.at for r in mine
+                     if r.api == "Heartbeat" and r.error == 0 and found is not None
+                     and r.at >= found.at), None)
         steps["detect"].append((refused - t0) * 1000)
         if found is not None:
-            steps["find"].append((found - refused) * 1000)
+            steps["find"].append((found.at - refused) * 1000)
+            before = [r for r in mine if r.connection == found.connection and r.at <= found.at
+                      and r is not found]
+            steps["queued"].append(float(bool(before) and before[-1].api in PARKING
+                                         and found.at - before[-1].at < 0.005))
             if beat is not None:
-                steps["heartbeat"].append((beat - found) * 1000)
+                steps["heartbeat"].append((beat - found.at) * 1000)
 
 
 if __name__ == "__main__":
