@@ -46,7 +46,7 @@ import time
 import uuid
 from typing import NamedTuple
 
-from kafka_emu.testing import make_config, run_in_thread
+from kafka_emu.testing import ControlError, make_config, run_in_thread
 
 ROUNDS = int(os.environ.get("BENCH_CLUSTER_ROUNDS", "9"))
 HEARTBEAT_MS = 500
@@ -234,21 +234,17 @@ def recovery_of(client, target: int) -> None:
         poller = threading.Thread(target=poll_all, daemon=True)
         poller.start()
         try:
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                g = emu.describe_group(group)
-                if g.state == "Stable" and len(g.members) == MEMBERS:
-                    break
-                time.sleep(0.1)
             answered, served = [], []
+            rebalanced = 0
             steps: dict[str, list[float]] = {"detect": [], "find": [], "heartbeat": [],
                                              "queued": []}
             server_ms: list[float] = []
             for _ in range(MOVES):
+                generation = settled(emu, group)
                 # at a random point of the members' heartbeat cycles: right after the last
                 # recovery every member has just heartbeated, which would make each wait a
                 # whole interval for its next one
-                time.sleep(1.0 + phase.uniform(0, HEARTBEAT_MS / 1000))
+                time.sleep(phase.uniform(0, HEARTBEAT_MS / 1000))
                 ok_at.clear()
                 served_at.clear()
                 seen.clear()
@@ -258,6 +254,8 @@ def recovery_of(client, target: int) -> None:
                 while len(served_at) < MEMBERS and time.perf_counter() - t0 < 30:
                     time.sleep(0.01)
                 watching.clear()
+                view = group_view(emu, group)
+                rebalanced += view is None or view["generation"] != generation
                 where_the_time_went(seen, t0, steps, server_ms)
                 answered.append(max(ok_at.values()) - t0 if len(ok_at) == MEMBERS
                                 else float("inf"))
@@ -278,7 +276,35 @@ def recovery_of(client, target: int) -> None:
     print(f"  {client.name:<16} answered {ms(answered)} ({verdict}), served {ms(served)}; "
           f"per member {med(steps['detect'])} -> +{med(steps['find'])} -> "
           f"+{med(steps['heartbeat'])} ms (FindCoordinator queued behind a Fetch: {queued}); "
-          f"kafka-emu {max(server_ms, default=0):.1f} ms")
+          f"kafka-emu {max(server_ms, default=0):.1f} ms"
+          + (f"; a rebalance followed {rebalanced} of the moves" if rebalanced else ""))
+
+
+def settled(emu, group: str) -> int:
+    """Wait until the group has been Stable with every member in one generation for three
+    heartbeat intervals, and return that generation: a move caught mid-rebalance (kafka-python
+    rejoins once soon after its first assignment) measures the rebalance, not the move."""
+    deadline = time.monotonic() + 60
+    generation, since = None, 0.0
+    while time.monotonic() < deadline:
+        view = group_view(emu, group)
+        if view is None or view["state"] != "Stable" or len(view["members"]) != MEMBERS:
+            generation = None
+        elif view["generation"] != generation:
+            generation, since = view["generation"], time.monotonic()
+        elif time.monotonic() - since >= 3 * HEARTBEAT_MS / 1000:
+            return generation
+        time.sleep(0.1)
+    raise RuntimeError(f"group {group} did not settle with {MEMBERS} members")
+
+
+def group_view(emu, group: str):
+    """The group as the control plane shows it, or None while it does not exist (not joined
+    yet, or between a move's unload and load)."""
+    try:
+        return emu.group_view(group)
+    except ControlError:
+        return None
 
 
 class Seen(NamedTuple):
