@@ -340,7 +340,7 @@ def where_the_time_went(seen: list[Seen], t0: float, steps: dict[str, list[float
             steps["find"].append((found.at - refused) * 1000)
             before = [r for r in mine if r.connection == found.connection and r.at <= found.at
                       and r is not found]
-            steps["queued"].append(float(bool(before) and before[-1].api in PARKING
+            steps["queued"].append(float(bool(before) and before[-1].api == "Fetch"
                                          and found.at - before[-1].at < 0.005))
             if beat is not None:
                 steps["heartbeat"].append((beat - found.at) * 1000)
