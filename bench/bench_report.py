@@ -49,9 +49,7 @@ def spark_job(spark, paths: list[str], input_format: str = "json") -> dict[str, 
         "heartbeat_too_fast": violations.heartbeat_too_fast(t),
     }
     counts = {name: len(df.collect()) for name, df in out.items()}
-    t.events.unpersist()
-    t.requests.unpersist()
-    t.runs.unpersist()
+    t.release()
     return counts
 
 

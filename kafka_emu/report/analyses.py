@@ -34,14 +34,22 @@ def client_matrix(t: Traces) -> Any:
               .select("run", "connection_id", "correlation_id", F.lit(True).alias("faulted"))
               .dropDuplicates(["run", "connection_id", "correlation_id"]))
     r = t.requests.join(faults, ["run", "connection_id", "correlation_id"], "left")
-    return (r.groupBy("client_name", "client_version")
+    # counted per connection first: that groups within a run (no shuffle of the requests, see
+    # load()), and what is left to count distinct per client is one row per connection
+    per_connection = (r.groupBy("client_name", "client_version", "run", "connection_id")
+                      .agg(F.count(F.lit(1)).alias("n"),
+                           F.sum(F.when(F.col("err") != 0, 1).otherwise(0)).alias("errors"),
+                           F.sum(F.when(F.col("throttle_time_ms") > 0, 1).otherwise(0))
+                           .alias("throttled"),
+                           F.sum(F.when(F.col("faulted"), 1).otherwise(0)).alias("faulted")))
+    share = lambda col: F.sum(col).cast("double") / F.sum("n").cast("double")  # noqa: E731
+    return (per_connection.groupBy("client_name", "client_version")
             .agg(F.countDistinct("run").alias("runs"),
-                 F.countDistinct("run", "connection_id").alias("connections"),
-                 F.count(F.lit(1)).alias("requests"),
-                 F.sum(F.when(F.col("err") != 0, 1).otherwise(0)).alias("error_responses"),
-                 F.avg(F.when(F.col("throttle_time_ms") > 0, 1.0).otherwise(0.0))
-                 .alias("throttled_share"),
-                 F.avg(F.when(F.col("faulted"), 1.0).otherwise(0.0)).alias("faulted_share"))
+                 F.count(F.col("connection_id")).alias("connections"),
+                 F.sum("n").alias("requests"),
+                 F.sum("errors").alias("error_responses"),
+                 share("throttled").alias("throttled_share"),
+                 share("faulted").alias("faulted_share"))
             .orderBy("client_name", "client_version"))
 
 
@@ -168,9 +176,11 @@ def conformance(t: Traces) -> Any:
 
 def runs_table(t: Traces) -> Any:
     F = _F()
-    counts = t.events.groupBy("run").agg(F.count(F.lit(1)).alias("events"),
-                                         F.max(F.when(F.col("kind") == "run_end", 1))
-                                         .isNotNull().alias("ended_cleanly"))
+    every = t.events.select("run", "kind").unionByName(
+        t.requests.select("run", F.lit("request_handled").alias("kind")))
+    counts = every.groupBy("run").agg(F.count(F.lit(1)).alias("events"),
+                                      F.max(F.when(F.col("kind") == "run_end", 1))
+                                      .isNotNull().alias("ended_cleanly"))
     return (t.runs.join(counts, "run", "left")
             .select("run", "started_ms", "emu_version", "labels", "events", "ended_cleanly")
             .orderBy("started_ms"))

@@ -57,15 +57,23 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
     t = load(spark, paths, since=since, until=until, labels=labels)
     results: dict[str, list] = {}
     built = tables(t)
-    for i, (name, df) in enumerate(built.items(), start=1):
-        say(f"[{i}/{len(built)}] {name}")
-        df = df.cache()
-        df.coalesce(1).write.mode("overwrite").parquet(str(out / "tables" / name))
-        if csv:
-            (_csv_ready(df).coalesce(1).write.mode("overwrite").option("header", "true")
-             .csv(str(out / "csv" / name)))
-        results[name] = [r.asDict(recursive=True) for r in df.limit(MAX_COLLECT).collect()]
-        df.unpersist()
+    done = []
+    try:
+        for i, (name, df) in enumerate(built.items(), start=1):
+            say(f"[{i}/{len(built)}] {name}")
+            # kept until the end: a later table may be built from this one (the percentiles
+            # from the rebalances), and the tables are small next to the traces
+            df = df.cache()
+            done.append(df)
+            df.coalesce(1).write.mode("overwrite").parquet(str(out / "tables" / name))
+            if csv:
+                (_csv_ready(df).coalesce(1).write.mode("overwrite").option("header", "true")
+                 .csv(str(out / "csv" / name)))
+            results[name] = [r.asDict(recursive=True) for r in df.limit(MAX_COLLECT).collect()]
+    finally:
+        for df in done:
+            df.unpersist()
+        t.release()
     if html_page:
         say("report.html")
         from .html import render

@@ -20,9 +20,30 @@ from .spark import ReportError, struct_type
 
 @attrs.frozen
 class Traces:
-    events: Any  # every record of the selected runs
+    events: Any  # every record of the selected runs except request_handled (EVENT_COLUMNS)
     runs: Any  # one row per run: run, started_ms, emu_version, labels, broker_api_versions
-    requests: Any  # request_handled rows with client_name, client_version, err
+    requests: Any  # request_handled rows (REQUEST_COLUMNS) with client_name, client_version, err
+    cached: tuple = ()  # what load() cached, for release()
+
+    def release(self) -> None:
+        for df in self.cached:
+            df.unpersist()
+
+
+# Only the columns some analysis reads are parsed: the rest (configs, raw protocol bytes,
+# KIP-848 fields nothing analyses yet) cost nothing. Requests are most of the lines and need
+# few columns; the other events are few and need the rest.
+REQUEST_COLUMNS = (
+    "run", "seq", "at_ms", "connection_id", "api", "version", "correlation_id", "client_id",
+    "group_id", "member_id", "group_instance_id", "generation_id", "latency_ms",
+    "throttle_time_ms", "partitions", "session_timeout_ms",
+)
+EVENT_COLUMNS = (
+    "kind", "run", "seq", "at_ms", "connection_id", "correlation_id", "reason", "group_id",
+    "member_id", "generation_id", "new", "generation", "members", "offsets", "protocol_type",
+    "assignments", "metadata", "topic_partitions", "scenario", "client", "client_version",
+    "verdict",
+)
 
 
 def _ms(text: str, end: bool) -> int:
@@ -49,13 +70,13 @@ def parse_label(text: str) -> tuple[str, str]:
 
 def load(spark: Any, paths: list[str], *, since: str | None = None, until: str | None = None,
          labels: list[tuple[str, str]] = (), input_format: str = "json",
-         cache: bool | None = None) -> Traces:
-    """``input_format="parquet"`` reads traces compacted to Parquet with the same schema
-    (bench/bench_report.py compares the two). ``cache`` (default: for JSON only) keeps the
-    selected events in memory: every table reads them, and parsing JSON again per table costs
-    more than caching, while Parquet is read column by column faster than a wide cache."""
-    if cache is None:
-        cache = input_format != "parquet"
+         cache: bool = True) -> Traces:
+    """``input_format="parquet"`` reads traces compacted to Parquet with the same schema.
+
+    With ``cache`` (the default) the requests and the other events are each parsed once, only
+    their columns, hash-partitioned by run and kept in memory (spilling to disk when they
+    must). Every table reads those copies, and since nearly every analysis groups or orders
+    within a run, Spark finds the rows already clustered and shuffles only small aggregates."""
     from pyspark.sql import functions as F
 
     if input_format == "parquet":
@@ -67,6 +88,14 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
                .option("mode", "DROPMALFORMED")
                .json(list(paths)))
     raw = raw.where(F.col("kind").isNotNull() & F.col("run").isNotNull())
+    cached = []
+
+    def keep(df: Any) -> Any:
+        if not cache:
+            return df
+        df = df.repartition("run").cache()
+        cached.append(df)
+        return df
 
     runs = raw.where(F.col("kind") == "run_start").select(
         "run", F.col("at_ms").alias("started_ms"), "emu_version", "labels",
@@ -80,28 +109,29 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
     runs = runs.dropDuplicates(["run"])
     if cache:
         runs = runs.cache()
+        cached.append(runs)
 
-    events = raw.join(F.broadcast(runs.select("run")), "run", "left_semi")
-    if cache:
-        events = events.cache()
+    events = keep(raw.where(F.col("kind") != "request_handled").select(*EVENT_COLUMNS)
+                  .join(F.broadcast(runs.select("run")), "run", "left_semi"))
     first_partition_error = F.col("partition_errors").getItem(0).getField("error_code")
-    requests = (events.where(F.col("kind") == "request_handled")
-                .drop("labels")
-                .join(F.broadcast(runs.select("run", F.col("labels").alias("run_labels"))),
-                      "run", "left")
-                .withColumn("client_name", F.coalesce(
-                    F.col("client_software_name"), F.col("run_labels").getItem("client"),
-                    F.col("client_id"), F.lit("unknown")))
-                .withColumn("client_version", F.coalesce(
-                    F.col("client_software_version"),
-                    F.col("run_labels").getItem("client_version"), F.lit("unknown")))
-                # the error a request got: top-level where the API has one, else the first
-                # partition's (OffsetCommit, Produce, ... have only per-partition codes)
-                .withColumn("err", F.when(F.coalesce(F.col("error_code"), F.lit(0)) != 0,
-                                          F.col("error_code"))
-                            .when(F.size("partition_errors") > 0, first_partition_error)
-                            .otherwise(F.lit(0)).cast("long"))
-                .drop("run_labels"))
-    if cache:
-        requests = requests.cache()
-    return Traces(events=events, runs=runs, requests=requests)
+    # runs has one row per run: the inner join keeps the selected runs' requests and brings
+    # each its run's labels
+    requests = keep(raw.where(F.col("kind") == "request_handled")
+                    .join(F.broadcast(runs.select("run", F.col("labels").alias("run_labels"))),
+                          "run")
+                    .select(
+                        *REQUEST_COLUMNS,
+                        F.coalesce(F.col("client_software_name"),
+                                   F.col("run_labels").getItem("client"), F.col("client_id"),
+                                   F.lit("unknown")).alias("client_name"),
+                        F.coalesce(F.col("client_software_version"),
+                                   F.col("run_labels").getItem("client_version"),
+                                   F.lit("unknown")).alias("client_version"),
+                        # the error a request got: top-level where the API has one, else the
+                        # first partition's (OffsetCommit, Produce, ... have only per-partition
+                        # codes)
+                        F.when(F.coalesce(F.col("error_code"), F.lit(0)) != 0,
+                               F.col("error_code"))
+                        .when(F.size("partition_errors") > 0, first_partition_error)
+                        .otherwise(F.lit(0)).cast("long").alias("err")))
+    return Traces(events=events, runs=runs, requests=requests, cached=tuple(cached))
