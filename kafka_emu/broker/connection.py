@@ -55,6 +55,7 @@ from .vectored import send_vectored
 log = logging.getLogger("kafka_emu")
 
 API_VERSIONS = 18
+_REQUEST_HANDLED = RequestHandled.__name__  # the tag of its rows (observe.py)
 FETCH = 1  # its responses carry stored batches, written as they are (encode_response_parts)
 T = TypeVar("T")
 
@@ -275,7 +276,7 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
     if emit is not None:
         # RequestHandled as a row (observe.py): the same fields, without building the object
         done = perf_now()
-        emit((RequestHandled, broker.clock.ms_at(done), conn.id, conn.peer, api.name, api_key,
+        emit((_REQUEST_HANDLED, broker.clock.ms_at(done), conn.id, conn.peer, api.name, api_key,
               version, correlation_id, header.client_id, info.client_software_name,
               info.client_software_version)
              + request_facts(request, response,

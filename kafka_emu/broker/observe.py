@@ -14,10 +14,10 @@ operation: it must not call back into the coordinator or block. A sink that rais
 
 Events travel in one of two forms of the same content. An event object (the frozen attrs
 classes) is what a sink gets by default. The request path, which emits an event for every
-request, emits the event's *row* instead: a plain tuple ``(EventClass, value, value, ...)``
-with the class's attrs fields in declaration order, which costs a tenth of building the frozen
-object. A sink that subscribes with ``rows=True`` (the timeline, the trace writer, the log
-lines) receives rows as they are and turns them into objects, dicts or JSON only when it needs
+request, emits the event's *row* instead: a plain tuple ``("EventClass", value, ...)``, the
+class's name and its attrs fields in declaration order (enums by value), which costs a tenth
+of building the frozen object. A sink that subscribes with ``rows=True`` (the timeline, the
+trace writer, the log lines) receives rows as they are and turns them into objects, dicts or JSON only when it needs
 to (``as_event``, ``event_class``); every other sink receives objects, the row converted once
 per event whoever else listens. Rows are an encoding, not a second path: they are emitted
 through the same ``emit`` to the same sinks in the same order, and ``as_event(row)`` equals
@@ -30,6 +30,9 @@ declaration (group, member, generation, per-partition errors) without a per-API 
 
 from __future__ import annotations
 
+import enum
+import sys
+import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -74,7 +77,15 @@ class Observation:
             if on_error is not None:
                 on_error(exc)
 
-        if not object_sinks:
+        if len(row_sinks) == 1 and not object_sinks:  # the usual case: the timeline alone
+            (only,) = row_sinks
+
+            def emit(event: Any) -> None:
+                try:
+                    only(event)
+                except Exception as exc:
+                    failed(exc)
+        elif not object_sinks:
             def emit(event: Any) -> None:
                 for sink in row_sinks:
                     try:
@@ -101,19 +112,61 @@ class Observation:
             self._on_change(self.emit)
 
 
-# -- rows: an event as a tuple of its class and its fields ------------------------------------
+# -- rows: an event as a tuple of its class's name and its fields -----------------------------
+#
+# A row holds plain values only -- the class by name, enum fields by value -- so a row the
+# timeline or the trace queue keeps is a tuple of atomic values, which CPython's collector stops
+# tracking after one look, instead of walking it again in every collection while it is kept.
 
-_BUILDERS: dict[type, Callable[[tuple], Any]] = {}
+def _event_classes() -> dict[str, type]:
+    from ..coordinator import events as coordinator_events
+    from ..coordinator.consumer import events as consumer_events
+    from . import events as server_events
+    found: dict[str, type] = {}
+    for module in (server_events, coordinator_events, consumer_events):
+        for value in vars(module).values():
+            if isinstance(value, type) and attrs.has(value) and value.__module__ == module.__name__:
+                found[value.__name__] = value
+    return found
 
 
-def _builder(cls: type) -> Callable[[tuple], Any]:
-    names = [a.name for a in attrs.fields(cls)]
-    args = ", ".join(f"{name}=r[{i + 1}]" for i, name in enumerate(names))
+_CLASSES: dict[str, type] = {}
+_BUILDERS: dict[str, Callable[[tuple], Any]] = {}
+
+
+def row_class(tag: str) -> type:
+    """The event class a row names."""
+    cls = _CLASSES.get(tag)
+    if cls is None:
+        _CLASSES.update(_event_classes())
+        cls = _CLASSES[tag]
+    return cls
+
+
+def _builder(tag: str) -> Callable[[tuple], Any]:
+    cls = row_class(tag)
+    hints = typing.get_type_hints(cls, vars(sys.modules[cls.__module__]))
     namespace: dict[str, Any] = {"cls": cls}
-    exec(f"def build(r): return cls({args})", namespace)  # noqa: S102 - field names
+    args = []
+    for i, a in enumerate(attrs.fields(cls)):
+        enum_type = _enum_of(hints.get(a.name))
+        if enum_type is None:
+            args.append(f"{a.name}=r[{i + 1}]")
+        else:  # the row holds the enum's value
+            namespace[f"E{i}"] = enum_type
+            args.append(f"{a.name}=None if r[{i + 1}] is None else E{i}(r[{i + 1}])")
+    exec(f"def build(r): return cls({', '.join(args)})", namespace)  # noqa: S102 - field names
     build = namespace["build"]
-    _BUILDERS[cls] = build
+    _BUILDERS[tag] = build
     return build
+
+
+def _enum_of(annotation: Any) -> type | None:
+    """The enum class an annotation names (``E`` or ``E | None``), else None."""
+    for candidate in (annotation, *typing.get_args(annotation)):
+        if isinstance(candidate, type) and issubclass(candidate, enum.Enum):
+            return candidate
+    return None
 
 
 def as_event(event: Any) -> Any:
@@ -128,7 +181,7 @@ def as_event(event: Any) -> Any:
 
 def event_class(event: Any) -> type:
     """The event's class, whichever form it travels in."""
-    return event[0] if type(event) is tuple else type(event)
+    return row_class(event[0]) if type(event) is tuple else type(event)
 
 
 def event_row(event: Any) -> tuple:
@@ -136,7 +189,12 @@ def event_row(event: Any) -> tuple:
     if type(event) is tuple:
         return event
     cls = type(event)
-    return (cls, *(getattr(event, a.name) for a in attrs.fields(cls)))
+    _CLASSES.setdefault(cls.__name__, cls)
+    return (cls.__name__, *(_plain(getattr(event, a.name)) for a in attrs.fields(cls)))
+
+
+def _plain(value: Any) -> Any:
+    return value.value if isinstance(value, enum.Enum) else value
 
 
 def row_index(cls: type, name: str) -> int | None:
@@ -236,7 +294,8 @@ def _facts_reader(request_cls: type, response_cls: type) -> Callable[..., tuple]
     elif not attrs.has(response_cls) or _struct_arrays(response_cls):
         errors = "*errors(r)"
     else:
-        errors = "r.error_code, ()" if "error_code" in resp else "None, ()"
+        # int(): the code by value (a row holds plain values; ErrorCode members are objects)
+        errors = "int(r.error_code), ()" if "error_code" in resp else "None, ()"
     if response_cls is type(None) or not attrs.has(response_cls):
         throttle = "getattr(r, 'throttle_time_ms', 0) or 0"
     else:
@@ -275,6 +334,8 @@ def response_errors(response: Any) -> tuple[int | None, tuple[tuple[str, int, in
     with an ``error_code`` and a ``partition_index``/``partition`` sits under a topic struct
     with a ``name``/``topic``."""
     top = getattr(response, "error_code", None)
+    if top is not None:
+        top = int(top)  # by value, never an ErrorCode member: events hold plain values
     if not _struct_arrays(type(response)):
         return top, ()
     found: list[tuple[str, int, int]] = []
@@ -294,7 +355,7 @@ def _walk(struct: Any, topic: str | None, found: list) -> None:
                 partition = getattr(item, "partition", None)
             if partition is not None and isinstance(partition, int):
                 if code:
-                    found.append((topic or "", partition, code))
+                    found.append((topic or "", partition, int(code)))
                 continue
             item_topic = getattr(item, "name", None) or getattr(item, "topic", None)
             _walk(item, item_topic if isinstance(item_topic, str) else topic, found)

@@ -27,7 +27,7 @@ import attrs
 import trio
 
 from ..broker.events import RequestHandled
-from ..broker.observe import as_event, event_class, row_index
+from ..broker.observe import as_event, event_class, row_class, row_index
 from ..coordinator.events import AssignmentsDistributed, MemberSubscribed
 from ..protocol.errors import DecodeError
 from ..protocol.messages.consumer_protocol import decode_assignment, decode_subscription
@@ -161,7 +161,7 @@ def field_of(event: Any, name: str) -> Any:
     key = (event[0], name)
     index = _ROW_INDEX.get(key, -1)
     if index == -1:
-        index = _ROW_INDEX[key] = row_index(event[0], name)
+        index = _ROW_INDEX[key] = row_index(row_class(event[0]), name)
     return None if index is None else event[index]
 
 

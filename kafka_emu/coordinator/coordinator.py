@@ -101,8 +101,8 @@ class Coordinator:
     def set_observer(self, observer: Observer | None, *, rows: bool = False) -> None:
         """Replace the observer (None: observation off, no event is built). With ``rows`` the
         observer also takes the events emitted once per request (``ReplyEmitted``) as rows:
-        ``(ReplyEmitted, at_ms, group_id, request_id, api, error)``, the fields in declaration
-        order, which is cheaper than building the frozen object (the broker's observer seam
+        ``("ReplyEmitted", at_ms, group_id, request_id, api, error)``, the fields in declaration
+        order with the error as a plain int, which is cheaper than building the frozen object (the broker's observer seam
         takes rows; see broker/observe.py)."""
         self._core.observer = observer
         self._core.observing = observer is not None

@@ -19,6 +19,7 @@ from .results import Reply, Result, summary_error
 from .timers import Timers
 
 RETENTION_KEY = ("retention",)
+_REPLY_EMITTED = ReplyEmitted.__name__  # a row names its event class (Coordinator.set_observer)
 
 
 def heartbeat_key(group_id: str, member_id: str) -> tuple[str, str, str]:
@@ -66,7 +67,7 @@ class Core:
         if self.observing:
             if self.observer_rows:  # the same event as a row: one per request, so made cheap
                 self.observer(  # type: ignore[misc]
-                    (ReplyEmitted, self.now, group_id, request_id, api, summary_error(result)))
+                    (_REPLY_EMITTED, self.now, group_id, request_id, api, int(summary_error(result))))
                 return
             self.emit(
                 ReplyEmitted(

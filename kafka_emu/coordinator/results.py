@@ -177,10 +177,10 @@ def summary_error(result: Result) -> ErrorCode:
     """The one code an observer sees for a reply: the top-level error if the result has one,
     else the first non-NONE per-item error, else NONE."""
     error = getattr(result, "error", None)
-    if error is not None and error != ErrorCode.NONE:
+    if error:  # None and ErrorCode.NONE (0) are false
         return error
     if type(result) not in _ITEMIZED:  # most results (one per heartbeat): no per-item errors
-        return ErrorCode.NONE
+        return _NONE
     items = ()
     if isinstance(result, (OffsetCommitResult, OffsetFetchResult, OffsetDeleteResult)):
         items = tuple(p.error for p in result.partitions)
@@ -195,6 +195,8 @@ def summary_error(result: Result) -> ErrorCode:
             return code
     return ErrorCode.NONE
 
+
+_NONE = ErrorCode.NONE  # read once: an enum member looked up on its class costs a lookup each time
 
 # The results whose items carry errors of their own (``summary_error`` looks at them).
 _ITEMIZED = frozenset({OffsetCommitResult, OffsetFetchResult, OffsetDeleteResult, LeaveGroupResult,

@@ -38,7 +38,7 @@ from typing import Any
 import attrs
 
 from ..broker import events as server_events
-from ..broker.observe import as_event
+from ..broker.observe import as_event, row_class
 from ..coordinator import events as coordinator_events
 from ..coordinator.consumer import events as consumer_group_events
 from ..protocol.errors import DecodeError
@@ -420,7 +420,7 @@ def _line_encoder(kind: Kind, rows: bool = False) -> Callable[[Any, str, int], s
 
 
 _LINE_ENCODERS = {cls: _line_encoder(kind) for cls, kind in _BY_CLASS.items()}
-_ROW_ENCODERS: dict[type, Callable[[Any, str, int], str]] = {}
+_ROW_ENCODERS: dict[str, Callable[[Any, str, int], str]] = {}
 
 
 def to_json_line(event: Any, run: str, seq: int) -> str:
@@ -433,11 +433,12 @@ def line_encoder(event: Any) -> Callable[[Any, str, int], str]:
     """The compiled ``(event, run as JSON, seq) -> line`` function for this event's form and
     class (the writer calls it with the run id encoded once)."""
     if type(event) is tuple:
-        cls = event[0]
-        encode = _ROW_ENCODERS.get(cls)
+        tag = event[0]
+        encode = _ROW_ENCODERS.get(tag)
         if encode is None:
+            cls = row_class(tag)
             kind = _BY_CLASS.get(cls) or _kind_of_class(cls)
-            encode = _ROW_ENCODERS[cls] = _line_encoder(kind, rows=True)
+            encode = _ROW_ENCODERS[tag] = _line_encoder(kind, rows=True)
         return encode
     encode = _LINE_ENCODERS.get(type(event))
     if encode is None:

@@ -42,13 +42,13 @@ from typing import Any
 
 import attrs
 
-from ..broker.observe import as_event, event_class
 from ..coordinator.events import AssignmentsDistributed, ReplyEmitted
 import trio
 
 from .schema import SCHEMA_VERSION, encode_run, line_encoder
 
 log = logging.getLogger("kafka_emu.trace")
+_REPLY_EMITTED = ReplyEmitted.__name__  # the tag of its rows
 
 COMPRESSIONS = ("gzip",)
 MIN_FREE_BYTES = 1 << 20  # refuse to start a trace on a disk with less than 1 MiB free
@@ -157,14 +157,18 @@ class TraceWriter:
 
     # -- the sink: on the emulator's thread, cheap ------------------------------------------
     def sink(self, event: Any) -> None:
-        kind = event_class(event)  # rows and objects alike (broker/observe.py)
+        if type(event) is tuple:  # a row (broker/observe.py): RequestHandled or ReplyEmitted
+            if event[0] != _REPLY_EMITTED:
+                self._queue.append(event)
+            return
+        kind = type(event)
         if kind is ReplyEmitted:
             # The coordinator's view of an answer whose request_handled line follows with the
             # same error (and the client, group and member): the trace keeps that one. Writing
             # both doubled the lines of every heartbeat for nothing a reader can join.
             return
         if kind is AssignmentsDistributed and self._broker is not None:
-            self._snapshot_topics(as_event(event).at_ms)
+            self._snapshot_topics(event.at_ms)
         self._queue.append(event)
 
     def _snapshot_topics(self, at_ms: int) -> None:
@@ -191,19 +195,25 @@ class TraceWriter:
         return "".join(parts).encode()
 
     def _encode(self, limit: int | None = None) -> str:
-        queue, pop = self._queue, self._queue.popleft
-        run, seq = self.run_id, self._seq
+        pop = self._queue.popleft
+        run, first = self.run_id, self._seq
+        count = len(self._queue) if limit is None else min(limit, len(self._queue))
         run_json = encode_run(run)
+        row_encoders: dict[str, Any] = {}  # rows (the per-request events) by their tag
         lines = []
-        while queue and (limit is None or len(lines) < limit):
+        append = lines.append
+        for seq in range(first, first + count):
             item = pop()
-            if isinstance(item, dict):
-                lines.append(json.dumps(item | {"run": run, "seq": seq},
-                                        separators=(",", ":")) + "\n")
+            if type(item) is tuple:
+                encode = row_encoders.get(item[0])
+                if encode is None:
+                    encode = row_encoders[item[0]] = line_encoder(item)
+                append(encode(item, run_json, seq))
+            elif isinstance(item, dict):
+                append(json.dumps(item | {"run": run, "seq": seq}, separators=(",", ":")) + "\n")
             else:
-                lines.append(line_encoder(item)(item, run_json, seq))
-            seq += 1
-        self._seq = seq
+                append(line_encoder(item)(item, run_json, seq))
+        self._seq = first + count
         return "".join(lines)
 
     def flush(self) -> None:
