@@ -46,38 +46,52 @@ Sink = Callable[[Any], None]
 class Observation:
     def __init__(self, *, on_change: Callable[[Sink | None], None] | None = None,
                  on_error: Callable[[BaseException], None] | None = None) -> None:
-        self._sinks: list[tuple[Sink, bool]] = []
+        self._sinks: list[tuple[Sink, bool, Callable[[list], None] | None]] = []
         self._on_change = on_change
         self._on_error = on_error
         self.emit: Sink | None = None
+        self._pending: list = []  # deferred events (see ``deliver_deferred``)
+        self._deferring = False
+        self._woken: Any = None  # the trio.Event the delivery task waits on
 
     @property
     def sinks(self) -> tuple[Sink, ...]:
-        return tuple(sink for sink, _ in self._sinks)
+        return tuple(sink for sink, _, _ in self._sinks)
 
-    def subscribe(self, sink: Sink, *, rows: bool = False) -> Callable[[], None]:
+    def subscribe(self, sink: Sink, *, rows: bool = False,
+                  many: Callable[[list], None] | None = None) -> Callable[[], None]:
         """Start delivering events to ``sink``; returns the function that stops it. With
-        ``rows=True`` the sink also accepts events in their row form (see the module doc)."""
-        entry = (sink, rows)
+        ``rows=True`` the sink also accepts events in their row form (see the module doc);
+        ``many(events)``, if given, takes a list of them at once (deferred delivery)."""
+        self.drain()  # a new sink sees nothing emitted before it came
+        entry = (sink, rows, many)
         self._sinks.append(entry)
         self._rebuild()
 
         def unsubscribe() -> None:
+            self.drain()  # nor does it miss what was emitted while it listened
             if entry in self._sinks:
                 self._sinks.remove(entry)
                 self._rebuild()
         return unsubscribe
 
+    def _failed(self, exc: Exception) -> None:  # a broken sink must not break serving
+        if self._on_error is not None:
+            self._on_error(exc)
+
     def _rebuild(self) -> None:
-        row_sinks = tuple(sink for sink, rows in self._sinks if rows)
-        object_sinks = tuple(sink for sink, rows in self._sinks if not rows)
-        on_error = self._on_error
+        row_sinks = tuple(sink for sink, rows, _ in self._sinks if rows)
+        object_sinks = tuple(sink for sink, rows, _ in self._sinks if not rows)
+        failed = self._failed
 
-        def failed(exc: Exception) -> None:  # a broken sink must not break serving
-            if on_error is not None:
-                on_error(exc)
+        if self._deferring and row_sinks and not object_sinks:
+            pending, append, wake = self._pending, self._pending.append, self._wake
 
-        if len(row_sinks) == 1 and not object_sinks:  # the usual case: the timeline alone
+            def emit(event: Any) -> None:
+                if not pending:
+                    wake()
+                append(event)
+        elif len(row_sinks) == 1 and not object_sinks:  # the usual case: the timeline alone
             (only,) = row_sinks
 
             def emit(event: Any) -> None:
@@ -110,6 +124,57 @@ class Observation:
         self.emit = emit if self._sinks else None
         if self._on_change is not None:
             self._on_change(self.emit)
+
+    # -- deferred delivery ---------------------------------------------------------------------
+    #
+    # While only row sinks listen and ``deliver_deferred`` runs (the server starts it), emitting
+    # is appending to a list: the sinks get the events in one batch when that task next runs --
+    # right after the emitting task yields to trio's scheduler -- or sooner, whenever anybody
+    # calls ``drain()``: a reader of the timeline, a waiter, a (un)subscribing sink, the trace
+    # writer before it writes. Order is kept; an object sink makes delivery immediate again.
+
+    def _wake(self) -> None:
+        woken = self._woken
+        if woken is not None:
+            woken.set()
+
+    def drain(self) -> None:
+        """Deliver every deferred event now."""
+        pending = self._pending
+        if not pending:
+            return
+        batch = pending.copy()
+        pending.clear()
+        for sink, _, many in self._sinks:
+            try:
+                if many is not None:
+                    many(batch)
+                else:
+                    for event in batch:
+                        sink(event)
+            except Exception as exc:
+                self._failed(exc)
+
+    async def deliver_deferred(self, *, task_status: Any = None) -> None:
+        """Run for as long as the broker serves (server.serve starts it): defer delivery."""
+        import trio
+        self._deferring = True
+        self._rebuild()
+        try:
+            if task_status is not None:
+                task_status.started()
+            while True:
+                if not self._pending:
+                    self._woken = trio.Event()
+                    await self._woken.wait()
+                    self._woken = None
+                self.drain()
+                await trio.lowlevel.checkpoint()  # a steady stream must not starve the others
+        finally:
+            self._deferring = False
+            self._woken = None
+            self.drain()
+            self._rebuild()
 
 
 # -- rows: an event as a tuple of its class's name and its fields -----------------------------

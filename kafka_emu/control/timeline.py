@@ -39,7 +39,7 @@ class Timeline:
         self.max_events = max_events
         self.events: collections.deque = collections.deque(maxlen=max(max_events, 1))
         self._append = self.events.append
-        self.seq = 0  # the sequence number of the newest event seen
+        self._seq = 0  # the sequence number of the newest event seen
         self._wake: trio.Event | None = None
         self._holds = 0
         self._unsubscribe: Callable[[], None] | None = None
@@ -49,19 +49,38 @@ class Timeline:
     # -- recording --------------------------------------------------------------------------
     def _subscribe(self) -> None:
         if self._unsubscribe is None:
-            self._unsubscribe = self._observation.subscribe(
-                self.record if self.max_events > 0 else self._count, rows=True)
+            if self.max_events > 0:
+                self._unsubscribe = self._observation.subscribe(
+                    self.record, rows=True, many=self.record_many)
+            else:
+                self._unsubscribe = self._observation.subscribe(
+                    self._count, rows=True, many=self._count_many)
+
+    @property
+    def seq(self) -> int:
+        """The sequence number of the newest event (deferred events delivered first)."""
+        self._observation.drain()
+        return self._seq
 
     def record(self, event: Any) -> None:
-        self.seq += 1
+        self._seq += 1
         self._append(event)  # no (seq, event) tuple: an event's seq follows from its position
-        wake = self._wake
-        if wake is not None:
-            self._wake = None
-            wake.set()
+        self._woke()
+
+    def record_many(self, events: list) -> None:
+        self._seq += len(events)
+        self.events.extend(events)
+        self._woke()
 
     def _count(self, event: Any) -> None:  # the timeline is off, but somebody waits
-        self.seq += 1
+        self._seq += 1
+        self._woke()
+
+    def _count_many(self, events: list) -> None:
+        self._seq += len(events)
+        self._woke()
+
+    def _woke(self) -> None:
         wake = self._wake
         if wake is not None:
             self._wake = None
@@ -90,7 +109,7 @@ class Timeline:
         self.hold()
         try:
             with trio.move_on_after(max(timeout, 0)):
-                while self.seq <= seq:
+                while self.seq <= seq:  # (reading seq delivers what is deferred)
                     if self._wake is None:
                         self._wake = trio.Event()
                     await self._wake.wait()
@@ -101,7 +120,7 @@ class Timeline:
     # -- reading ----------------------------------------------------------------------------
     def _numbered(self):
         """(seq, event) for every kept event, oldest first."""
-        first = self.seq - len(self.events) + 1
+        first = self.seq - len(self.events) + 1  # reading seq delivers what is deferred
         return zip(itertools.count(first), self.events)
 
     def select(self, *, since: int | None = None, group_id: str | None = None,

@@ -49,6 +49,7 @@ from .schema import SCHEMA_VERSION, encode_run, line_encoder
 
 log = logging.getLogger("kafka_emu.trace")
 _REPLY_EMITTED = ReplyEmitted.__name__  # the tag of its rows
+_UNSEEN = object()
 
 COMPRESSIONS = ("gzip",)
 MIN_FREE_BYTES = 1 << 20  # refuse to start a trace on a disk with less than 1 MiB free
@@ -152,7 +153,8 @@ class TraceWriter:
                              f"{exc.strerror or exc}") from None
         self._seq = 1
         self._broker = broker
-        self._unsubscribe = broker.observation.subscribe(self.sink, rows=True)
+        self._unsubscribe = broker.observation.subscribe(self.sink, rows=True,
+                                                         many=self.sink_many)
         nursery.start_soon(self.flush_loop)
 
     # -- the sink: on the emulator's thread, cheap ------------------------------------------
@@ -171,6 +173,15 @@ class TraceWriter:
             self._snapshot_topics(event.at_ms)
         self._queue.append(event)
 
+    def sink_many(self, events: list) -> None:
+        """``sink`` for a batch (the observer seam's deferred delivery). Rows are queued as they
+        are (ReplyEmitted's are dropped when encoding); objects go one by one through ``sink``."""
+        if all(type(event) is tuple for event in events):
+            self._queue.extend(events)
+            return
+        for event in events:
+            self.sink(event)
+
     def _snapshot_topics(self, at_ms: int) -> None:
         topics = tuple(sorted((t.name, t.partitions) for t in self._broker.topics.all()))
         if topics != self._topics_seen:
@@ -183,6 +194,7 @@ class TraceWriter:
         """Run as a task of the emulator's nursery: write what has queued, every interval."""
         while True:
             await trio.sleep(self.flush_interval_s)
+            self._drain()
             data = await self._encode_pending()
             if data:
                 await trio.to_thread.run_sync(self._write_bytes, data)
@@ -199,25 +211,35 @@ class TraceWriter:
         run, first = self.run_id, self._seq
         count = len(self._queue) if limit is None else min(limit, len(self._queue))
         run_json = encode_run(run)
-        row_encoders: dict[str, Any] = {}  # rows (the per-request events) by their tag
-        lines = []
+        row_encoders: dict[str, Any] = {_REPLY_EMITTED: None}  # rows by their tag; None: skip
+        lines: list[str] = []
         append = lines.append
-        for seq in range(first, first + count):
+        seq = first
+        for _ in range(count):
             item = pop()
             if type(item) is tuple:
-                encode = row_encoders.get(item[0])
+                tag = item[0]
+                encode = row_encoders.get(tag, _UNSEEN)
+                if encode is _UNSEEN:
+                    encode = row_encoders[tag] = line_encoder(item)
                 if encode is None:
-                    encode = row_encoders[item[0]] = line_encoder(item)
+                    continue  # ReplyEmitted (see ``sink``)
                 append(encode(item, run_json, seq))
             elif isinstance(item, dict):
                 append(json.dumps(item | {"run": run, "seq": seq}, separators=(",", ":")) + "\n")
             else:
                 append(line_encoder(item)(item, run_json, seq))
-        self._seq = first + count
+            seq += 1
+        self._seq = seq
         return "".join(lines)
+
+    def _drain(self) -> None:
+        if self._broker is not None:
+            self._broker.observation.drain()  # deferred events first (broker/observe.py)
 
     def flush(self) -> None:
         """Write everything queued now (synchronously; at the end of a run)."""
+        self._drain()
         data = self._encode().encode()
         if data:
             self._write_bytes(data)

@@ -205,3 +205,53 @@ def test_row_lines_reuse_fragments_without_changing_a_character():
             throttle_time_ms=0, partitions=(("t", i % 3),), session_timeout_ms=None,
             rebalance_timeout_ms=None)
         assert to_json_line(event_row(event), "r", i) == to_json_line(event, "r", i)
+
+
+async def test_deferred_delivery_keeps_order_and_is_drained_by_readers():
+    """While only row sinks listen and the delivery task runs, emitting queues; sinks get the
+    events in order once the emitting task yields, or at once when anybody drains."""
+    observation = Observation()
+    seen, batches = [], []
+
+    def many(events):
+        batches.append(len(events))
+        seen.extend(events)
+    observation.subscribe(seen.append, rows=True, many=many)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(observation.deliver_deferred)
+        rows = [("ReplyEmitted", i, "g", i, "Heartbeat", 0) for i in range(5)]
+        for row in rows[:3]:
+            observation.emit(row)
+        assert seen == []  # queued: this task has not yielded
+        observation.drain()  # a reader asks
+        assert seen == rows[:3]
+        for row in rows[3:]:
+            observation.emit(row)
+        await trio.sleep(0)  # yield: the delivery task runs
+        await trio.sleep(0)
+        assert seen == rows and batches == [3, 2]
+        # an object sink makes delivery immediate (and sees nothing from before it came)
+        objects = []
+        unsubscribe = observation.subscribe(objects.append)
+        observation.emit(rows[0])
+        assert objects == [as_event(rows[0])] and seen[-1] == rows[0]
+        unsubscribe()
+        observation.emit(rows[1])
+        assert seen[-1] == rows[0]  # deferred again
+        nursery.cancel_scope.cancel()
+    assert seen[-1] == rows[1]  # the task delivers what is left when it ends
+
+
+async def test_timeline_readers_see_deferred_events():
+    from kafka_emu.control.timeline import Timeline
+    observation = Observation()
+    timeline = Timeline(observation, 100)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(observation.deliver_deferred)
+        observation.emit(("ReplyEmitted", 1, "g", 7, "Heartbeat", 25))
+        assert timeline.seq == 1
+        (reply,) = timeline.select(group_id="g")
+        assert reply["type"] == "ReplyEmitted" and reply["error"] == 25
+        observation.emit(("ReplyEmitted", 2, "g", 8, "Heartbeat", 0))
+        assert await timeline.wait_after(1, 5) == 2
+        nursery.cancel_scope.cancel()
