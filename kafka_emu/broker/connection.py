@@ -27,7 +27,6 @@ or a long-poll Fetch is released as soon as its client goes (``Connection.park``
 from __future__ import annotations
 
 import logging
-from collections import deque
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TypeVar
@@ -48,7 +47,7 @@ from .handlers import HANDLERS
 from .handlers.api_versions import unsupported_version_response
 from .log_limits import warn_limited
 from .observe import request_facts, request_identity
-from .state import Broker
+from .state import Broker, Pending
 from .throttle import client_throttles
 from .vectored import send_vectored
 
@@ -62,6 +61,7 @@ T = TypeVar("T")
 # While a request is parked we keep reading, to notice the client leaving; pipelined frames read
 # meanwhile wait in the queue. Past this many bytes we stop reading until the queue drains.
 PARKED_READ_LIMIT = 1 << 20
+RECEIVE_SIZE = 1 << 16
 
 
 class CloseConnection(Exception):
@@ -87,7 +87,15 @@ def _address(sockaddr) -> tuple[str, int]:
 
 
 class Connection:
-    """The live state of one connection; handlers reach it as ``ctx.connection``'s owner."""
+    """The live state of one connection; handlers reach it as ``ctx.connection``'s owner.
+
+    Memory: thousands of idle connections are normal (a consumer group of 5000), so an idle one
+    keeps little: slots, an empty list for the frames read but not yet served (a deque starts
+    with a 64-slot block), no last request or response, and a read that waits on the socket
+    itself (``_receive``) rather than through SocketStream's layers of coroutines."""
+
+    __slots__ = ("broker", "stream", "id", "frames", "queue", "out", "vectored", "idle_s",
+                 "frame_timeout_s", "frame_started", "eof", "info", "peer", "_raw")
 
     def __init__(self, broker: Broker, stream: trio.SocketStream, connection_id: int) -> None:
         self.broker = broker
@@ -95,7 +103,7 @@ class Connection:
         self.id = connection_id
         cfg = broker.config
         self.frames = FrameBuffer(cfg.socket_request_max_bytes)
-        self.queue: deque[bytes] = deque()
+        self.queue: list[bytes] = []  # frames read, not yet served, oldest first
         self.out: list[bytes | bytearray | memoryview] = []
         self.vectored = False  # ``out`` holds stored batches: write it with sendmsg, unjoined
         self.idle_s = cfg.connections_max_idle_ms / 1000
@@ -104,6 +112,8 @@ class Connection:
         self.eof = False
         self.info: ConnectionInfo | None = None
         self.peer = "unknown peer"  # "host:port", made once (events name it per request)
+        # the stdlib socket under trio's (reads go straight to it); None: read via the stream
+        self._raw = getattr(stream.socket, "_sock", None)
 
     # -- reading ---------------------------------------------------------------------------
     def _take(self, data: bytes) -> None:
@@ -112,6 +122,30 @@ class Connection:
         if self.frames.buffered and not was_partial:
             self.frame_started = io_now()
 
+    async def _receive(self) -> bytes:
+        """One chunk from the socket (b"" at its end), as SocketStream.receive_some reads it --
+        a checkpoint either way, a recv, and a wait for readability only if nothing is there --
+        but without its four coroutine frames and context manager, which every idle connection
+        would keep alive while it waits. Socket errors come out as OSError (the callers treat
+        OSError, BrokenResourceError and ClosedResourceError alike)."""
+        raw = self._raw
+        if raw is None:
+            return await self.stream.receive_some(RECEIVE_SIZE)
+        await trio.lowlevel.checkpoint_if_cancelled()
+        try:
+            data: bytes = raw.recv(RECEIVE_SIZE)
+        except BlockingIOError:
+            pass  # wait below, outside the except block (which would keep the exception alive)
+        else:
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return data
+        while True:
+            await trio.lowlevel.wait_readable(raw)
+            try:
+                return raw.recv(RECEIVE_SIZE)  # type: ignore[no-any-return]
+            except BlockingIOError:
+                pass
+
     async def read(self) -> bool:
         """Read once into the queue; False at end of stream. Raises CloseConnection on a timeout."""
         if self.frames.buffered:
@@ -119,7 +153,7 @@ class Connection:
         else:
             deadline, why = io_now() + self.idle_s, "idle"
         with trio.move_on_at(deadline):
-            data = await self.stream.receive_some(1 << 16)
+            data = await self._receive()
             if not data:
                 return False
             self._take(data)
@@ -136,7 +170,7 @@ class Connection:
             while True:
                 if self.frames.buffered + sum(map(len, self.queue)) > PARKED_READ_LIMIT:
                     await trio.sleep_forever()  # enough queued; the parked request ends first
-                data = await self.stream.receive_some(1 << 16)
+                data = await self._receive()
                 if not data:
                     break
                 self._take(data)
@@ -144,10 +178,14 @@ class Connection:
             pass  # any of these ends the connection once the parked request is released
         self.eof = True
 
-    async def park(self, wait: Callable[[], Awaitable[T]]) -> T:
-        """Run ``wait()`` -- a request waiting for the coordinator, data or a delay -- unless the
-        client goes first: then raise PeerGone, so the request is forgotten at once."""
+    async def park(self, wait: Callable[[], Awaitable[T]] | Pending) -> T | None:
+        """Run ``wait()`` -- a request waiting for data or a delay -- or wait for a request
+        parked in the coordinator to be answered (a ``Pending``), unless the client goes first:
+        then raise PeerGone, so the request is forgotten at once."""
         await self.flush()  # answers to earlier requests must not wait behind a parked one
+        if isinstance(wait, Pending):
+            await self._park_pending(wait)
+            return None
         result: list[T] = []
         async with trio.open_nursery() as nursery:
             async def watch() -> None:
@@ -159,6 +197,20 @@ class Connection:
         if not result:
             raise PeerGone("closed by peer while its request was parked")
         return result[0]
+
+    async def _park_pending(self, pending: Pending) -> None:
+        """Wait in this task for the coordinator's answer to ``pending``: the connection goes on
+        reading (frames queue up; the stream's end means the client left) until the answer's
+        ``wake`` cancels that read. One cancel scope, where ``park`` needs a nursery and a
+        second task -- and a group of 5000 members forming parks 5000 requests at once."""
+        if pending.resolved:  # answered while the flush above waited
+            return
+        with trio.CancelScope() as scope:
+            pending.wake = scope.cancel
+            await self._until_hangup()
+        pending.wake = None
+        if not pending.resolved:
+            raise PeerGone("closed by peer while its request was parked")
 
     # -- writing ---------------------------------------------------------------------------
     def enqueue(self, data: bytearray | list) -> None:
@@ -202,11 +254,15 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
             emit(ConnectionOpened(at_ms=broker.now_ms(), connection_id=conn.id, peer=peer,
                                   local=f"{local_host}:{local_port}"))
         while not conn.eof:
-            queue = conn.queue
-            while queue:
-                response = await _process(broker, conn, info, queue.popleft())
-                if response is not None:
-                    conn.enqueue(response)
+            while conn.queue:
+                # this batch; frames read while one of them is parked go to a new list
+                frames, conn.queue = conn.queue, []
+                for frame in frames:
+                    response = await _process(broker, conn, info, frame)
+                    if response is not None:
+                        conn.enqueue(response)
+                # an idle connection keeps neither its last frames nor its last response
+                frames = frame = response = None  # type: ignore[assignment]
             await conn.flush()
             if conn.eof or not await conn.read():
                 break

@@ -51,7 +51,8 @@ class RequestContext:
         pending = broker.submit(command, render)
         if not pending.resolved:
             try:
-                await self.park(pending.done.wait)
+                park = self.connection.park
+                await (pending.done.wait() if park is None else park(pending))
             finally:
                 if not pending.resolved:
                     broker.forget(command.request_id)

@@ -29,13 +29,16 @@ class Pending:
     Most commands are answered within ``submit`` itself; the event a parked request waits on is
     only made when somebody waits (``done``), not for every request."""
 
-    __slots__ = ("render", "_done", "response", "resolved")
+    __slots__ = ("render", "_done", "response", "resolved", "wake")
 
     def __init__(self, render: Callable[[Any], Any]) -> None:
         self.render = render
         self._done: trio.Event | None = None
         self.response: Any = None
         self.resolved = False
+        # called once resolved: how a connection parked on this request is woken (it cancels
+        # the read the connection goes on with meanwhile, Connection.park)
+        self.wake: Callable[[], Any] | None = None
 
     @property
     def done(self) -> trio.Event:
@@ -51,6 +54,8 @@ class Pending:
         self.resolved = True
         if self._done is not None:
             self._done.set()
+        if self.wake is not None:
+            self.wake()
 
 
 class Broker:

@@ -20,6 +20,7 @@ Deterministic stand-ins for Kafka's hash-map order (documented in the package do
 
 from __future__ import annotations
 
+import functools
 import struct
 from typing import TYPE_CHECKING, Hashable, Iterable
 
@@ -61,7 +62,12 @@ class Member:
     metadata_by_name: dict[str, bytes] = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
-        self.metadata_by_name = _first_metadata(self.protocols)
+        # Members of one group mostly send the same protocols and come from the same client
+        # software and host: equal values are shared, not kept once per member (memory).
+        self.protocols, self.metadata_by_name = _shared_protocols(self.protocols)
+        self.client_id = _shared_text(self.client_id)
+        self.client_host = _shared_text(self.client_host)
+        self.protocol_type = _shared_text(self.protocol_type)
 
     @property
     def is_static(self) -> bool:
@@ -72,8 +78,7 @@ class Member:
         return self.join_request is not None
 
     def set_protocols(self, protocols: tuple[tuple[str, bytes], ...]) -> None:
-        self.protocols = protocols
-        self.metadata_by_name = _first_metadata(protocols)
+        self.protocols, self.metadata_by_name = _shared_protocols(protocols)
 
     def metadata(self, protocol_name: str | None) -> bytes:
         if protocol_name is None:
@@ -95,6 +100,36 @@ class Member:
         if self.is_new:
             return False
         return self.join_request is not None or self.sync_request is not None
+
+
+# Sharing equal values between members: a bounded cache hands out the first object seen for an
+# equal value, so members with equal protocols hold one tuple (its names and metadata bytes)
+# and one name -> metadata dict, which nothing mutates (``set_protocols`` replaces both).
+# Equal values behave the same wherever they came from, so sharing changes no behaviour. The
+# bounds (entries, and metadata size: larger protocols are kept per member as before) cap what
+# the cache can hold on to after its members are gone: 256 x 16 KB at the very most.
+_SHARED_ENTRIES = 256
+_SHARED_MAX_BYTES = 16384
+
+
+def _shared_protocols(protocols: tuple[tuple[str, bytes], ...]
+                      ) -> tuple[tuple[tuple[str, bytes], ...], dict[str, bytes]]:
+    """(protocols, name -> metadata), shared with earlier members that sent equal ones."""
+    protocols = tuple(protocols)
+    if sum(len(metadata) for _, metadata in protocols) > _SHARED_MAX_BYTES:
+        return protocols, _first_metadata(protocols)
+    return _shared(protocols)
+
+
+@functools.lru_cache(maxsize=_SHARED_ENTRIES)
+def _shared(protocols: tuple[tuple[str, bytes], ...]
+            ) -> tuple[tuple[tuple[str, bytes], ...], dict[str, bytes]]:
+    return protocols, _first_metadata(protocols)
+
+
+@functools.lru_cache(maxsize=_SHARED_ENTRIES)
+def _shared_text(text: str) -> str:
+    return text
 
 
 def _first_metadata(protocols: tuple[tuple[str, bytes], ...]) -> dict[str, bytes]:

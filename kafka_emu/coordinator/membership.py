@@ -71,8 +71,10 @@ def handle_sync(core: Core, cmd: SyncGroup) -> None:
             # Storing the assignment cannot fail in memory, so the write-callback of Kafka runs
             # right away: assignments (missing members get b"") go out with the protocol.
             assignment = dict(cmd.assignments)
+            equal: dict[bytes, bytes] = {}  # members given equal bytes share one object
             for m in group.members.values():
-                m.assignment = assignment.get(m.member_id, b"")
+                given = assignment.get(m.member_id, b"")
+                m.assignment = equal.setdefault(given, given)
             if core.observing:
                 core.emit(
                     AssignmentsDistributed(
