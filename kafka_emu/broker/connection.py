@@ -95,7 +95,7 @@ class Connection:
     itself (``_receive``) rather than through SocketStream's layers of coroutines."""
 
     __slots__ = ("broker", "stream", "id", "frames", "queue", "out", "vectored", "idle_s",
-                 "frame_timeout_s", "frame_started", "eof", "info", "peer", "_raw")
+                 "frame_timeout_s", "frame_started", "eof", "info", "peer", "_raw", "expired")
 
     def __init__(self, broker: Broker, stream: trio.SocketStream, connection_id: int) -> None:
         self.broker = broker
@@ -114,6 +114,7 @@ class Connection:
         self.peer = "unknown peer"  # "host:port", made once (events name it per request)
         # the stdlib socket under trio's (reads go straight to it); None: read via the stream
         self._raw = getattr(stream.socket, "_sock", None)
+        self.expired = False  # closed as idle by the broker's IdleConnections (idle.py)
 
     # -- reading ---------------------------------------------------------------------------
     def _take(self, data: bytes) -> None:
@@ -148,21 +149,37 @@ class Connection:
 
     async def read(self) -> bool:
         """Read once into the queue; False at end of stream. Raises CloseConnection on a timeout."""
-        if self.frames.buffered:
-            deadline, why = self.frame_started + self.frame_timeout_s, "frame read timeout"
-        else:
-            deadline, why = io_now() + self.idle_s, "idle"
-        with trio.move_on_at(deadline):
+        if not self.frames.buffered:
+            # waiting for a request: the broker's IdleConnections closes it when idle too long
+            idle = self.broker.idle
+            idle.waiting(self, io_now() + self.idle_s)
+            try:
+                data = await self._receive()
+            except trio.ClosedResourceError:
+                if not self.expired:
+                    raise
+                raise CloseConnection(f"idle for more than {self.idle_s * 1000:.0f} ms "
+                                      "(connections.max.idle.ms)", "idle") from None
+            finally:
+                idle.active(self)
+            self.expired = False  # bytes won a race with an expiry: not idle after all
+            if not data:
+                return False
+            self._take(data)
+            return True
+        with trio.move_on_at(self.frame_started + self.frame_timeout_s):
             data = await self._receive()
             if not data:
                 return False
             self._take(data)
             return True
-        if why == "idle":
-            raise CloseConnection(f"idle for more than {self.idle_s * 1000:.0f} ms "
-                                  "(connections.max.idle.ms)", "idle")
         raise CloseConnection(f"frame not complete within {self.frame_timeout_s * 1000:.0f} ms "
                               "(emu.frame.read.timeout.ms)", "frame read timeout")
+
+    def expire(self) -> None:
+        """Close as idle: wake the read waiting on the socket (IdleConnections.run)."""
+        self.expired = True
+        trio.lowlevel.notify_closing(self._raw if self._raw is not None else self.stream.socket)
 
     async def _until_hangup(self) -> None:
         """Keep reading while a request is parked; return when the client has gone."""

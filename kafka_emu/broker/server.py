@@ -63,6 +63,7 @@ async def serve(config: BrokerConfig, *, observer: Callable[[Any], None] | None 
     async with trio.open_nursery() as nursery:
         broker.cluster_moves.nursery = nursery
         nursery.start_soon(broker.run_timers)
+        nursery.start_soon(broker.idle.run)
         # events reach sinks that take rows in batches, after the emitting task yields
         nursery.start_soon(broker.observation.deliver_deferred)
         # Every broker of the cluster listens before any is announced (broker/cluster.py);

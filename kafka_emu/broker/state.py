@@ -104,6 +104,8 @@ class Broker:
         self.connections: dict[int, Any] = {}
         self._per_host: dict[str, int] = {}
         self._slot_freed = trio.Event()
+        from .idle import IdleConnections
+        self.idle = IdleConnections()  # closes connections.max.idle.ms idle ones (server runs it)
         # control/faults.py: the rules (kept once created) and, only while one of them can
         # still fire, ``faults`` -- the one attribute a connection checks per request
         self.fault_rules: Any = None
