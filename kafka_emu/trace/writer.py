@@ -35,6 +35,8 @@ import logging
 import os
 import secrets
 import shutil
+import subprocess
+import sys
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -42,14 +44,20 @@ from typing import Any
 
 import attrs
 
+from ..broker.observe import event_row
 from ..coordinator.events import AssignmentsDistributed, ReplyEmitted
 import trio
 
-from .schema import SCHEMA_VERSION, encode_run, line_encoder
+from .encoder import format_lines
+from .encoder import message as encoder_message
+from .schema import SCHEMA_VERSION
 
 log = logging.getLogger("kafka_emu.trace")
 _REPLY_EMITTED = ReplyEmitted.__name__  # the tag of its rows
-_UNSEEN = object()
+_CHUNK = 5000  # events per message to the encoder (or formatted at once without one)
+ENCODER_EXIT_TIMEOUT_S = 60.0
+# (not ``-m kafka_emu.trace.encoder``: the package imports that module before runpy would run it)
+ENCODER_MAIN = "import sys; from kafka_emu.trace.encoder import main; sys.exit(main(sys.argv[1:]))"
 
 COMPRESSIONS = ("gzip",)
 MIN_FREE_BYTES = 1 << 20  # refuse to start a trace on a disk with less than 1 MiB free
@@ -93,7 +101,7 @@ def config_map(config: Any) -> dict[str, str]:
 class TraceWriter:
     def __init__(self, trace_dir: str | os.PathLike, *, labels: Mapping[str, str] | None = None,
                  compress: str | None = None, run_id: str | None = None,
-                 flush_interval_s: float = 0.2) -> None:
+                 flush_interval_s: float = 0.2, use_encoder: bool = True) -> None:
         if compress not in (None, *COMPRESSIONS):
             raise TraceError(f"unknown trace compression {compress!r} (choose from "
                              f"{', '.join(COMPRESSIONS)})")
@@ -112,6 +120,9 @@ class TraceWriter:
         self._broker: Any = None
         self._topics_seen: tuple = ()
         self._unsubscribe = None
+        self.use_encoder = use_encoder
+        self._encoder: subprocess.Popen | None = None
+        self._encoder_broken = False
 
     # -- start -----------------------------------------------------------------------------
     def open(self) -> "TraceWriter":
@@ -153,6 +164,8 @@ class TraceWriter:
                              f"{exc.strerror or exc}") from None
         self._seq = 1
         self._broker = broker
+        if self.use_encoder:
+            self._start_encoder()
         self._unsubscribe = broker.observation.subscribe(self.sink, rows=True,
                                                          many=self.sink_many)
         nursery.start_soon(self.flush_loop)
@@ -195,54 +208,108 @@ class TraceWriter:
         while True:
             await trio.sleep(self.flush_interval_s)
             self._drain()
-            data = await self._encode_pending()
-            if data:
-                await trio.to_thread.run_sync(self._write_bytes, data)
+            while self._queue:
+                count, data = self._render(self._batch(_CHUNK))
+                await trio.to_thread.run_sync(self._deliver, count, data)
+                # (between chunks the emulator serves: a long backlog must not stall it)
 
-    async def _encode_pending(self, chunk: int = 2000) -> bytes:
-        parts: list[str] = []
-        while self._queue:
-            parts.append(self._encode(chunk))
-            await trio.lowlevel.checkpoint()  # a long backlog must not stall serving
-        return "".join(parts).encode()
-
-    def _encode(self, limit: int | None = None) -> str:
-        pop = self._queue.popleft
-        run, first = self.run_id, self._seq
-        count = len(self._queue) if limit is None else min(limit, len(self._queue))
-        run_json = encode_run(run)
-        row_encoders: dict[str, Any] = {_REPLY_EMITTED: None}  # rows by their tag; None: skip
-        lines: list[str] = []
-        append = lines.append
-        seq = first
+    def _batch(self, limit: int | None = None) -> tuple[int, list]:
+        """Take up to ``limit`` queued events as (first seq, items): rows and dicts as they are,
+        objects as rows (plain values, what marshal carries), ReplyEmitted left out."""
+        queue, pop = self._queue, self._queue.popleft
+        count = len(queue) if limit is None else min(limit, len(queue))
+        items = []
+        append = items.append
         for _ in range(count):
             item = pop()
             if type(item) is tuple:
-                tag = item[0]
-                encode = row_encoders.get(tag, _UNSEEN)
-                if encode is _UNSEEN:
-                    encode = row_encoders[tag] = line_encoder(item)
-                if encode is None:
-                    continue  # ReplyEmitted (see ``sink``)
-                append(encode(item, run_json, seq))
+                if item[0] != _REPLY_EMITTED:  # (see ``sink``)
+                    append(item)
             elif isinstance(item, dict):
-                append(json.dumps(item | {"run": run, "seq": seq}, separators=(",", ":")) + "\n")
+                append(item)
             else:
-                append(line_encoder(item)(item, run_json, seq))
-            seq += 1
-        self._seq = seq
-        return "".join(lines)
+                append(event_row(item))
+        first = self._seq
+        self._seq += len(items)
+        return first, items
+
+    def _render(self, batch: tuple[int, list]) -> tuple[int, bytes]:
+        """(lines, bytes to deliver): a message for the encoder process, or the lines."""
+        first, items = batch
+        if self._encoder is None:
+            return len(items), format_lines(first, items, self.run_id).encode()
+        try:
+            return len(items), encoder_message(first, items)
+        except ValueError:  # a value marshal cannot carry: format here, send the text
+            return len(items), encoder_message(first, [format_lines(first, items, self.run_id)])
+
+    def _deliver(self, count: int, data: bytes) -> None:
+        if not count:
+            return
+        if self._encoder is None:
+            self._write_bytes(data)
+            return
+        with self._lock:
+            if self._encoder_broken:
+                self._dropped += count
+                return
+            try:
+                view = memoryview(data)
+                pipe = self._encoder.stdin.fileno()  # type: ignore[union-attr]
+                while view:
+                    view = view[os.write(pipe, view):]
+            except (OSError, ValueError) as exc:
+                self._encoder_broken = True
+                self._dropped += count
+                log.error("trace %s: the encoder process is gone (%s); the run goes on, later "
+                          "events are dropped", self.path, exc)
 
     def _drain(self) -> None:
         if self._broker is not None:
             self._broker.observation.drain()  # deferred events first (broker/observe.py)
 
     def flush(self) -> None:
-        """Write everything queued now (synchronously; at the end of a run)."""
+        """Deliver everything queued now (synchronously; at the end of a run)."""
         self._drain()
-        data = self._encode().encode()
-        if data:
-            self._write_bytes(data)
+        while self._queue:
+            self._deliver(*self._render(self._batch(_CHUNK)))
+
+    # -- the encoder process ---------------------------------------------------------------------
+    def _start_encoder(self) -> None:
+        """Format lines in a child process (encoder.py) from now on; if it cannot be started,
+        this process formats them (and says so once)."""
+        package_root = str(Path(__file__).resolve().parents[2])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH"))
+                                            if p)
+        try:
+            self._encoder = subprocess.Popen(
+                [sys.executable, "-c", ENCODER_MAIN, str(self._fd), self.run_id,
+                 self.compress or ""],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, pass_fds=(self._fd,), env=env)
+        except OSError as exc:
+            log.warning("trace %s: cannot start the encoder process (%s); formatting lines in "
+                        "the emulator's process", self.path, exc)
+            self._encoder = None
+
+    def _stop_encoder(self) -> None:
+        """Close its input, wait for it to write what it has, add what it dropped."""
+        encoder, self._encoder = self._encoder, None
+        if encoder is None:
+            return
+        try:
+            out, _ = encoder.communicate(timeout=ENCODER_EXIT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            encoder.kill()
+            out, _ = encoder.communicate()
+            log.error("trace %s: the encoder process did not finish in %g s", self.path,
+                      ENCODER_EXIT_TIMEOUT_S)
+        try:
+            self._dropped += int(out.split()[-1])
+        except (ValueError, IndexError):
+            if not self._encoder_broken:
+                log.error("trace %s: the encoder process ended with code %s", self.path,
+                          encoder.returncode)
 
     def _write_bytes(self, data: bytes) -> None:
         with self._lock:
@@ -275,6 +342,7 @@ class TraceWriter:
         if self._fd is None:
             return
         self.flush()
+        self._stop_encoder()
         end_seq = self._seq
         with self._lock:
             if self._broken is None:

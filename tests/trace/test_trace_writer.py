@@ -201,3 +201,54 @@ def test_scenario_verdicts_are_runs_of_their_own(tmp_path):
     assert [r["kind"] for r in records] == ["run_start", "scenario_verdict", "run_end"]
     assert records[1]["verdict"] == "fail" and records[1]["client_version"] == "0.12.0"
     assert records[0]["labels"]["scenario"] == "static-rejoin"
+
+
+async def test_lines_are_formatted_by_the_encoder_process_and_its_death_is_survived(tmp_path):
+    """Lines are formatted in a child process (trace/encoder.py). If it dies, the run goes on:
+    the emulator keeps serving and run_end counts the events that could not be written."""
+    async with open_emulator(make_config(topics={"orders": 3}), trace_dir=tmp_path) as emu:
+        writer = emu._bound.broker.observation.sinks[-1].__self__
+        assert isinstance(writer, TraceWriter) and writer._encoder is not None
+        await _one_member_group(emu._bound)
+        with trio.fail_after(60):  # the encoder has written them (it starts in a fresh Python)
+            while b"\"api\":\"Heartbeat\"" not in writer.path.read_bytes():
+                await trio.sleep(0.1)
+        writer._encoder.kill()
+        writer._encoder.wait()
+        client = await WireClient.connect(emu.host, emu.port, "after")  # still serving
+        for _ in range(3):
+            await client.request(BY_NAME["ApiVersions"], 3, ApiVersionsRequest(
+                client_software_name="after", client_software_version="1"))
+        await client.aclose()
+        await trio.sleep(writer.flush_interval_s * 3)
+    records = read_trace(only_file(tmp_path))
+    assert records[0]["kind"] == "run_start" and records[-1]["kind"] == "run_end"
+    assert records[-1]["dropped"] > 0
+    assert [r["api"] for r in records if r["kind"] == "request_handled"][:7] == [
+        "ApiVersions", "JoinGroup", "JoinGroup", "SyncGroup", "Heartbeat", "Heartbeat",
+        "Heartbeat"]
+
+
+def test_the_encoder_process_writes_what_this_process_would(tmp_path):
+    """A batch through marshal and the child formats to the very lines formatted here."""
+    import marshal
+    from kafka_emu.trace.encoder import HEADER, format_lines, message
+    sys.path.insert(0, str(Path(__file__).parents[1] / "broker"))
+    from test_observe_rows import _sample
+    from kafka_emu.broker.observe import event_row
+    items = [event_row(_sample(cls)) for cls in schema.event_classes()]
+    items.append({"kind": "topics_known", "at_ms": 5, "topic_partitions": [
+        {"topic": "t", "count": 2}]})
+    data = message(10, items)
+    first, carried = marshal.loads(data[HEADER.size:])
+    assert format_lines(first, carried, "r") == format_lines(10, items, "r")
+    out = tmp_path / "out.jsonl"
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        from kafka_emu.trace.writer import ENCODER_MAIN
+        done = subprocess.run([sys.executable, "-c", ENCODER_MAIN, str(fd), "r", ""],
+                              input=data, pass_fds=(fd,), capture_output=True, timeout=120)
+    finally:
+        os.close(fd)
+    assert done.returncode == 0 and done.stdout.split() == [b"0"]
+    assert out.read_text() == format_lines(10, items, "r")
