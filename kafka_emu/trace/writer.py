@@ -5,24 +5,29 @@ Theory of operation. ``TraceWriter.open()`` picks the file
 read), checks that the directory is writable and the disk not full, and writes the ``run_start``
 line synchronously, so a bad ``--trace-dir`` is an error before the server accepts anything.
 
-On the request path the sink only appends the event object to a deque (events are frozen, so
-converting them later is safe). A trio task of the emulator (``flush_loop``) wakes every
-``flush_interval_s``, turns what has queued into numbered lines (``schema.to_json_line``, a
-compiled formatter per kind) and hands them to a worker thread that compresses (if asked) and
-appends them to the file in one write of whole lines. Encoding stays on the emulator's thread on
-purpose: a second Python thread doing it would fight the serving thread for the GIL on every
-socket call, which costs far more than the encoding itself (measured in bench/bench_trace.py).
-A process killed mid-run leaves a file whose every line is complete, up to the last flush. With
-gzip each flush is its own gzip member: concatenated members are a valid gzip stream
-(RFC 1952), so the file stays readable after a crash too.
+On the request path the sink only appends the event (a row, ``broker/observe.py``, or an
+object) to a deque; the observer seam hands it over in batches (``sink_many``). A trio task of
+the emulator (``flush_loop``) wakes every ``flush_interval_s`` and sends what has queued, in
+chunks, to the encoder: a child process (``encoder.py``) started with the writer, which formats
+the lines with the schema's compiled encoders, compresses them if asked and appends them to the
+file in one write of whole lines per chunk. Formatting a request's line costs more CPU than
+all the rest of observing the request (about an eighth of serving a Heartbeat), and a second
+Python *thread* doing it would fight the serving thread for the GIL; sending the rows,
+marshal-ed, costs a sixth of formatting them (bench/bench_trace.py
+measures both processes). Without the encoder (it could not start) lines are formatted on the
+emulator's thread and written by a worker thread, as before it existed.
+A process killed mid-run leaves a file whose every line is complete, up to the last chunk the
+encoder received (it reads to the end of its input, then exits). With gzip each chunk is its
+own gzip member: concatenated members are a valid gzip stream (RFC 1952), so the file stays
+readable after a crash too.
 
 Every event is written except ``ReplyEmitted`` (see ``sink``). The sink runs on the emulator's
 trio thread, so it may read broker state: before an assignment
 goes out it queues a ``topics_known`` snapshot (partition counts), from which a reader can tell
 which subscribed partitions were left unassigned.
 
-A write error mid-run (disk full) is logged once; the run goes on and later events are counted
-as dropped in ``run_end``: tracing never stops serving.
+A write error mid-run (disk full), or the encoder dying, is logged once; the run goes on and
+later events are counted as dropped in ``run_end``: tracing never stops serving.
 """
 
 from __future__ import annotations
