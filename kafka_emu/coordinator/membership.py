@@ -113,14 +113,19 @@ def _remove_pending_sync(core: Core, group: Group, member_id: str) -> None:
 
 # ------------------------------------------------------------------------------ Heartbeat
 # Enum members are read through the enum class's metaclass (~0.15 µs each): the per-request
-# paths below read module constants instead, and share one frozen result per error code.
+# paths below read module constants instead, and share one frozen result per error code
+# (made on first use).
 _DEAD, _EMPTY, _PREPARING = GroupState.DEAD, GroupState.EMPTY, GroupState.PREPARING_REBALANCE
 _NONE, _UNKNOWN_MEMBER_ID = ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID
-_HEARTBEAT_RESULTS = {code: HeartbeatResult(error=code) for code in ErrorCode}
+_HEARTBEAT_RESULTS: dict[ErrorCode, HeartbeatResult] = {}
 
 
 def handle_heartbeat(core: Core, cmd: Heartbeat) -> None:
-    core.reply(cmd.request_id, HEARTBEAT, cmd.group_id, _HEARTBEAT_RESULTS[_heartbeat(core, cmd)])
+    error = _heartbeat(core, cmd)
+    result = _HEARTBEAT_RESULTS.get(error)
+    if result is None:
+        result = _HEARTBEAT_RESULTS[error] = HeartbeatResult(error=error)
+    core.reply(cmd.request_id, HEARTBEAT, cmd.group_id, result)
 
 
 def _heartbeat(core: Core, cmd: Heartbeat) -> ErrorCode:

@@ -92,6 +92,11 @@ class Timers:
                 return top
         return None
 
+    def due(self, now_ms: int) -> bool:
+        """Whether a timer may be due at ``now_ms`` (``pop_due`` says which); False is sure."""
+        heap = self._heap
+        return bool(heap) and heap[0][0] <= now_ms  # a stale or dead top only sorts early
+
     def next_deadline(self) -> int | None:
         top = self._settle()
         return None if top is None else top[0]

@@ -93,3 +93,17 @@ async def test_deleting_a_topic_drops_committed_offsets_so_a_recreated_topic_sta
     offsets = {(t.name, p.partition_index): p.committed_offset
                for t in fetched.topics for p in t.partitions}
     assert offsets == {("t", 0): -1, ("t", 1): -1, ("keep", 0): 7}
+
+
+def test_commit_render_without_rejections_is_the_general_render():
+    """The handler's shortcut for a commit whose partitions all reached the coordinator answers
+    exactly as the general render: topics merged by name in first-seen order, partitions in
+    request order."""
+    from kafka_emu.broker.handlers.offset_commit import render, render_all_known
+    from kafka_emu.coordinator.results import OffsetCommitResult, PartitionError
+    order = [("b", 1), ("a", 0), ("b", 0), ("c", 2), ("a", 3)]
+    codes = [0, 12, 0, 25, 0]
+    result = OffsetCommitResult(partitions=tuple(
+        PartitionError(topic=t, partition=p, error=ErrorCode(code))
+        for (t, p), code in zip(order, codes)))
+    assert render_all_known(order, result) == render(order, {}, result)

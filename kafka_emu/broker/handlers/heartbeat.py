@@ -7,8 +7,16 @@ from ...protocol.messages.heartbeat import API, HeartbeatResponse
 from . import Handler
 
 
+# one frozen response per error code, made on first use and shared: a Heartbeat's answer is
+# nothing else
+_RESPONSES: dict[int, HeartbeatResponse] = {}
+
+
 def render(result: c.HeartbeatResult) -> HeartbeatResponse:
-    return HeartbeatResponse(error_code=result.error)
+    response = _RESPONSES.get(result.error)
+    if response is None:
+        response = _RESPONSES[result.error] = HeartbeatResponse(error_code=result.error)
+    return response
 
 
 async def heartbeat(ctx, request) -> HeartbeatResponse:

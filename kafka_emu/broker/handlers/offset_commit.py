@@ -8,11 +8,12 @@ from __future__ import annotations
 from functools import partial
 
 from ... import coordinator as c
+from ...errors import ErrorCode
 from ...protocol.messages.offset_commit import (API, OffsetCommitResponse,
                                                 OffsetCommitResponsePartition,
                                                 OffsetCommitResponseTopic)
 from . import Handler
-from ._common import by_topic, split_known_partitions
+from ._common import by_topic
 
 
 def missing_group_is_not_found(version: int) -> bool:
@@ -24,6 +25,10 @@ def supports_member_epochs(version: int) -> bool:
     return version >= 9
 
 
+_NONE = ErrorCode.NONE
+_UNKNOWN = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
 def render(order, rejected: dict, result) -> OffsetCommitResponse:
     errors = dict(rejected)
     if result is not None:
@@ -32,22 +37,48 @@ def render(order, rejected: dict, result) -> OffsetCommitResponse:
                                                 OffsetCommitResponseTopic))
 
 
+def render_all_known(order, result) -> OffsetCommitResponse:
+    """``render`` when every partition reached the coordinator: its results are in request
+    order, one per partition, so they are regrouped as they come."""
+    topics: dict[str, list] = {}
+    for p in result.partitions:
+        parts = topics.get(p.topic)
+        if parts is None:
+            parts = topics[p.topic] = []
+        parts.append(OffsetCommitResponsePartition(partition_index=p.partition, error_code=p.error))
+    return OffsetCommitResponse(topics=[OffsetCommitResponseTopic(name=name, partitions=parts)
+                                        for name, parts in topics.items()])
+
+
 async def offset_commit(ctx, request) -> OffsetCommitResponse:
-    order, rejected, known = split_known_partitions(ctx, request.topics)
-    if not known:
+    # split_known_partitions (_common.py), written out: this runs for every commit
+    exists = ctx.broker.topics.exists
+    order, rejected, offsets = [], {}, []
+    for t in request.topics:
+        name = t.name
+        for p in t.partitions:
+            index = p.partition_index
+            order.append((name, index))
+            if exists(name, index):
+                offsets.append(c.CommitOffset(topic=name, partition=index,
+                                              offset=p.committed_offset,
+                                              leader_epoch=p.committed_leader_epoch,
+                                              metadata=p.committed_metadata))
+            else:
+                rejected[(name, index)] = _UNKNOWN
+    if not offsets:
         return render(order, rejected, None)
+    version = ctx.version
     command = c.OffsetCommit(
         request_id=ctx.request_id, group_id=request.group_id,
         generation_id=request.generation_id_or_member_epoch, member_id=request.member_id,
-        group_instance_id=request.group_instance_id,
-        offsets=tuple(c.CommitOffset(topic=t.name, partition=p.partition_index,
-                                     offset=p.committed_offset,
-                                     leader_epoch=p.committed_leader_epoch,
-                                     metadata=p.committed_metadata) for t, p in known),
+        group_instance_id=request.group_instance_id, offsets=tuple(offsets),
         retention_time_ms=request.retention_time_ms,
-        missing_group_is_not_found=missing_group_is_not_found(ctx.version),
-        supports_member_epochs=supports_member_epochs(ctx.version))
-    return await ctx.submit(command, partial(render, order, rejected))
+        missing_group_is_not_found=missing_group_is_not_found(version),
+        supports_member_epochs=supports_member_epochs(version))
+    if rejected or len(set(order)) != len(order):
+        return await ctx.submit(command, partial(render, order, rejected))
+    return await ctx.submit(command, partial(render_all_known, order))
 
 
 HANDLER = Handler(API, "2-9", offset_commit)
