@@ -22,6 +22,13 @@ rebalance delay so that they land in one generation; the leader's SyncGroup is s
 a pause, because the mock completes the sync at the leader's and refuses any later one). Every
 64th answer is decoded and must carry no error, so only the success path is measured.
 
+Own work: kafka-emu's per-request path -- frame in, response frame out: header and body decoded,
+handler, coordinator, response encoded -- run in this process with no socket and no scheduler
+(``connection._process`` on a broker whose 100-member group was formed through the same path),
+as process CPU per request, the best of many short rounds. It is the part of the server's CPU
+per request that is kafka-emu's own; the rest is the connection loop, trio and the kernel. The
+server rows also give the kernel's share of the server's CPU (utime/stime from /proc).
+
 Then: DescribeGroups v5 of a 1000-member group (kafka-emu; the mock has no DescribeGroups); group
 formation at 1000 and 5000 members (server CPU and wall time, first JoinGroup to last SyncGroup
 answer, the initial delay and the pause before the leader's SyncGroup included); memory at 5000 (server RSS growth per idle connection that
@@ -146,6 +153,12 @@ class Server:
             except (FileNotFoundError, ProcessLookupError):
                 pass  # a thread that just ended
         return total
+
+    def user_system_ticks(self) -> tuple[int, int]:
+        """(utime, stime) of the whole process in clock ticks (/proc/PID/stat)."""
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return int(fields[11]), int(fields[12])
 
     def rss_kb(self) -> int:
         with open(f"/proc/{self.proc.pid}/status") as f:
@@ -413,15 +426,106 @@ def load(server: Server, frames: list[bytes], shape: tuple[int, int],
         end = time.monotonic() + WARMUP_S
         pump(links, on_frame, lambda: time.monotonic() >= end)
         cpu0, answered0 = server.cpu_ns(), state["answered"]
+        ticks0 = server.user_system_ticks()
         end = time.monotonic() + window_s
         pump(links, on_frame, lambda: time.monotonic() >= end)
         cpu, answered = server.cpu_ns() - cpu0, state["answered"] - answered0
+        user, system = (b - a for a, b in zip(ticks0, server.user_system_ticks()))
+        kernel_share[server.name] = system / max(user + system, 1)
     finally:
         for link in links:
             link.close()
     if state["errors"] - {0}:
         raise RuntimeError(f"{server.name} answered with errors {sorted(state['errors'])}")
     return cpu / 1000 / max(answered, 1)
+
+
+# the kernel's share of a server's CPU in its latest load() window, by server name
+kernel_share: dict[str, float] = {}
+
+
+# -- own work: the request path in this process ------------------------------------------------
+
+def own_work(rounds: int = 25, per_round: int = 2000, members: int = 100) -> dict[str, float]:
+    """kafka-emu's own CPU µs per Heartbeat and per one-partition OffsetCommit, in process."""
+    import trio
+
+    from kafka_emu.broker import connection
+    from kafka_emu.broker.config import BrokerConfig
+    from kafka_emu.broker.context import ConnectionInfo
+    from kafka_emu.broker.state import Broker
+    from kafka_emu.protocol.messages.join_group import JoinGroupRequestProtocol
+    from kafka_emu.protocol.messages.sync_group import SyncGroupRequestAssignment
+
+    class Conn:  # what _process reads of a connection
+        def __init__(self, i: int) -> None:
+            self.id, self.peer, self.out = i, "127.0.0.1:1", []
+
+    def answer(api, version: int, frame: bytearray):
+        return decode(api, version, bytes(frame[4:]))
+
+    async def run() -> dict[str, float]:
+        broker = Broker(BrokerConfig.from_kafka({"group.initial.rebalance.delay.ms": "200",
+                                                 "emu.timeline.max.events": "0"}))
+        broker.topics.create(TOPIC, 1)
+        info = ConnectionInfo("127.0.0.1", 1, "127.0.0.1", 9092)
+        protocols = [JoinGroupRequestProtocol(name="range", metadata=b"\x00\x01\x00\x00\x00\x01"
+                                                                      b"\x00\x05bench\x00\x00\x00\x00")]
+        joined: dict[str, int] = {}
+
+        async def member(i: int) -> None:
+            conn, member_id = Conn(i), ""
+            while True:
+                r = answer(JOIN, V_JOIN, await connection._process(broker, conn, info, request(
+                    JOIN, V_JOIN, JOIN.request(
+                        group_id="own", session_timeout_ms=300_000, rebalance_timeout_ms=60_000,
+                        member_id=member_id, group_instance_id=None, protocol_type="consumer",
+                        protocols=protocols))[4:]))
+                if r.error_code != MEMBER_ID_REQUIRED:
+                    break
+                member_id = r.member_id
+            assignments = [SyncGroupRequestAssignment(member_id=m.member_id,
+                                                      assignment=EMPTY_ASSIGNMENT)
+                           for m in r.members]
+            s = answer(SYNC, V_SYNC, await connection._process(broker, conn, info, request(
+                SYNC, V_SYNC, SYNC.request(group_id="own", generation_id=r.generation_id,
+                                           member_id=r.member_id, group_instance_id=None,
+                                           assignments=assignments))[4:]))
+            if r.error_code or s.error_code:
+                raise RuntimeError(f"formation failed: {r.error_code} {s.error_code}")
+            joined[r.member_id] = r.generation_id
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(broker.run_timers)
+            for i in range(members):
+                nursery.start_soon(member, i)
+            while len(joined) < members:
+                await trio.sleep(0.05)
+            nursery.cancel_scope.cancel()
+        group = Group("own", [], list(joined), next(iter(joined.values())), 0.0, 0.0)
+        conn, figures = Conn(0), {}
+        for api_name in ("Heartbeat", "OffsetCommit"):
+            frames = [f[4:] for f in member_frames(api_name, group)]
+            if errors_of(api_name, bytes(await connection._process(broker, conn, info,
+                                                                   frames[0]))[4:]) - {0}:
+                raise RuntimeError(f"{api_name} answered with an error")
+            best = float("inf")
+            for _ in range(rounds):
+                t0 = time.process_time_ns()
+                for k in range(per_round):
+                    await connection._process(broker, conn, info, frames[k % members])
+                best = min(best, (time.process_time_ns() - t0) / per_round / 1000)
+            figures[api_name] = best
+        return figures
+
+    return trio.run(run)
+
+
+def print_own_work(figures: dict[str, float], rounds: int) -> None:
+    print(f"== own work per request, in process (frame in -> response frame out, no socket; best of "
+          f"{rounds} rounds, 100-member group): Heartbeat v{V_HEARTBEAT} "
+          f"{figures['Heartbeat']:.1f} µs (target <= 8), one-partition OffsetCommit v{V_COMMIT} "
+          f"{figures['OffsetCommit']:.1f} µs (target <= 15)")
 
 
 # -- report --------------------------------------------------------------------------------
@@ -512,6 +616,8 @@ def print_wire(results: dict, sizes: tuple[int, ...]) -> None:
                 print(f"  {api_name:<13} {shape_name:<14} {size:>7} {_f(e):>9} {_f(per):>8} "
                       f"{_f(coal):>9} {_f(m):>7}  {_ratio(ceiling, e):>7} "
                       f"{'ok' if ok else 'missed':<5} {_ratio(m, e):>10}")
+    shares = ", ".join(f"{name} {share:.0%}" for name, share in kernel_share.items())
+    print(f"  kernel share of server CPU in each server's last window: {shares}")
     on = results.get(("kafka-emu (timeline on)", "Heartbeat", "pipelined", 100))
     off = results.get(("kafka-emu", "Heartbeat", "pipelined", 100))
     if on and off:
@@ -626,10 +732,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="100 members only, no mock")
     parser.add_argument("--no-mock", action="store_true")
-    parser.add_argument("--only", choices=("wire", "formation", "memory"))
+    parser.add_argument("--only", choices=("own", "wire", "formation", "memory"))
     args = parser.parse_args()
     with_mock = not (args.quick or args.no_mock)
     sizes = (100,) if args.quick else GROUP_SIZES
+    if args.only in (None, "own"):
+        rounds = 10 if args.quick else 25
+        print_own_work(own_work(rounds), rounds)
     if args.only in (None, "wire"):
         print_wire(wire_table(sizes, with_mock=with_mock), sizes)
     if args.only in (None, "formation"):
