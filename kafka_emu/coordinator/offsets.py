@@ -71,7 +71,7 @@ def handle_commit(core: Core, cmd: OffsetCommit) -> None:
     committed = []
     for o in cmd.offsets:
         metadata = o.metadata
-        if metadata is not None and _java_length(metadata) > max_metadata:
+        if metadata is not None and len(metadata) * 2 > max_metadata and _java_length(metadata) > max_metadata:
             results.append(PartitionError(topic=o.topic, partition=o.partition, error=ErrorCode.OFFSET_METADATA_TOO_LARGE))
             continue
         put(

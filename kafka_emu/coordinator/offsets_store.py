@@ -36,7 +36,13 @@ class OffsetStore:
         return partitions.get(partition)
 
     def put(self, group_id: str, topic: str, partition: int, value: StoredOffset) -> None:
-        self._by_group.setdefault(group_id, {}).setdefault(topic, {})[partition] = value
+        topics = self._by_group.get(group_id)  # not setdefault: it would build a dict per call
+        if topics is None:
+            topics = self._by_group[group_id] = {}
+        partitions = topics.get(topic)
+        if partitions is None:
+            partitions = topics[topic] = {}
+        partitions[partition] = value
 
     def delete(self, group_id: str, topic: str, partition: int) -> bool:
         topics = self._by_group.get(group_id)

@@ -76,7 +76,7 @@ async def offset_commit(ctx, request) -> OffsetCommitResponse:
         retention_time_ms=request.retention_time_ms,
         missing_group_is_not_found=missing_group_is_not_found(version),
         supports_member_epochs=supports_member_epochs(version))
-    if rejected or len(set(order)) != len(order):
+    if rejected or (len(order) > 1 and len(set(order)) != len(order)):  # refused or repeated
         return await ctx.submit(command, partial(render, order, rejected))
     return await ctx.submit(command, partial(render_all_known, order))
 
