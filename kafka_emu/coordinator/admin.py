@@ -65,17 +65,21 @@ def describe_group(core: Core, group_id: str, not_found_is_error: bool = True) -
         )
     stable = group.state is GroupState.STABLE
     name = group.protocol_name if stable else None
-    members = tuple(
-        DescribedMember(
-            member_id=m.member_id,
-            group_instance_id=m.group_instance_id,
-            client_id=m.client_id,
-            client_host=m.client_host,
-            metadata=m.metadata(name) if stable else b"",
-            assignment=m.assignment,
-        )
-        for m in group.members.values()
-    )
+    # One DescribedMember per member, in a list comprehension with Member.metadata(name)
+    # written out: this runs a thousand times for a thousand-member group.
+    described = DescribedMember
+    if name is None:
+        members = tuple([
+            described(member_id=m.member_id, group_instance_id=m.group_instance_id,
+                      client_id=m.client_id, client_host=m.client_host, metadata=b"",
+                      assignment=m.assignment)
+            for m in group.members.values()])
+    else:
+        members = tuple([
+            described(member_id=m.member_id, group_instance_id=m.group_instance_id,
+                      client_id=m.client_id, client_host=m.client_host,
+                      metadata=m.metadata_by_name.get(name, b""), assignment=m.assignment)
+            for m in group.members.values()])
     return DescribedGroup(
         error=ErrorCode.NONE,
         group_id=group_id,

@@ -23,13 +23,14 @@ def has_error_message(version: int) -> bool:
 
 
 def render(version: int, with_operations: bool, result: c.DescribeGroupsResult):
+    member = DescribedGroupMember  # a thousand of them for a thousand-member group
     return DescribeGroupsResponse(groups=[
         DescribedGroup(
             error_code=g.error,
             error_message=g.error_message if has_error_message(version) else None,
             group_id=g.group_id, group_state=g.state, protocol_type=g.protocol_type,
             protocol_data=g.protocol_data,
-            members=[DescribedGroupMember(
+            members=[member(
                 member_id=m.member_id, group_instance_id=m.group_instance_id,
                 client_id=m.client_id, client_host=m.client_host, member_metadata=m.metadata,
                 member_assignment=m.assignment) for m in g.members],
