@@ -49,12 +49,13 @@ def tables(t: Traces) -> dict[str, Any]:
 
 def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: str | None = None,
         until: str | None = None, labels: list[tuple[str, str]] = (),
-        progress: Callable[[str], None] | None = None, html_page: bool = True) -> dict[str, list]:
+        progress: Callable[[str], None] | None = None, html_page: bool = True,
+        input_format: str = "json") -> dict[str, list]:
     """Run the whole report; returns the collected rows of every table (tests read them)."""
     say = progress or (lambda _msg: None)
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    t = load(spark, paths, since=since, until=until, labels=labels)
+    t = load(spark, paths, since=since, until=until, labels=labels, input_format=input_format)
     results: dict[str, list] = {}
     built = tables(t)
     done = []

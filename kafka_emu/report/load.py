@@ -44,6 +44,7 @@ EVENT_COLUMNS = (
     "assignments", "metadata", "topic_partitions", "scenario", "client", "client_version",
     "verdict",
 )
+RUN_COLUMNS = ("emu_version", "labels", "broker_api_versions")  # of run_start lines
 
 
 def _ms(text: str, end: bool) -> int:
@@ -73,10 +74,12 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
          cache: bool = True) -> Traces:
     """``input_format="parquet"`` reads traces compacted to Parquet with the same schema.
 
-    With ``cache`` (the default) the requests and the other events are each parsed once, only
-    their columns, hash-partitioned by run and kept in memory (spilling to disk when they
-    must). Every table reads those copies, and since nearly every analysis groups or orders
-    within a run, Spark finds the rows already clustered and shuffles only small aggregates."""
+    With ``cache`` (the default) the traces are read twice, once for the requests and once for
+    the other events, parsing only their columns; each part is hash-partitioned by run and kept
+    in memory (spilling to disk when it must). One cache of all columns of every line costs
+    more to build than the second read. Every table reads those copies, and since nearly every
+    analysis groups or orders within a run, Spark finds the rows already clustered and
+    shuffles only small aggregates."""
     from pyspark.sql import functions as F
 
     if input_format == "parquet":
@@ -97,7 +100,10 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
         cached.append(df)
         return df
 
-    runs = raw.where(F.col("kind") == "run_start").select(
+    # every run's events (the run_start lines among them): the selected runs come from here
+    all_events = keep(raw.where(F.col("kind") != "request_handled")
+                      .select(*EVENT_COLUMNS, *RUN_COLUMNS))
+    runs = all_events.where(F.col("kind") == "run_start").select(
         "run", F.col("at_ms").alias("started_ms"), "emu_version", "labels",
         "broker_api_versions")
     if since:
@@ -111,8 +117,8 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
         runs = runs.cache()
         cached.append(runs)
 
-    events = keep(raw.where(F.col("kind") != "request_handled").select(*EVENT_COLUMNS)
-                  .join(F.broadcast(runs.select("run")), "run", "left_semi"))
+    events = (all_events.join(F.broadcast(runs.select("run")), "run", "left_semi")
+              .drop(*RUN_COLUMNS))
     first_partition_error = F.col("partition_errors").getItem(0).getField("error_code")
     # runs has one row per run: the inner join keeps the selected runs' requests and brings
     # each its run's labels
