@@ -9,6 +9,7 @@ moves it forward (``advance``) or freezes it (manual mode); nothing else changes
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 import time
 
 import trio
@@ -38,22 +39,27 @@ class Clock:
             offset if type(runner_clock).__name__ == "SystemClock" and isinstance(offset, float)
             and abs(runner_clock.current_time() - (offset + time.perf_counter())) < 1.0
             else None)
+        self._make_ms_at()
 
     def now_ms(self) -> int:
         if self.manual:
             return self._epoch_start_ms + self._offset_ms
         return self._epoch_start_ms + self._offset_ms + int((trio.current_time() - self._trio_start) * 1000)
 
-    def ms_at(self, perf: float) -> int:
-        """``now_ms()`` as it was when ``time.perf_counter()`` read ``perf`` -- for a reading
-        taken just now: an ``advance`` in between would be counted as if made before it."""
+    def _make_ms_at(self) -> None:
+        """``ms_at(perf)``: ``now_ms()`` as it was when ``time.perf_counter()`` read ``perf`` --
+        for a reading taken just now: an ``advance`` in between would be counted as if made
+        before it. A closure over this clock's constants, remade when they change (it runs
+        once per observed request)."""
+        base = self._epoch_start_ms + self._offset_ms
+        shift, start = self._perf_shift, self._trio_start
         if self.manual:
-            return self._epoch_start_ms + self._offset_ms
-        if self._perf_shift is None:
-            return self.now_ms()
-        # the same float operations as now_ms() on trio.current_time() == offset + perf_counter()
-        return (self._epoch_start_ms + self._offset_ms
-                + int((self._perf_shift + perf - self._trio_start) * 1000))
+            self.ms_at: Callable[[float], int] = lambda perf: base
+        elif shift is None:
+            self.ms_at = lambda perf: self.now_ms()
+        else:
+            # the same float operations as now_ms() on trio.current_time() == shift + perf
+            self.ms_at = lambda perf: base + int((shift + perf - start) * 1000)
 
     @property
     def advanced_ms(self) -> int:
@@ -65,6 +71,7 @@ class Clock:
         if ms < 0:
             raise ValueError(f"time only moves forward, not by {ms} ms")
         self._offset_ms += ms
+        self._make_ms_at()
 
     def trio_time(self, deadline_ms: int) -> float:
         """The trio clock value at which ``now_ms()`` reaches ``deadline_ms`` (never, in manual

@@ -42,11 +42,11 @@ from ..protocol.schema import fields_of
 from .clock import io_now, perf_now
 from .context import ConnectionInfo, RequestContext
 from .error_response import error_response
-from .events import ConnectionClosed, ConnectionOpened, FaultFired, RequestHandled
+from .events import ConnectionClosed, ConnectionOpened, FaultFired
 from .handlers import HANDLERS
 from .handlers.api_versions import unsupported_version_response
 from .log_limits import warn_limited
-from .observe import request_facts, request_identity
+from .observe import REQUEST_ROWS, request_identity, request_row_maker
 from .state import Broker, Pending
 from .throttle import client_throttles
 from .vectored import send_vectored
@@ -54,7 +54,6 @@ from .vectored import send_vectored
 log = logging.getLogger("kafka_emu")
 
 API_VERSIONS = 18
-_REQUEST_HANDLED = RequestHandled.__name__  # the tag of its rows (observe.py)
 FETCH = 1  # its responses carry stored batches, written as they are (encode_response_parts)
 T = TypeVar("T")
 
@@ -349,12 +348,13 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
     if emit is not None:
         # RequestHandled as a row (observe.py): the same fields, without building the object
         done = perf_now()
-        emit((_REQUEST_HANDLED, broker.clock.ms_at(done), conn.id, conn.peer, api.name, api_key,
-              version, correlation_id, header.client_id, info.client_software_name,
-              info.client_software_version)
-             + request_facts(request, response,
-                             (done - started) * 1000 if started is not None else 0.0,
-                             broker.topics.lookup_id))
+        make = REQUEST_ROWS.get((type(request), type(response)))
+        if make is None:
+            make = request_row_maker(type(request), type(response))
+        emit(make(request, response, (done - started) * 1000 if started is not None else 0.0,
+                  broker.topics.lookup_id, broker.clock.ms_at(done), conn.id, conn.peer,
+                  api.name, api_key, version, correlation_id, header.client_id,
+                  info.client_software_name, info.client_software_version))
     if fault is not None and fault.action == "close_after":
         # applied (and recorded above), but the client never sees the answer
         raise FaultClose(f"closed by fault rule {fault.rule_id} after {api.name} was applied")

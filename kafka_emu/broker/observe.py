@@ -331,6 +331,7 @@ def _identity_parts(cls: type, var: str) -> str | None:
 
 # (request class, response class) -> the function behind ``request_facts``
 _FACTS: dict[tuple[type, type], Callable[..., tuple]] = {}
+_REQUEST_HANDLED = "RequestHandled"  # the tag of its rows (the class's name)
 
 
 def request_facts(request: Any, response: Any, latency_ms: float,
@@ -347,11 +348,28 @@ def request_facts(request: Any, response: Any, latency_ms: float,
     return facts(request, response, latency_ms, lookup_id)
 
 
+# (request class, response class) -> the function that makes a whole RequestHandled row
+REQUEST_ROWS: dict[tuple[type, type], Callable[..., tuple]] = {}
+
+
+def request_row_maker(request_cls: type, response_cls: type) -> Callable[..., tuple]:
+    """``make(q, r, latency_ms, lookup_id, at_ms, connection_id, peer, api, api_key, version,
+    correlation_id, client_id, client_software_name, client_software_version)``: the
+    RequestHandled row -- those fields, then what ``request_facts`` reads -- in one tuple
+    (cached in ``REQUEST_ROWS``; the request path calls it directly)."""
+    make = REQUEST_ROWS.get((request_cls, response_cls))
+    if make is None:
+        make = REQUEST_ROWS[request_cls, response_cls] = _facts_reader(
+            request_cls, response_cls, whole_row=True)
+    return make
+
+
 def _fields(cls: type) -> set[str]:
     return {a.name for a in attrs.fields(cls)} if attrs.has(cls) else set()
 
 
-def _facts_reader(request_cls: type, response_cls: type) -> Callable[..., tuple]:
+def _facts_reader(request_cls: type, response_cls: type,
+                  whole_row: bool = False) -> Callable[..., tuple]:
     req, resp = _fields(request_cls), _fields(response_cls)
     identity = _identity_parts(request_cls, "q") or "*identity(q)"
     if response_cls is type(None):
@@ -374,8 +392,14 @@ def _facts_reader(request_cls: type, response_cls: type) -> Callable[..., tuple]
         if not attrs.has(request_cls):
             return f"getattr(q, {name!r}, None)"
         return f"q.{name}" if name in req else "None"
-    source = (f"def facts(q, r, latency, lookup):\n    return ({identity}, latency, {errors}, "
-              f"{throttle}, {partitions}, {optional('session_timeout_ms')}, "
+    head, args = "", ""
+    if whole_row:
+        args = (", at, connection, peer, api, key, version, correlation, client, software, "
+                "software_version")
+        head = (f"{_REQUEST_HANDLED!r}, at, connection, peer, api, key, version, correlation, "
+                "client, software, software_version, ")
+    source = (f"def facts(q, r, latency, lookup{args}):\n    return ({head}{identity}, latency, "
+              f"{errors}, {throttle}, {partitions}, {optional('session_timeout_ms')}, "
               f"{optional('rebalance_timeout_ms')})\n")
     namespace: dict[str, Any] = {"identity": request_identity, "errors": response_errors,
                                  "partitions": request_partitions}

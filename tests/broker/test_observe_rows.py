@@ -82,6 +82,18 @@ def _sample(cls):
     return cls(**{f.name: _value(hints[f.name], i) for i, f in enumerate(attrs.fields(cls))})
 
 
+def test_the_request_path_makes_the_row_request_facts_describes():
+    from kafka_emu.broker.observe import request_row_maker
+    from kafka_emu.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+    request = HeartbeatRequest(group_id="g", generation_id=3, member_id="m")
+    response = HeartbeatResponse(throttle_time_ms=0, error_code=ErrorCode.ILLEGAL_GENERATION)
+    make = request_row_maker(HeartbeatRequest, HeartbeatResponse)
+    row = make(request, response, 0.5, _lookup, 1, 2, "h:1", "Heartbeat", 12, 4, 5, "c", "n", "v")
+    assert row == ("RequestHandled", 1, 2, "h:1", "Heartbeat", 12, 4, 5, "c", "n", "v",
+                   *request_facts(request, response, 0.5, _lookup))
+    assert as_event(row).error_code == ErrorCode.ILLEGAL_GENERATION
+
+
 def test_rows_round_trip_every_event_class():
     request = RequestHandled(
         at_ms=1, connection_id=2, peer="h:1", api="Heartbeat", api_key=12, version=4,
