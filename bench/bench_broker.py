@@ -7,7 +7,9 @@ table and ratios, and always exits 0; a missed target is printed as "target miss
    ApiVersions v0 request and reads the answer. Median over 30 starts; target < 10 ms.
 2. CLI start: ``python -m kafka_emu serve --port 0`` as a subprocess, read the address it prints,
    then the same ApiVersions round trip. Median over 5 starts; target < 100 ms. A bare
-   ``python -c pass`` start is printed beside it for scale. The CLI is timed with a warm bytecode
+   ``python -c pass`` start is printed beside it for scale, and the CPU time the serve process
+   has used by its first answer beside that of a bare python that has started (wall time on a
+   shared machine moves with the load; CPU time much less). ``--only start`` runs 1 and 2. The CLI is timed with a warm bytecode
    cache (in a temporary PYTHONPYCACHEPREFIX, as an installed package has), and once more without
    one for information: this environment sets PYTHONDONTWRITEBYTECODE.
 3. Consumer group, against kafka-emu and against librdkafka's own mock cluster started here (the
@@ -95,6 +97,21 @@ def _env(pycache: str | None) -> dict[str, str]:
     return env
 
 
+def _cpu_ms(pid: int) -> float:
+    """CPU time a process has used so far (all its threads; nanoseconds from schedstat)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return total / 1e6
+
+
+CLI_CPU: list[float] = []  # CPU ms of each timed serve by its first answer (Linux only)
+
+
 def cli_start_ms(starts: int, pycache: str | None) -> list[float]:
     env = _env(pycache)
     if pycache is not None:  # fill the cache once, as installing the package would
@@ -111,6 +128,8 @@ def cli_start_ms(starts: int, pycache: str | None) -> list[float]:
             host, _, port = line.rpartition(":")
             api_versions_roundtrip(host, int(port))
             times.append((time.perf_counter() - t0) * 1000)
+            if pycache is not None and os.path.isdir(f"/proc/{proc.pid}"):
+                CLI_CPU.append(_cpu_ms(proc.pid))
         finally:
             proc.terminate()
             proc.wait(timeout=10)
@@ -125,6 +144,20 @@ def bare_python_ms(starts: int, pycache: str) -> list[float]:
         subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
         times.append((time.perf_counter() - t0) * 1000)
     return times
+
+
+def bare_python_cpu_ms(starts: int, pycache: str) -> list[float]:
+    """CPU ms of a bare python once started (it prints, then waits on stdin)."""
+    env = _env(pycache)
+    cpu = []
+    for _ in range(starts):
+        proc = subprocess.Popen([sys.executable, "-c", "print(1, flush=True); input()"], env=env,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        proc.stdout.readline()
+        if os.path.isdir(f"/proc/{proc.pid}"):
+            cpu.append(_cpu_ms(proc.pid))
+        proc.communicate("\n", timeout=10)
+    return cpu
 
 
 # -- 3: consumer group ------------------------------------------------------------------------
@@ -207,6 +240,7 @@ def main() -> int:
     parser.add_argument("--starts", type=int, default=30, help="in-process starts")
     parser.add_argument("--cli-starts", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=2, help="group rounds per broker")
+    parser.add_argument("--only", choices=("start",), help="the start figures only")
     args = parser.parse_args()
 
     in_process_start_ms(2)  # warm: imports, first trio.run
@@ -214,6 +248,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kafka-emu-pycache-") as pycache:
         cli = cli_start_ms(args.cli_starts, pycache)
         bare = bare_python_ms(args.cli_starts, pycache)
+        bare_cpu = bare_python_cpu_ms(args.cli_starts, pycache)
     cli_cold = cli_start_ms(args.cli_starts, None)
     print("== start to first ApiVersions v0 answer")
     print(f"{'case':<40} {'median ms':>10} {'min-max ms':>17} {'target':>10}")
@@ -221,6 +256,11 @@ def main() -> int:
     _row(f"CLI serve, bytecode cached (n={len(cli)})", cli, TARGET_CLI_MS)
     _row("CLI serve, no bytecode cache (info)", cli_cold)
     _row("(scale: python -c pass)", bare)
+    if CLI_CPU and bare_cpu:
+        _row("CLI serve: CPU ms by its first answer", CLI_CPU)
+        _row("(scale: CPU ms of a started python)", bare_cpu)
+    if args.only == "start":
+        return 0
 
     topic = "bench-group"
     emu_rounds, mock_rounds = [], []
