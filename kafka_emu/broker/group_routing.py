@@ -17,17 +17,27 @@ from typing import Any, Callable
 
 import attrs
 
-from .. import coordinator as c
-from ..coordinator.consumer import ConsumerGroupDescribe
-from ..coordinator.coordinator import error_result
+from .. import coordinator as c  # its names load on first use (the coordinator package)
 from ..errors import ErrorCode
 
-# command type -> (result field holding the entries, entry -> group id)
-_MULTI: dict[type, tuple[str, Callable[[Any], str]]] = {
-    c.DescribeGroups: ("groups", lambda entry: entry.group_id),
-    ConsumerGroupDescribe: ("groups", lambda entry: entry.group_id),
-    c.DeleteGroups: ("results", lambda entry: entry[0]),
-}
+# command type -> (result field holding the entries, entry -> group id); made on first use,
+# so that importing this module (as every connection's does) does not import the coordinator
+_MULTI: dict[type, tuple[str, Callable[[Any], str]]] = {}
+
+
+def _multi() -> dict[type, tuple[str, Callable[[Any], str]]]:
+    if not _MULTI:
+        from ..coordinator.consumer import ConsumerGroupDescribe
+        _MULTI.update({
+            c.DescribeGroups: ("groups", lambda entry: entry.group_id),
+            ConsumerGroupDescribe: ("groups", lambda entry: entry.group_id),
+            c.DeleteGroups: ("results", lambda entry: entry[0]),
+        })
+    return _MULTI
+
+
+def error_result(command, error) -> Any:
+    return c.error_result(command, error)
 
 
 def route(ctx, command, render) -> tuple[Any, Callable[[Any], Any], Any]:
@@ -39,7 +49,7 @@ def route(ctx, command, render) -> tuple[Any, Callable[[Any], Any], Any]:
         mine = broker.cluster_moves.owned_filter(node_id)
         return command, lambda result: render(attrs.evolve(
             result, groups=tuple(g for g in result.groups if mine(g.group_id)))), None
-    multi = _MULTI.get(kind)
+    multi = _multi().get(kind)
     if multi is not None:
         return _split(broker, node_id, command, render, *multi)
     group_id = getattr(command, "group_id", None)

@@ -17,7 +17,6 @@ from typing import Any
 
 import trio
 
-from ..coordinator import Coordinator
 from .clock import Clock
 from .config import BrokerConfig
 from .observe import Observation
@@ -67,10 +66,10 @@ class Broker:
         # The control plane's state (timeline, fault rules), attached by kafka_emu.control; the
         # broker never imports it.
         self.control: Any = None
-        self.coordinator = Coordinator(config.coordinator)
-        self.observation = Observation(
-            on_change=lambda emit: self.coordinator.set_observer(emit, rows=True),
-            on_error=self.record_unexpected)
+        # ``coordinator`` is made on first use (``__getattr__``): importing the coordinator is
+        # about a fifth of a serve's start, and a broker serving no group never needs it.
+        self.observation = Observation(on_change=self._observer_changed,
+                                       on_error=self.record_unexpected)
         if observer is not None:
             self.observation.subscribe(observer)
         self._connection_ids = itertools.count(1)
@@ -110,6 +109,21 @@ class Broker:
         # still fire, ``faults`` -- the one attribute a connection checks per request
         self.fault_rules: Any = None
         self.faults: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "coordinator":
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        from ..coordinator.coordinator import Coordinator
+        coordinator = self.coordinator = Coordinator(self.config.coordinator)
+        emit = self.observation.emit
+        if emit is not None:
+            coordinator.set_observer(emit, rows=True)
+        return coordinator
+
+    def _observer_changed(self, emit: Any) -> None:
+        coordinator = self.__dict__.get("coordinator")
+        if coordinator is not None:  # else it is given the observer when it is made
+            coordinator.set_observer(emit, rows=True)
 
     @property
     def observer(self) -> Callable[[Any], None] | None:
@@ -211,7 +225,8 @@ class Broker:
 
     def next_timer(self) -> int:
         """The earliest of the coordinator's next deadline and the next log retention run."""
-        deadline = self.coordinator.next_deadline()
+        coordinator = self.__dict__.get("coordinator")  # not made yet: no group deadlines
+        deadline = coordinator.next_deadline() if coordinator is not None else None
         check = self.log_retention.next_check_ms
         return check if deadline is None or check < deadline else deadline
 
@@ -219,7 +234,8 @@ class Broker:
         """Run what fell due by ``now_ms``: the log retention run (its trimmed partitions are
         returned) and the coordinator's timers (their replies routed)."""
         trimmed = self.log_retention.run_due(now_ms)
-        self.route(self.coordinator.expire(now_ms))
+        if "coordinator" in self.__dict__:
+            self.route(self.coordinator.expire(now_ms))
         return trimmed
 
     async def run_timers(self) -> None:

@@ -31,72 +31,122 @@ Deterministic choices where Kafka uses hash-map order (reference 3.3, 3.4, 3.14)
 - ListGroups lists groups in creation order; OffsetFetch "all" sorts by topic, then partition.
 """
 
-from .commands import (
-    Command,
-    CommitOffset,
-    DeleteGroup,
-    DeleteGroups,
-    DescribeGroups,
-    ExpireMember,
-    Heartbeat,
-    IgnoreHeartbeats,
-    JoinGroup,
-    LeaveGroup,
-    LeaveMember,
-    ListGroups,
-    OffsetCommit,
-    OffsetDelete,
-    OffsetFetch,
-    SetOffsets,
-    SyncGroup,
-    TriggerRebalance,
-)
-from .config import CoordinatorConfig
-from .coordinator import DEADLINE_KINDS, Coordinator, Deadline, error_result
-from .events import (
-    Event,
-    GenerationChanged,
-    GroupCreated,
-    GroupDeleted,
-    LeaderChanged,
-    MemberAdded,
-    MemberRemoved,
-    Observer,
-    OffsetsCommitted,
-    OffsetsRemoved,
-    AssignmentsDistributed,
-    MemberSubscribed,
-    PendingMemberAdded,
-    RebalanceTriggered,
-    RemovalReason,
-    ReplyEmitted,
-    RequestDropped,
-    RequestParked,
-    StateChanged,
-)
-from .results import (
-    DeleteGroupsResult,
-    DescribedGroup,
-    DescribedMember,
-    DescribeGroupsResult,
-    FetchedOffset,
-    HeartbeatResult,
-    JoinGroupMember,
-    JoinGroupResult,
-    LeaveGroupResult,
-    LeaveMemberResult,
-    ListedGroup,
-    ListGroupsResult,
-    OffsetCommitResult,
-    OffsetDeleteResult,
-    OffsetFetchResult,
-    OperatorResult,
-    PartitionError,
-    Reply,
-    Result,
-    SyncGroupResult,
-)
-from .state import VALID_PREVIOUS, GroupState, IllegalStateTransition
+# Imported on first use of a name (PEP 562): the broker imports this package at start for its
+# config, and the coordinator itself (state machine, commands, results, events: about a hundred
+# attrs classes) only when the first group request arrives, which shortens a serve's start.
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .commands import (
+        Command,
+        CommitOffset,
+        DeleteGroup,
+        DeleteGroups,
+        DescribeGroups,
+        ExpireMember,
+        Heartbeat,
+        IgnoreHeartbeats,
+        JoinGroup,
+        LeaveGroup,
+        LeaveMember,
+        ListGroups,
+        OffsetCommit,
+        OffsetDelete,
+        OffsetFetch,
+        SetOffsets,
+        SyncGroup,
+        TriggerRebalance,
+    )
+    from .config import CoordinatorConfig
+    from .coordinator import DEADLINE_KINDS, Coordinator, Deadline, error_result
+    from .events import (
+        Event,
+        GenerationChanged,
+        GroupCreated,
+        GroupDeleted,
+        LeaderChanged,
+        MemberAdded,
+        MemberRemoved,
+        Observer,
+        OffsetsCommitted,
+        OffsetsRemoved,
+        AssignmentsDistributed,
+        MemberSubscribed,
+        PendingMemberAdded,
+        RebalanceTriggered,
+        RemovalReason,
+        ReplyEmitted,
+        RequestDropped,
+        RequestParked,
+        StateChanged,
+    )
+    from .results import (
+        DeleteGroupsResult,
+        DescribedGroup,
+        DescribedMember,
+        DescribeGroupsResult,
+        FetchedOffset,
+        HeartbeatResult,
+        JoinGroupMember,
+        JoinGroupResult,
+        LeaveGroupResult,
+        LeaveMemberResult,
+        ListedGroup,
+        ListGroupsResult,
+        OffsetCommitResult,
+        OffsetDeleteResult,
+        OffsetFetchResult,
+        OperatorResult,
+        PartitionError,
+        Reply,
+        Result,
+        SyncGroupResult,
+    )
+    from .state import VALID_PREVIOUS, GroupState, IllegalStateTransition
+
+_MODULE_NAMES = {  # module -> the names it gives this package
+    "commands": (
+        "Command", "CommitOffset", "DeleteGroup", "DeleteGroups", "DescribeGroups",
+        "ExpireMember", "Heartbeat", "IgnoreHeartbeats", "JoinGroup", "LeaveGroup",
+        "LeaveMember", "ListGroups", "OffsetCommit", "OffsetDelete", "OffsetFetch",
+        "SetOffsets", "SyncGroup", "TriggerRebalance",
+    ),
+    "config": (
+        "CoordinatorConfig",
+    ),
+    "coordinator": (
+        "Coordinator", "DEADLINE_KINDS", "Deadline", "error_result",
+    ),
+    "events": (
+        "AssignmentsDistributed", "Event", "GenerationChanged", "GroupCreated",
+        "GroupDeleted", "LeaderChanged", "MemberAdded", "MemberRemoved", "MemberSubscribed",
+        "Observer", "OffsetsCommitted", "OffsetsRemoved", "PendingMemberAdded",
+        "RebalanceTriggered", "RemovalReason", "ReplyEmitted", "RequestDropped",
+        "RequestParked", "StateChanged",
+    ),
+    "results": (
+        "DeleteGroupsResult", "DescribeGroupsResult", "DescribedGroup", "DescribedMember",
+        "FetchedOffset", "HeartbeatResult", "JoinGroupMember", "JoinGroupResult",
+        "LeaveGroupResult", "LeaveMemberResult", "ListGroupsResult", "ListedGroup",
+        "OffsetCommitResult", "OffsetDeleteResult", "OffsetFetchResult", "OperatorResult",
+        "PartitionError", "Reply", "Result", "SyncGroupResult",
+    ),
+    "state": (
+        "GroupState", "IllegalStateTransition", "VALID_PREVIOUS",
+    ),
+}
+_WHERE = {name: module for module, names in _MODULE_NAMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEADLINE_KINDS",

@@ -1,6 +1,7 @@
 """The generated indexes (declared APIs, handlers) match the code, and the tables they back are
 lazy: a server answers ApiVersions -- every API's range -- without importing the declarations or
-handlers of the other APIs, and loading the rest later gives the same objects the modules hold."""
+handlers of the other APIs (or the group coordinator), and loading the rest later gives the same
+objects the modules hold."""
 
 from __future__ import annotations
 
@@ -80,6 +81,7 @@ async def main():
         print(sorted(a.api_key for a in answer.api_keys))
         print(sorted(m.rsplit(".", 1)[1] for m in sys.modules
                      if m.startswith(("kafka_emu.protocol.messages.", "kafka_emu.broker.handlers."))))
+        print("kafka_emu.coordinator.coordinator" in sys.modules)
         nursery.cancel_scope.cancel()
 
 trio.run(main)
@@ -91,3 +93,4 @@ def test_a_server_answers_api_versions_without_loading_other_apis():
                          timeout=60, check=True).stdout.splitlines()
     assert eval(out[0]) == sorted(handlers.HANDLERS)  # every API listed (68/69 on by default)
     assert eval(out[1]) == ["_index", "_index", "api_versions", "api_versions"]
+    assert out[2] == "False"  # nor the group coordinator (made at the first group request)
