@@ -18,16 +18,18 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..coordinator.events import (GenerationChanged, GroupDeleted, MemberAdded, MemberRemoved,
-                                  RebalanceTriggered)
 from ..errors import ErrorCode
 from .events import ConnectionClosed, ConnectionOpened, RequestHandled
 from .observe import as_event, event_class
 
 GROUP_LOG = logging.getLogger("kafka_emu.groups")
 REQUEST_LOG = logging.getLogger("kafka_emu.requests")
+
+if TYPE_CHECKING:
+    from ..coordinator.events import (GenerationChanged, GroupDeleted, MemberAdded,
+                                      MemberRemoved, RebalanceTriggered)
 
 
 def _error_name(code: int | None) -> str:
@@ -61,6 +63,9 @@ class LogSink:
     """Calls for the events worth a line; everything else is ignored cheaply."""
 
     def __init__(self) -> None:
+        # imported here, not with the module: a serve that logs no events never needs them
+        from ..coordinator.events import (GenerationChanged, GroupDeleted, MemberAdded,
+                                          MemberRemoved, RebalanceTriggered)
         self._handlers: dict[type, Callable[[Any], None]] = {
             MemberAdded: self._member_added,
             MemberRemoved: self._member_removed,
