@@ -446,7 +446,7 @@ kernel_share: dict[str, float] = {}
 
 # -- own work: the request path in this process ------------------------------------------------
 
-def own_work(rounds: int = 25, per_round: int = 2000, members: int = 100) -> dict[str, float]:
+def own_work(rounds: int = 60, per_round: int = 1000, members: int = 100) -> dict[str, float]:
     """kafka-emu's own CPU µs per Heartbeat and per one-partition OffsetCommit, in process."""
     import trio
 
@@ -737,7 +737,7 @@ def main() -> int:
     with_mock = not (args.quick or args.no_mock)
     sizes = (100,) if args.quick else GROUP_SIZES
     if args.only in (None, "own"):
-        rounds = 10 if args.quick else 25
+        rounds = 20 if args.quick else 60
         print_own_work(own_work(rounds), rounds)
     if args.only in (None, "wire"):
         print_wire(wire_table(sizes, with_mock=with_mock), sizes)

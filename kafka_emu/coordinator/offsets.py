@@ -67,6 +67,7 @@ def handle_commit(core: Core, cmd: OffsetCommit) -> None:
     expire_at = None if cmd.retention_time_ms == -1 else now + cmd.retention_time_ms
     max_metadata = core.config.offset_metadata_max_bytes
     put = core.offsets.put
+    observing = core.observing
     results = []
     committed = []
     for o in cmd.offsets:
@@ -87,8 +88,9 @@ def handle_commit(core: Core, cmd: OffsetCommit) -> None:
             ),
         )
         results.append(PartitionError(topic=o.topic, partition=o.partition, error=_NONE))
-        committed.append((o.topic, o.partition, o.offset))
-    if committed and core.observing:
+        if observing:
+            committed.append((o.topic, o.partition, o.offset))
+    if committed and observing:
         core.emit(
             OffsetsCommitted(
                 at_ms=now,

@@ -107,3 +107,5 @@ def test_commit_render_without_rejections_is_the_general_render():
         PartitionError(topic=t, partition=p, error=ErrorCode(code))
         for (t, p), code in zip(order, codes)))
     assert render_all_known(order, result) == render(order, {}, result)
+    one = OffsetCommitResult(partitions=result.partitions[1:2])
+    assert render_all_known(order[1:2], one) == render(order[1:2], {}, one)

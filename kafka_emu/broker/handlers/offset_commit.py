@@ -40,8 +40,13 @@ def render(order, rejected: dict, result) -> OffsetCommitResponse:
 def render_all_known(order, result) -> OffsetCommitResponse:
     """``render`` when every partition reached the coordinator: its results are in request
     order, one per partition, so they are regrouped as they come."""
+    partitions = result.partitions
+    if len(partitions) == 1:  # the usual commit: one partition
+        p = partitions[0]
+        return OffsetCommitResponse(topics=[OffsetCommitResponseTopic(name=p.topic, partitions=[
+            OffsetCommitResponsePartition(partition_index=p.partition, error_code=p.error)])])
     topics: dict[str, list] = {}
-    for p in result.partitions:
+    for p in partitions:
         parts = topics.get(p.topic)
         if parts is None:
             parts = topics[p.topic] = []
