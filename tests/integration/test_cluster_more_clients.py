@@ -107,3 +107,21 @@ def test_kafka_python_2_group_keeps_consuming_across_a_coordinator_move(
     assert (result["state_after"], result["members_after"]) == ("Stable", 3), result
     assert result["generation"][0] == result["generation"][1], result  # reloaded, not rebalanced
     assert sorted(result["seen"]) == list(range(result["produced"])) and result["produced"] == 300
+
+
+def test_platformatic_group_keeps_consuming_across_a_coordinator_move(
+        kafka_emu_factory, node_modules, monkeypatch):  # noqa: F811 -- the fixture
+    emu = kafka_emu_factory(SETTINGS, brokers=3, control_port=0)
+    spread_topic(emu, "cluster-topic")
+    monkeypatch.setenv("KAFKA_EMU_CONTROL", emu.control_url)
+    proc = run_node(NODE_DIR / "platformatic_cluster.mjs", "move", emu.bootstrap_servers)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert lines, f"no RESULT line: {proc.stdout[-3000:]} {proc.stderr[-3000:]}"
+    result = json.loads(lines[-1][len("RESULT "):])
+    assert result["ok"], result.get("error")
+    assert result["coordinator"] == [result["coordinator"][0], result["target"]], result
+    assert result["coordinator"][0] != result["target"]
+    assert (result["state_after"], result["members_after"]) == ("Stable", 3), result
+    assert result["generation"][0] == result["generation"][1], result  # reloaded, not rebalanced
+    assert result["produced"] == 300
+    assert sorted(result["seen"]) == list(range(300)), (len(result["seen"]), result["errors"])

@@ -85,8 +85,10 @@ def main() -> int:
             f.get(timeout=60)
         produced += n
 
-    produce(PER_PHASE)
+    # produce only once the group has settled: records read while members still join one by
+    # one are read again by whoever gets their partition (at-least-once, on Kafka as well)
     wait("a stable group of three", stable)
+    produce(PER_PHASE)
     wait(f"{produced} records", lambda: len(set(seen)) >= produced)
     generation_before = control("GET", f"/groups/{group}")["generation"]
     coordinator_before = control("GET", f"/groups/{group}/coordinator")["coordinator"]
