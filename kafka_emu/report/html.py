@@ -206,19 +206,26 @@ def _conformance_matrix(rows: list) -> str:
     return f"<table>{head}</tr>{''.join(body)}</table>"
 
 
+def sampled(results: dict[str, list], name: str) -> str:
+    """'' for a table collected whole, else how much of it the collected rows are."""
+    rows = {r["table"]: r["rows"] for r in results["table_rows"]}.get(name, 0)
+    got = len(results[name])
+    return "" if got >= rows else f"a uniform sample of {got} of {rows} rows"
+
+
 def render(results: dict[str, list], *, worst_runs: list[str], sources: list[str]) -> str:
     made = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     plots = [
         ("Rebalance durations", plot_rebalance_durations(results["rebalances"])),
-        ("Generations of the worst runs", plot_generation_timeline(results["rebalances"],
-                                                                    worst_runs)),
+        ("Generations of the worst runs",
+         plot_generation_timeline(results["worst_run_rebalances"], worst_runs)),
         ("Error codes", plot_error_heatmap(results["client_errors"])),
         ("API versions", plot_api_versions(results["api_versions"])),
     ]
     parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
              f"<title>kafka-emu report</title><style>{CSS}</style></head><body>",
              "<h1>kafka-emu report</h1>",
-             f"<p class='note'>{len(results['runs'])} runs from "
+             f"<p class='note'>{results['run_events'][0]['runs']} runs from "
              f"{html.escape(', '.join(sources))}; made {made}</p>",
              "<h2>Clients</h2>",
              _table(results["client_matrix"], ["client_name", "client_version", "runs",
@@ -230,9 +237,13 @@ def render(results: dict[str, list], *, worst_runs: list[str], sources: list[str
                                                        "p99_ms", "max_ms"])]
     for title, svg in plots:
         parts.append(f"<h2>{title}</h2>")
+        if title == "Rebalance durations" and sampled(results, "rebalances"):
+            parts.append(f"<p class='note'>{sampled(results, 'rebalances')}</p>")
         parts.append(f"<div class='plot'>{svg}</div>" if svg else
                      "<p class='note'>nothing to plot</p>")
+    vio_note = sampled(results, "violations")
     parts += ["<h2>Violations</h2>",
+              f"<p class='note'>{vio_note}</p>" if vio_note else "",
               _table(results["violations"], ["kind", "run", "group_id", "member_id", "api",
                                              "seq", "detail"]),
               "<h2>Conformance</h2>", _conformance_matrix(results["conformance"]),

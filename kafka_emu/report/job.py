@@ -1,8 +1,11 @@
 """The report job: read traces, compute every table, write Parquet (and CSV), report.html and a
 one-screen summary.
 
-Each table is computed by Spark and written once; only the small aggregates (and at most
-MAX_COLLECT rows of the long tables) come back to the driver for the page and the summary.
+Each table is computed by Spark and written once; only small things come back to the driver for
+the page and the summary: a table of at most MAX_COLLECT rows whole, a longer one as a uniform
+sample of about that many rows (the page says so), and the figures that must not come from a
+sample -- row counts, events, violations per kind, the worst runs and all their rebalances --
+computed by Spark over the whole tables.
 Progress goes to stderr, one line per step, so a long job shows where it is.
 """
 
@@ -57,6 +60,7 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
     started = time.monotonic()
     t = load(spark, paths, since=since, until=until, labels=labels, input_format=input_format)
     results: dict[str, list] = {}
+    totals: dict[str, int] = {}
     built = tables(t)
     done = []
     try:
@@ -70,7 +74,8 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
             if csv:
                 (_csv_ready(df).coalesce(1).write.mode("overwrite").option("header", "true")
                  .csv(str(out / "csv" / name)))
-            results[name] = [r.asDict(recursive=True) for r in df.limit(MAX_COLLECT).collect()]
+            results[name] = _collect(df, name, totals)
+        results.update(_whole_table_figures(built, totals))
     finally:
         for df in done:
             df.unpersist()
@@ -84,25 +89,49 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
     return results
 
 
+def _collect(df: Any, name: str, totals: dict[str, int]) -> list[dict]:
+    """The table's rows, or a uniform sample of about MAX_COLLECT of them when it is longer:
+    a plot of the first rows Spark happens to return would show whichever runs came first."""
+    totals[name] = n = df.count()
+    if n > MAX_COLLECT:
+        df = df.sample(withReplacement=False, fraction=min(1.0, 1.2 * MAX_COLLECT / n),
+                       seed=1).limit(MAX_COLLECT)
+    return [r.asDict(recursive=True) for r in df.collect()]
+
+
+def _whole_table_figures(built: dict[str, Any], totals: dict[str, int]) -> dict[str, list]:
+    """What the page and the summary count, from the whole tables rather than collected rows."""
+    from pyspark.sql import functions as F
+    reb, vio = built["rebalances"], built["violations"]
+    events = built["runs"].agg(F.sum("events").alias("events")).collect()[0]["events"] or 0
+    kinds = vio.groupBy("kind").count().collect()
+    longest = reb.groupBy("run").agg(F.max(F.coalesce("duration_ms", F.lit(0))).alias("longest"))
+    per_run = vio.groupBy("run").agg(F.count("*").alias("violations"))
+    ranked = (longest.join(per_run, "run", "left").fillna(0, ["violations"])
+              .orderBy(F.desc("longest"), F.desc("violations"), "run").limit(WORST_RUNS))
+    worst = [r["run"] for r in ranked.collect()]
+    worst_rebalances = reb.filter(F.col("run").isin(worst)).collect() if worst else []
+    return {
+        "table_rows": [{"table": name, "rows": n} for name, n in totals.items()],
+        "run_events": [{"runs": totals["runs"], "events": events}],
+        "violation_kinds": sorted(({"kind": r["kind"], "count": r["count"]} for r in kinds),
+                                  key=lambda r: r["kind"]),
+        "worst_runs": [{"run": run} for run in worst],
+        "worst_run_rebalances": [r.asDict(recursive=True) for r in worst_rebalances],
+    }
+
+
 def worst_runs(results: dict[str, list]) -> list[str]:
-    """The runs with the longest rebalance (then the most violations)."""
-    score: dict[str, tuple[int, int]] = {}
-    for r in results["rebalances"]:
-        d = r["duration_ms"] or 0
-        score[r["run"]] = (max(score.get(r["run"], (0, 0))[0], d), 0)
-    counts: dict[str, int] = {}
-    for v in results["violations"]:
-        counts[v["run"]] = counts.get(v["run"], 0) + 1
-    ranked = sorted(score, key=lambda run: (score[run][0], counts.get(run, 0)), reverse=True)
-    return ranked[:WORST_RUNS]
+    """The runs with the longest rebalance (then the most violations), ranked over the whole
+    tables by ``_whole_table_figures``."""
+    return [r["run"] for r in results["worst_runs"]]
 
 
 def summary(results: dict[str, list], out: Path, stream: TextIO = sys.stdout) -> None:
     """At most about one screen of text."""
     w = stream.write
-    runs = results["runs"]
-    events = sum(r["events"] or 0 for r in runs)
-    w(f"kafka-emu report: {len(runs)} runs, {events} events\n")
+    (totals,) = results["run_events"]
+    w(f"kafka-emu report: {totals['runs']} runs, {totals['events']} events\n")
     w("clients (requests, errors, connections, runs):\n")
     for r in results["client_matrix"][:8]:
         w(f"  {r['client_name']} {r['client_version']}: {r['requests']} requests, "
@@ -113,11 +142,8 @@ def summary(results: dict[str, list], out: Path, stream: TextIO = sys.stdout) ->
     for r in results["rebalance_percentiles"][:6]:
         w(f"  {r['client_name']} {r['client_version']}: {r['p50_ms']} / {r['p95_ms']} / "
           f"{r['p99_ms']} ({r['rebalances']})\n")
-    kinds: dict[str, int] = {}
-    for v in results["violations"]:
-        kinds[v["kind"]] = kinds.get(v["kind"], 0) + 1
-    w("violations: " + (", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none")
-      + "\n")
+    w("violations: " + (", ".join(f"{r['kind']} {r['count']}" for r in results["violation_kinds"])
+                        or "none") + "\n")
     if results["conformance"]:
         failed = [r for r in results["conformance"] if r["verdict"] != "pass"]
         w(f"conformance: {len(results['conformance']) - len(failed)} pass, {len(failed)} fail"

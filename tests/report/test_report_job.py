@@ -125,3 +125,31 @@ def test_run_filters(spark, fixture_traces):
     assert runs(since="2026-11-19") == ["crashed"]
     assert "crashed" not in runs(until="2026-11-18")
     assert runs(labels=[("suite", "a")]) == ["clean"]
+
+
+def test_tables_longer_than_the_driver_takes_are_sampled_and_counted_whole(
+        spark, fixture_traces, report, tmp_path, monkeypatch):
+    """With room for 3 rows a table, the page and the summary still count every run, event and
+    violation, and the worst runs' generations are all drawn: those figures come from the whole
+    tables, and the collected rows are a sample the page names as one."""
+    import io
+    from kafka_emu.report import job
+    whole, _ = report
+    monkeypatch.setattr(job, "MAX_COLLECT", 3)
+    results = job.run(spark, [str(fixture_traces)], tmp_path)
+    assert len(results["violations"]) <= 3 < len(whole["violations"])
+    assert results["violation_kinds"] == sorted(
+        ({"kind": k, "count": n} for k, n in Counter(r["kind"] for r in whole["violations"])
+         .items()), key=lambda r: r["kind"])
+    assert results["run_events"] == [{"runs": len(whole["runs"]),
+                                      "events": sum(r["events"] for r in whole["runs"])}]
+    worst = job.worst_runs(results)
+    assert worst and sorted(r["generation"] for r in results["worst_run_rebalances"]) == sorted(
+        r["generation"] for r in whole["rebalances"] if r["run"] in worst)
+    page = (tmp_path / "report.html").read_text()
+    assert f"a uniform sample of {len(results['violations'])} of {len(whole['violations'])}" \
+        in page
+    text = io.StringIO()
+    job.summary(results, tmp_path, text)
+    assert f"{len(whole['runs'])} runs" in text.getvalue()
+    assert f"double_fetch {EXPECTED_VIOLATIONS['double_fetch']['double']}" in text.getvalue()
