@@ -285,6 +285,16 @@ class Harness:
         self.wait_until(f"{min_messages} more records consumed",
                         lambda: self.tracker.total_consumed() >= target, timeout)
 
+    def await_every_partition_committed_again(self, timeout: float | None = None) -> None:
+        """Every partition gets a new successful commit: each member goes on consuming and
+        committing. Without it a scenario could drain while the member whose commit a fault
+        refused had nothing new to consume, and so never commit again (the kit's consumers
+        commit what each poll returned, as Kafka's VerifiableConsumer does)."""
+        before = dict(self.sync().global_committed)
+        self.wait_until("a new commit of every partition", lambda: all(
+            self.tracker.global_committed.get(tp, -1) > before.get(tp, -1)
+            for tp in self.all_partitions), timeout)
+
     def await_valid_assignment(self, count: int, label: str, timeout: float | None = None) -> None:
         """Wait until the joined consumers' assignments are disjoint and cover every partition,
         then record a checkpoint (the verdict checks it; a timeout records the bad state)."""

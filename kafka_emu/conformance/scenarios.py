@@ -429,6 +429,7 @@ def _fault_scenario(action: str, api: str, *, trigger: str, count: int = 1,
         h.await_all_members()
         h.await_valid_assignment(len(members), f"after {action} on {api}")
         h.await_consumed()
+        h.await_every_partition_committed_again()
         return finish(h, duplicates="uncommitted")
     return run
 
