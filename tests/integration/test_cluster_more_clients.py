@@ -13,13 +13,12 @@ a Node script under node/ (test_node_clients.py), kafka-python 2.3 as a script i
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import time
 
 from .helpers import assert_disjoint_cover, stable_assignment, unique, wait_until
 from .kp2.test_kafka_python_2 import kp2_python  # noqa: F401 -- a fixture (skips without .venv-kp2)
-from .test_kcat import FORMAT, TIMEOUT_S, kcat, parse, run_kcat  # noqa: F401 -- kcat: a fixture
+from .test_kcat import FORMAT, TIMEOUT_S, kcat, parse, run_kcat, stop_members  # noqa: F401 -- kcat: a fixture
 from .test_node_clients import NODE_DIR, node_modules, run_node  # noqa: F401 -- a fixture
 
 PARTITIONS = 6
@@ -72,16 +71,7 @@ def test_kcat_balanced_consumers_read_every_record_once_on_a_cluster(
         by_member = [{p for p, *_ in read(i)} for i in range(2)]
         assert not (by_member[0] & by_member[1]), f"a partition read by both: {by_member}"
     finally:
-        for proc in procs:
-            proc.send_signal(signal.SIGINT)  # kcat closes the consumer (LeaveGroup) on SIGINT
-        for proc in procs:
-            try:
-                proc.wait(timeout=TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        for out in outputs:
-            out.close()
+        stop_members(procs, outputs)
     wait_until(lambda: emu.describe_group(group).state == "Empty", timeout=30,
                message="group Empty after both kcat members left")
 

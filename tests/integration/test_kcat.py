@@ -42,6 +42,21 @@ def run_kcat(kcat: str, emu, *args: str, stdin: str | None = None) -> str:
     return proc.stdout
 
 
+def stop_members(procs: list[subprocess.Popen], outputs: list) -> None:
+    """Stop balanced kcat consumers as a user would (SIGINT: kcat leaves the group), killing
+    any that do not exit in time, and close their output files."""
+    for proc in procs:
+        proc.send_signal(signal.SIGINT)
+    for proc in procs:
+        try:
+            proc.wait(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    for out in outputs:
+        out.close()
+
+
 def parse(out: str) -> list[tuple[int, int, str, str, str]]:
     rows = []
     complete = out[:out.rfind("\n") + 1]  # a running kcat may be mid-line
@@ -113,16 +128,7 @@ def test_two_balanced_consumers_split_the_topic_and_consume_everything(kcat, kaf
         by_member = [{p for p, *_ in parse((tmp_path / f"member{i}.out").read_text())} for i in range(2)]
         assert not (by_member[0] & by_member[1]), f"a partition consumed by both members: {by_member}"
     finally:
-        for proc in procs:
-            proc.send_signal(signal.SIGINT)  # kcat closes the consumer (LeaveGroup) on SIGINT
-        for proc in procs:
-            try:
-                proc.wait(timeout=TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        for out in outputs:
-            out.close()
+        stop_members(procs, outputs)
 
     assert wait_until(lambda: emu.describe_group(group).state == "Empty", timeout=10,
                       message="group Empty after both kcat members left")

@@ -5,22 +5,9 @@
 // distinct values, GROUP_JOIN events after the first two (kafkajs rejoins on NOT_COORDINATOR)
 // and duplicates after each step.
 import { Kafka, logLevel } from 'kafkajs'
-import { main, waitFor, within, sleep } from './lib.mjs'
+import { main, waitFor, within, sleep, controlOk as ok } from './lib.mjs'
 
-const CONTROL = process.env.KAFKA_EMU_CONTROL
 const PARTITIONS = 6  // of cluster-topic, created by the test
-
-async function ok(method, path, body) {
-  const init = { method }
-  if (body !== undefined) {
-    init.headers = { 'content-type': 'application/json' }
-    init.body = JSON.stringify(body)
-  }
-  const res = await fetch(CONTROL + path, init)
-  const answer = await res.json()
-  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(answer)}`)
-  return answer.result
-}
 
 async function run(bootstrap, bounce) {
   const topic = 'cluster-topic'

@@ -9,30 +9,10 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { Kafka, logLevel } from 'kafkajs'
-import { main, waitFor, within, sleep } from './lib.mjs'
+import { main, waitFor, within, sleep, controlRequest as control, controlOk as ok } from './lib.mjs'
 
-const CONTROL = process.env.KAFKA_EMU_CONTROL
 const HEARTBEAT_MS = 500
 const SESSION_MS = 45000
-
-// One control request: {status, body} (the body is always JSON, errors included).
-async function control(method, path, body) {
-  if (!CONTROL) throw new Error('set KAFKA_EMU_CONTROL to the control endpoint, http://HOST:PORT')
-  const init = { method }
-  if (body !== undefined) {
-    init.headers = { 'content-type': 'application/json' }
-    init.body = typeof body === 'string' ? body : JSON.stringify(body)
-  }
-  const res = await fetch(CONTROL + path, init)
-  return { status: res.status, type: res.headers.get('content-type'), body: await res.json() }
-}
-
-// The result of a request that must succeed.
-async function ok(method, path, body) {
-  const { status, body: answer } = await control(method, path, body)
-  if (status !== 200) throw new Error(`${method} ${path}: ${status} ${JSON.stringify(answer)}`)
-  return answer.result
-}
 
 function kafka(bootstrap, clientId) {
   return new Kafka({ clientId, brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 5, initialRetryTime: 100 } })

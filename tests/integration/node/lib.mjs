@@ -103,3 +103,24 @@ export async function main(scenarios) {
   // Clients may leave sockets or timers behind after a failure; do not wait for them.
   process.exit(result.ok ? 0 : 1)
 }
+
+// The control endpoint (base URL in $KAFKA_EMU_CONTROL, http://HOST:PORT), with plain `fetch`.
+// One request: {status, type, body} (the body is always JSON, errors included).
+export async function controlRequest(method, path, body) {
+  const base = process.env.KAFKA_EMU_CONTROL
+  if (!base) throw new Error('set KAFKA_EMU_CONTROL to the control endpoint, http://HOST:PORT')
+  const init = { method }
+  if (body !== undefined) {
+    init.headers = { 'content-type': 'application/json' }
+    init.body = typeof body === 'string' ? body : JSON.stringify(body)
+  }
+  const res = await fetch(base + path, init)
+  return { status: res.status, type: res.headers.get('content-type'), body: await res.json() }
+}
+
+// The result of a control request that must succeed.
+export async function controlOk(method, path, body) {
+  const { status, body: answer } = await controlRequest(method, path, body)
+  if (status !== 200) throw new Error(`${method} ${path}: ${status} ${JSON.stringify(answer)}`)
+  return answer.result
+}

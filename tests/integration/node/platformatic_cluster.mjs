@@ -6,30 +6,17 @@
 // the group's state after it.
 import './compat.mjs'
 import { Consumer, Producer, stringSerializers, stringDeserializers } from '@platformatic/kafka'
-import { main, waitFor, within, sleep } from './lib.mjs'
+import { main, waitFor, within, sleep, controlOk as control, controlRequest } from './lib.mjs'
 
-const CONTROL = process.env.KAFKA_EMU_CONTROL
 const TOPIC = 'cluster-topic'
 const GROUP = 'plt-cluster'
 const PER_PHASE = 150
 const GROUP_OPTS = { sessionTimeout: 30000, heartbeatInterval: 500, rebalanceTimeout: 30000 }
 
-async function control(method, path, body) {
-  const init = { method }
-  if (body !== undefined) {
-    init.headers = { 'content-type': 'application/json' }
-    init.body = JSON.stringify(body)
-  }
-  const res = await fetch(CONTROL + path, init)
-  const answer = await res.json()
-  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(answer)}`)
-  return answer.result
-}
-
 async function stable() {
-  const res = await fetch(`${CONTROL}/groups/${GROUP}`)
-  if (res.status !== 200) return false  // no member has joined yet
-  const view = (await res.json()).result
+  const { status, body } = await controlRequest('GET', `/groups/${GROUP}`)
+  if (status !== 200) return false  // no member has joined yet
+  const view = body.result
   return view.state === 'Stable' && view.members.length === 3
 }
 
