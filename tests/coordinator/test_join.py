@@ -289,6 +289,23 @@ def test_row_follower_stable_same_protocols_immediate():
     assert h.state() == "Stable"
 
 
+def test_rows_stable_hold_for_static_members_rejoining_with_their_member_id():
+    """3.10 "Follower, Stable, same protocols" and "Leader, Stable" apply to static members that
+    send their member id too: Kafka has no static exception there (only an unknown member id
+    with a known instance id takes the replacement path). A follower gets its generation back
+    at once; the leader's JoinGroup rebalances. kafka-python 3.0 sends a JoinGroup again when
+    it missed the answer to the last one, so its static groups meet both rows."""
+    h = Harness()
+    leader, follower = h.stable_group(2, static=True)
+    rid, replies = h.join(follower, instance="i1", now=10)
+    assert (replies[rid].error, replies[rid].generation_id, replies[rid].members) == (E.NONE, 1, ())
+    assert h.state() == "Stable"
+    rid, replies = h.join(leader, instance="i0", now=20)
+    assert replies == {}
+    assert h.state() == "PreparingRebalance"
+    assert h.group().generation == 1
+
+
 def test_row_member_empty_is_unknown_member():
     """3.10 JoinGroup "Member, Empty" -> UNKNOWN_MEMBER_ID: after everyone left, an old id fails."""
     h = Harness()
