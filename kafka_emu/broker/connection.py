@@ -42,7 +42,6 @@ from ..protocol.schema import fields_of
 from .clock import io_now, perf_now
 from .context import ConnectionInfo, RequestContext
 from .error_response import error_response
-from .events import ConnectionClosed, ConnectionOpened, FaultFired
 from .handlers import HANDLERS
 from .handlers.api_versions import unsupported_version_response
 from .log_limits import warn_limited
@@ -267,6 +266,8 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
                                   "max.connections.per.ip")
         emit = broker.observer
         if emit is not None:
+            # the event classes load with the first observed event, not with the server
+            from .events import ConnectionOpened
             emit(ConnectionOpened(at_ms=broker.now_ms(), connection_id=conn.id, peer=peer,
                                   local=f"{local_host}:{local_port}"))
         while not conn.eof:
@@ -300,6 +301,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
         broker.connection_closed(conn.id)
         emit = broker.observer
         if emit is not None:
+            from .events import ConnectionClosed
             emit(ConnectionClosed(at_ms=broker.now_ms(), connection_id=conn.id, peer=peer,
                                   reason=reason))
         with trio.CancelScope(shield=True):
@@ -384,6 +386,7 @@ async def _faulted(broker: Broker, conn: Connection, ctx: RequestContext, handle
     action = fault.action
     emit = broker.observer
     if emit is not None:
+        from .events import FaultFired
         group, member, _, _ = request_identity(request)
         emit(FaultFired(at_ms=broker.now_ms(), rule_id=fault.rule_id, action=action,
                         connection_id=conn.id, peer=ctx.connection.peer, api=ctx.api.name,

@@ -37,9 +37,9 @@ class Trimmed:
 
 
 class LogRetention:
-    def __init__(self, catalogue: Any, *, start_ms: int, initial_delay_ms: int,
+    def __init__(self, topics: Any, *, start_ms: int, initial_delay_ms: int,
                  interval_ms: int) -> None:
-        self.catalogue = catalogue
+        self.topics = topics  # broker/topics.py's façade
         self.interval_ms = interval_ms
         self.next_check_ms = start_ms + initial_delay_ms
 
@@ -54,8 +54,10 @@ class LogRetention:
 
     def check(self, now_ms: int) -> list[Trimmed]:
         """One retention run over every partition of every topic, at ``now_ms``."""
-        trimmed = []
-        for topic in self.catalogue:
+        trimmed: list[Trimmed] = []
+        # the catalogue is made on first use (Topics.__getattr__): none yet, no log to trim
+        catalogue = vars(self.topics).get("catalogue")
+        for topic in catalogue or ():
             for index, partition in enumerate(topic.partitions):
                 deleted = partition.delete_old_batches(now_ms)
                 if deleted:

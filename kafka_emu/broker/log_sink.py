@@ -15,19 +15,17 @@ writes as one JSON object per line (``kafka-emu serve --log-format json``).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ErrorCode
-from .events import ConnectionClosed, ConnectionOpened, RequestHandled
 from .observe import as_event, event_class
 
 GROUP_LOG = logging.getLogger("kafka_emu.groups")
 REQUEST_LOG = logging.getLogger("kafka_emu.requests")
 
 if TYPE_CHECKING:
+    from .events import ConnectionClosed, ConnectionOpened, RequestHandled
     from ..coordinator.events import (GenerationChanged, GroupDeleted, MemberAdded,
                                       MemberRemoved, RebalanceTriggered)
 
@@ -36,6 +34,7 @@ def _error_name(code: int | None) -> str:
     if code is None:
         return "-"
     try:
+        from ..errors import ErrorCode
         return ErrorCode(code).name
     except ValueError:
         return f"error {code}"
@@ -74,6 +73,7 @@ class LogSink:
             GroupDeleted: self._group_deleted,
         }
         if REQUEST_LOG.isEnabledFor(logging.DEBUG):
+            from .events import ConnectionClosed, ConnectionOpened, RequestHandled
             self._handlers.update({RequestHandled: self._request,
                                    ConnectionOpened: self._opened,
                                    ConnectionClosed: self._closed})
@@ -166,6 +166,11 @@ def attach_log_sink(broker: Any) -> Callable[[], None] | None:
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message, and the event's fields."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        import json  # only for --log-format json: text logging starts without it
+        self._dumps = json.dumps
+
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {"ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") +
                                f".{int(record.msecs):03d}", "level": record.levelname,
@@ -173,7 +178,7 @@ class JsonFormatter(logging.Formatter):
         out.update(getattr(record, "kafka", {}))
         if record.exc_info:
             out["exception"] = self.formatException(record.exc_info)
-        return json.dumps(out, default=str)
+        return self._dumps(out, default=str)
 
 
 def configure_logging(level: str, fmt: str = "text") -> None:

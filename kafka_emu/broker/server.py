@@ -69,8 +69,12 @@ async def serve(config: BrokerConfig, *, observer: Callable[[Any], None] | None 
         # Every broker of the cluster listens before any is announced (broker/cluster.py);
         # with one broker this is the one listener it always had.
         bound = []
+        # An ASCII host goes to getaddrinfo as bytes: Python encodes a str host with its "idna"
+        # codec first, whose import (stringprep, unicodedata) is a few ms of a start, and which
+        # raises UnicodeError, not gaierror, for a label over 63 characters.
+        host = config.host.encode("ascii") if config.host.isascii() else config.host
         for node in cluster.nodes.values():
-            listeners = await trio.open_tcp_listeners(node.port, host=config.host)
+            listeners = await trio.open_tcp_listeners(node.port, host=host)
             node.port = listeners[0].socket.getsockname()[1]
             node.sockaddrs = [(lst.socket.family, lst.socket.getsockname()) for lst in listeners]
             bound.append((node, listeners))

@@ -67,7 +67,8 @@ class Broker:
         # broker never imports it.
         self.control: Any = None
         # ``coordinator`` is made on first use (``__getattr__``): importing the coordinator is
-        # about a fifth of a serve's start, and a broker serving no group never needs it.
+        # about a fifth of a serve's start, and a broker serving no group never needs it; so is
+        # ``resource_configs`` (the DescribeConfigs / AlterConfigs view, with the log's configs).
         self.observation = Observation(on_change=self._observer_changed,
                                        on_error=self.record_unexpected)
         if observer is not None:
@@ -77,11 +78,9 @@ class Broker:
         self.topics = Topics(config)
         from .log_retention import LogRetention
         self.log_retention = LogRetention(  # runs on the timer task, as the group timers do
-            self.topics.catalogue, start_ms=self.clock.now_ms(),
+            self.topics, start_ms=self.clock.now_ms(),
             initial_delay_ms=config.log_initial_task_delay_ms,
             interval_ms=config.log_retention_check_interval_ms)
-        from .resource_configs import ResourceConfigs
-        self.resource_configs = ResourceConfigs(self)  # DescribeConfigs / AlterConfigs view
         from .cluster import Cluster
         from .cluster_moves import ClusterMoves
         self.cluster = Cluster(config, self.topics)  # who leads and coordinates what
@@ -111,6 +110,10 @@ class Broker:
         self.faults: Any = None
 
     def __getattr__(self, name: str) -> Any:
+        if name == "resource_configs":
+            from .resource_configs import ResourceConfigs
+            self.resource_configs = ResourceConfigs(self)
+            return self.resource_configs
         if name != "coordinator":
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         from ..coordinator.coordinator import Coordinator

@@ -9,13 +9,11 @@ log.retention.bytes and .ms) and the wake-up that long-polling Fetch requests wa
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import attrs
 import trio
 
-from ..log.catalogue import TopicCatalogue
-from ..log.config import LogConfig
-from ..log.producers import ProducerIdAllocator
 from .config import BrokerConfig
 
 
@@ -29,14 +27,28 @@ class TopicInfo:
 class Topics:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
-        self.catalogue = TopicCatalogue(
-            default_config=LogConfig(retention_bytes=config.log_retention_bytes,
-                                     retention_ms=config.log_retention_ms),
-            default_num_partitions=config.num_partitions)
         self.data_arrived = trio.Event()  # replaced after each append; Fetch waits on it
-        self.producer_ids = ProducerIdAllocator()
         for name, partitions in config.topics:
             self.create(name, partitions)
+
+    def __getattr__(self, name: str) -> Any:
+        """``catalogue`` and ``producer_ids``, made on first use: the log package (batches,
+        records, producer state) is a tenth of a serve's start, and a broker answering only
+        ApiVersions, Metadata of no topics or group requests never needs it."""
+        if name == "catalogue":
+            from ..log.catalogue import TopicCatalogue
+            from ..log.config import LogConfig
+            config = self.config
+            self.catalogue = TopicCatalogue(
+                default_config=LogConfig(retention_bytes=config.log_retention_bytes,
+                                         retention_ms=config.log_retention_ms),
+                default_num_partitions=config.num_partitions)
+            return self.catalogue
+        if name == "producer_ids":
+            from ..log.producers import ProducerIdAllocator
+            self.producer_ids = ProducerIdAllocator()
+            return self.producer_ids
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # -- lookups ---------------------------------------------------------------------------
     def _info(self, topic) -> TopicInfo:

@@ -71,7 +71,7 @@ from kafka_emu.protocol.registry import APIS
 async def main():
     async with trio.open_nursery() as nursery:  # as `kafka-emu serve` runs it
         bound = await nursery.start(partial(serve, BrokerConfig.from_kafka({}, port=0)))
-        stream = await trio.open_tcp_stream("127.0.0.1", bound.port)
+        stream = await trio.open_tcp_stream(b"127.0.0.1", bound.port)  # bytes: no idna codec
         await stream.send_all(encode_request(APIS[18], 3, 7, "lazy", APIS[18].request(
             client_software_name="t", client_software_version="1")))
         data = b""
@@ -82,6 +82,9 @@ async def main():
         print(sorted(m.rsplit(".", 1)[1] for m in sys.modules
                      if m.startswith(("kafka_emu.protocol.messages.", "kafka_emu.broker.handlers."))))
         print("kafka_emu.coordinator.coordinator" in sys.modules)
+        print(sorted(m for m in ("kafka_emu.log", "kafka_emu.broker.events", "json",
+                                 "kafka_emu.broker.resource_configs", "encodings.idna")
+                     if m in sys.modules))
         nursery.cancel_scope.cancel()
 
 trio.run(main)
@@ -94,3 +97,6 @@ def test_a_server_answers_api_versions_without_loading_other_apis():
     assert eval(out[0]) == sorted(handlers.HANDLERS)  # every API listed (68/69 on by default)
     assert eval(out[1]) == ["_index", "_index", "api_versions", "api_versions"]
     assert out[2] == "False"  # nor the group coordinator (made at the first group request)
+    # nor the log package (made with the first topic), the event classes (the first observed
+    # event), the configs view, json, or Python's idna codec (an ASCII host goes as bytes)
+    assert out[3] == "[]"
