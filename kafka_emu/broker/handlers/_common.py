@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from ...errors import ErrorCode
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ...errors import ErrorCode, KafkaError
 from ..context import RequestContext
 
 
@@ -54,3 +57,36 @@ def by_topic(order, errors, make_partition, make_topic) -> list:
         topics.setdefault(topic, []).append(make_partition(
             partition_index=partition, error_code=errors.get((topic, partition), ErrorCode.NONE)))
     return [make_topic(name=name, partitions=parts) for name, parts in topics.items()]
+
+
+def leader_log(ctx: RequestContext, name: str, index: int, current_epoch: int = -1):
+    """The log of a partition this broker leads. KafkaError otherwise: UNKNOWN_TOPIC_OR_PARTITION,
+    or in a cluster NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH
+    (``Cluster.partition_error``; ``current_epoch`` -1: not checked)."""
+    log = ctx.broker.topics.partition(name, index)
+    cluster = ctx.broker.cluster
+    if cluster.multi:
+        refused = cluster.check_partition(ctx.connection.node_id, name, index, current_epoch)
+        if refused is not None:
+            raise KafkaError(refused)
+    return log
+
+
+def per_partition(request_topics: Iterable[Any], name_of: Callable[[Any], str],
+                  answer: Callable[[str, Any], Any], failed: Callable[[Any, int], Any],
+                  topic_result: Callable[[Any, list], Any]) -> list:
+    """The answer of a request that asks something of each partition of each topic (ListOffsets,
+    DeleteRecords, OffsetForLeaderEpoch): ``topic_result(topic, partitions)`` per topic, with
+    ``answer(topic name, partition)`` per partition in request order -- or, if that raised
+    KafkaError, ``failed(partition, error code)``; one partition's error never stops the rest."""
+    out = []
+    for t in request_topics:
+        name = name_of(t)
+        parts = []
+        for p in t.partitions:
+            try:
+                parts.append(answer(name, p))
+            except KafkaError as exc:
+                parts.append(failed(p, exc.code))
+        out.append(topic_result(t, parts))
+    return out

@@ -5,10 +5,13 @@ FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH for v4+'s current_leader_epoch). v0 (
 
 from __future__ import annotations
 
-from ...errors import ErrorCode, KafkaError
+from operator import attrgetter
+
+from ...errors import ErrorCode
 from ...protocol.messages.list_offsets import (API, ListOffsetsPartitionResponse,
                                                ListOffsetsResponse, ListOffsetsTopicResponse)
 from . import Handler
+from ._common import leader_log, per_partition
 
 
 def has_leader_epoch(version: int) -> bool:
@@ -16,32 +19,22 @@ def has_leader_epoch(version: int) -> bool:
 
 
 async def list_offsets(ctx, request) -> ListOffsetsResponse:
-    topics = ctx.broker.topics
-    cluster = ctx.broker.cluster
     epochs = has_leader_epoch(ctx.version)
-    out = []
-    for t in request.topics:
-        parts = []
-        for p in t.partitions:
-            try:
-                log = topics.partition(t.name, p.partition_index)
-                if cluster.multi:
-                    refused = cluster.check_partition(ctx.connection.node_id, t.name,
-                                                      p.partition_index,
-                                                      p.current_leader_epoch if epochs else -1)
-                    if refused is not None:
-                        raise KafkaError(refused)
-                found = log.offset_for_timestamp(p.timestamp)
-            except KafkaError as exc:
-                parts.append(ListOffsetsPartitionResponse(partition_index=p.partition_index,
-                                                          error_code=exc.code))
-                continue
-            parts.append(ListOffsetsPartitionResponse(
-                partition_index=p.partition_index, error_code=ErrorCode.NONE,
-                timestamp=found.timestamp, offset=found.offset,
-                leader_epoch=found.leader_epoch if epochs else -1))
-        out.append(ListOffsetsTopicResponse(name=t.name, partitions=parts))
-    return ListOffsetsResponse(topics=out)
+
+    def answer(name: str, p) -> ListOffsetsPartitionResponse:
+        log = leader_log(ctx, name, p.partition_index, p.current_leader_epoch if epochs else -1)
+        found = log.offset_for_timestamp(p.timestamp)
+        return ListOffsetsPartitionResponse(
+            partition_index=p.partition_index, error_code=ErrorCode.NONE,
+            timestamp=found.timestamp, offset=found.offset,
+            leader_epoch=found.leader_epoch if epochs else -1)
+
+    def failed(p, code: int) -> ListOffsetsPartitionResponse:
+        return ListOffsetsPartitionResponse(partition_index=p.partition_index, error_code=code)
+
+    return ListOffsetsResponse(topics=per_partition(
+        request.topics, attrgetter("name"), answer, failed,
+        lambda t, parts: ListOffsetsTopicResponse(name=t.name, partitions=parts)))
 
 
 HANDLER = Handler(API, "1-10", list_offsets)

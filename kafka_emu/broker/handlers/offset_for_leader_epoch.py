@@ -8,11 +8,14 @@ NOT_LEADER_OR_FOLLOWER (broker/cluster.py), one broker leads everything.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from ...errors import ErrorCode, KafkaError
 from ...protocol.messages.offset_for_leader_epoch import (API, EpochEndOffset,
                                                           OffsetForLeaderEpochResponse,
                                                           OffsetForLeaderTopicResult)
 from . import Handler
+from ._common import leader_log, per_partition
 
 
 def _single_broker_epoch_error(log, current: int) -> ErrorCode | None:
@@ -24,27 +27,24 @@ def _single_broker_epoch_error(log, current: int) -> ErrorCode | None:
 
 
 async def offset_for_leader_epoch(ctx, request) -> OffsetForLeaderEpochResponse:
-    topics = ctx.broker.topics
-    cluster = ctx.broker.cluster
-    out = []
-    for t in request.topics:
-        parts = []
-        for p in t.partitions:
-            try:
-                log = topics.partition(t.topic, p.partition)
-                refused = (cluster.check_partition(ctx.connection.node_id, t.topic, p.partition,
-                                                   p.current_leader_epoch) if cluster.multi
-                           else _single_broker_epoch_error(log, p.current_leader_epoch))
-                if refused is not None:
-                    raise KafkaError(refused)
-            except KafkaError as exc:
-                parts.append(EpochEndOffset(error_code=exc.code, partition=p.partition))
-                continue
-            epoch, end = log.end_offset_for_epoch(p.leader_epoch)
-            parts.append(EpochEndOffset(error_code=ErrorCode.NONE, partition=p.partition,
-                                        leader_epoch=epoch, end_offset=end))
-        out.append(OffsetForLeaderTopicResult(topic=t.topic, partitions=parts))
-    return OffsetForLeaderEpochResponse(topics=out)
+    multi = ctx.broker.cluster.multi
+
+    def answer(name: str, p) -> EpochEndOffset:
+        log = leader_log(ctx, name, p.partition, p.current_leader_epoch)
+        if not multi:  # one broker: the log's own epoch (a cluster checks its placement's)
+            refused = _single_broker_epoch_error(log, p.current_leader_epoch)
+            if refused is not None:
+                raise KafkaError(refused)
+        epoch, end = log.end_offset_for_epoch(p.leader_epoch)
+        return EpochEndOffset(error_code=ErrorCode.NONE, partition=p.partition,
+                              leader_epoch=epoch, end_offset=end)
+
+    def failed(p, code: int) -> EpochEndOffset:
+        return EpochEndOffset(error_code=code, partition=p.partition)
+
+    return OffsetForLeaderEpochResponse(topics=per_partition(
+        request.topics, attrgetter("topic"), answer, failed,
+        lambda t, parts: OffsetForLeaderTopicResult(topic=t.topic, partitions=parts)))
 
 
 HANDLER = Handler(API, "2-4", offset_for_leader_epoch)
