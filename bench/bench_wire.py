@@ -52,6 +52,7 @@ import time
 from collections.abc import Callable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+HERE_ROOT = os.path.dirname(HERE) + os.sep
 sys.path.insert(0, HERE)
 
 from kafka_emu.protocol import BY_NAME  # noqa: E402
@@ -160,7 +161,20 @@ class Server:
             fields = f.read().rpartition(")")[2].split()
         return int(fields[11]), int(fields[12])
 
+    def settle(self, limit_s: float = 10.0) -> None:
+        """Wait until the server is quiet (under 2% of a core over 0.1 s): a reading taken while
+        it is still answering would catch requests half-way through."""
+        deadline = time.monotonic() + limit_s
+        before = self.cpu_ns()
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            now = self.cpu_ns()
+            if now - before < 2_000_000:
+                return
+            before = now
+
     def rss_kb(self) -> int:
+        self.settle()
         with open(f"/proc/{self.proc.pid}/status") as f:
             for line in f:
                 if line.startswith("VmRSS:"):
@@ -184,12 +198,17 @@ class Server:
 
 
 def emu(timeline: bool = False, delay_ms: int = DELAY_MS) -> Server:
+    return Server("kafka-emu" + (" (timeline on)" if timeline else ""),
+                  _emu_args(timeline, delay_ms))
+
+
+def _emu_args(timeline: bool = False, delay_ms: int = DELAY_MS) -> list[str]:
     args = [sys.executable, "-m", "kafka_emu", "serve", "--port", "0", "--log-level", "ERROR",
             "--topic", f"{TOPIC}:1", "-c", f"group.initial.rebalance.delay.ms={delay_ms}",
             "-c", "connections.max.idle.ms=3600000"]
     if not timeline:
         args += ["-c", "emu.timeline.max.events=0"]
-    return Server("kafka-emu" + (" (timeline on)" if timeline else ""), args)
+    return args
 
 
 def bare(coalesce: bool, body: bytes) -> Server:
@@ -674,58 +693,145 @@ def _one(server: Server, frame: bytes) -> bytes:
     return got[0]
 
 
-def memory(n: int, with_mock: bool) -> None:
-    print(f"== memory at {n}: server RSS growth (KB) per idle connection (one ApiVersions "
-          f"answered), per idle member (formed group), per group holding one committed offset")
-    av = request(API_VERSIONS, 0, API_VERSIONS.request())
-    for make in ([emu, mock] if with_mock and n <= MOCK_MAX_MEMBERS else [emu]):
+class Traced(Server):
+    """kafka-emu under tracemalloc (bench/_traced_serve.py): ``reading()`` is the bytes
+    tracemalloc holds, in KB, and with ``frames`` > 0 each reading also leaves a snapshot."""
+
+    def __init__(self, args: list[str], frames: int) -> None:
+        import tempfile
+        self.dir = tempfile.mkdtemp(prefix="bench-wire-traced-")
+        self.frames, self.count = frames, 0
+        self.live: list[float] = []
+        self.peak: list[float] = []
+        super().__init__("kafka-emu (tracemalloc)",
+                         [sys.executable, os.path.join(HERE, "_traced_serve.py"),
+                          os.path.join(self.dir, "r"), str(frames), *args[3:]])
+
+    def reading(self) -> float:
+        """KB held now, garbage included (the ``live`` figure after collecting it is kept in
+        ``self.live``, one per reading)."""
+        import signal
+        path = os.path.join(self.dir, f"r.{self.count}")
+        self.count += 1
+        self.settle()
+        os.kill(self.proc.pid, signal.SIGUSR1)
+        deadline = time.monotonic() + 120
+        while not os.path.exists(path):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the traced server wrote no reading")
+            time.sleep(0.05)
+        with open(path) as f:
+            held, live, peak = (int(v) / 1024 for v in f.read().split())
+        self.live.append(live)
+        self.peak.append(peak)
+        return held
+
+    def top(self, first: int, second: int, n: int, limit: int = 12) -> None:
+        """Where the traced growth from reading ``first`` to ``second`` was allocated, per
+        unit of ``n``."""
+        import tracemalloc
+        old, new = (tracemalloc.Snapshot.load(os.path.join(self.dir, f"r.{i}.snap"))
+                    for i in (first, second))
+        key = "traceback" if self.frames > 1 else "lineno"
+        for stat in new.compare_to(old, key)[:limit]:
+            where = " <- ".join(f"{f.filename.rpartition('site-packages/')[2].rpartition(HERE_ROOT)[2]}"
+                                f":{f.lineno}" for f in reversed(stat.traceback))
+            print(f"      {stat.size_diff / n:6.0f} B {stat.count_diff / n:5.2f} blocks  {where}")
+
+    def close(self) -> None:
+        import shutil
+        super().close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def memory(n: int, with_mock: bool, traced: bool = False, profile_frames: int = 0) -> None:
+    """Server growth per idle connection, idle member and group, read as RSS (/proc VmRSS) from
+    each server, and with ``traced`` as bytes held under tracemalloc from kafka-emu in a
+    separate run (Python's own view: no allocator slack, no interpreter or libc arenas)."""
+    print(f"== memory at {n}: server growth (KB) per idle connection (one ApiVersions "
+          f"answered), per idle member (formed group), per group holding one committed offset; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    makers: list[Callable[[], Server]] = [emu]
+    if with_mock and n <= MOCK_MAX_MEMBERS:
+        makers.append(mock)
+    if traced or profile_frames:
+        makers.append(lambda: Traced(_emu_args(), profile_frames))
+    for make in makers:
         with make() as server:
-            _one(server, av)
-            time.sleep(0.2)
-            base = server.rss_kb()
-            links = [Link(server.address) for _ in range(n)]
-            answered = [0]
+            _memory_of(server, n)
 
-            def count(_, __) -> None:
-                answered[0] += 1
-            for link in links:
-                link.send(av)
-            pump(links, count, lambda: answered[0] == n)
-            time.sleep(0.2)
-            with_conns = server.rss_kb()
-            per_group = "-"
-            if server.name == "kafka-emu":
-                from kafka_emu.protocol.messages.offset_commit import (
-                    OffsetCommitRequestPartition as P, OffsetCommitRequestTopic as T)
-                frames = [request(COMMIT, V_COMMIT, COMMIT.request(
-                    group_id=f"offsets-{i}", topics=[T(name=TOPIC, partitions=[
-                        P(partition_index=0, committed_offset=i, committed_metadata="")])]), i)
-                    for i in range(n)]
-                before = server.rss_kb()
-                done = [0]
 
-                def counted(_, __) -> None:
-                    done[0] += 1
-                one = Link(server.address)
-                one.send(b"".join(frames))
-                pump([one], counted, lambda: done[0] == n)
-                one.close()
-                time.sleep(0.2)
-                per_group = f"{(server.rss_kb() - before) / n:.2f}"
-            before_members = server.rss_kb()
-            try:
-                group = form_group(server, "memory", n, links)
-                time.sleep(0.2)
-                member = f"{(server.rss_kb() - before_members) / n:.2f}"
-            except Exception as exc:  # noqa: BLE001 - one server's failure, reported, not fatal
-                member, group = f"failed ({exc})", None
-            print(f"  {server.name:<16} connection {(with_conns - base) / n:6.2f}   member "
-                  f"{member}   group+offset {per_group}   (targets: connection < 4, member < 2)")
-            if group is not None:
-                group.close()
-            else:
-                for link in links:
-                    link.close()
+def _memory_of(server: Server, n: int) -> None:
+    traced = isinstance(server, Traced)
+    # a phase's growth: its end reading less its start; under tracemalloc a phase starts from
+    # the live figure (the reading collects the garbage before it) and ends at the held one
+    reading = server.reading if traced else server.rss_kb
+
+    def start() -> float:
+        return (reading(), server.live[-1])[1] if traced else reading()
+    what = "tracemalloc" if traced else "RSS"
+    av = request(API_VERSIONS, 0, API_VERSIONS.request())
+    _one(server, av)
+    time.sleep(0.2)
+    base = start()
+    links = [Link(server.address) for _ in range(n)]
+    answered = [0]
+
+    def count(_, __) -> None:
+        answered[0] += 1
+    for link in links:
+        link.send(av)
+    pump(links, count, lambda: answered[0] == n)
+    time.sleep(0.2)
+    with_conns = reading()
+    per_group = "-"
+    if server.name.startswith("kafka-emu"):
+        from kafka_emu.protocol.messages.offset_commit import (
+            OffsetCommitRequestPartition as P, OffsetCommitRequestTopic as T)
+        frames = [request(COMMIT, V_COMMIT, COMMIT.request(
+            group_id=f"offsets-{i}", topics=[T(name=TOPIC, partitions=[
+                P(partition_index=0, committed_offset=i, committed_metadata="")])]), i)
+            for i in range(n)]
+        before = start()
+        done = [0]
+
+        def counted(_, __) -> None:
+            done[0] += 1
+        one = Link(server.address)
+        one.send(b"".join(frames))
+        pump([one], counted, lambda: done[0] == n)
+        one.close()
+        time.sleep(0.2)
+        per_group = f"{(reading() - before) / n:.2f}"
+    before_members = start()
+    try:
+        group = form_group(server, "memory", n, links)
+        time.sleep(0.2)
+        member = f"{(reading() - before_members) / n:.2f}"
+    except Exception as exc:  # noqa: BLE001 - one server's failure, reported, not fatal
+        member, group = f"failed ({exc})", None
+    name = "kafka-emu" if traced else server.name
+    print(f"  {name:<16} {what:<11} connection {(with_conns - base) / n:6.2f}   member "
+          f"{member}   group+offset {per_group}   (targets: connection < 4, member < 2)")
+    if traced and group is not None:
+        # each phase from the live figure at its start (the collection at a reading frees
+        # the garbage before it): held includes the phase's uncollected cycles, live not
+        live, peak = server.live, server.peak
+        print(f"  {name:<16} {'live (gc)':<11} connection {(live[1] - live[0]) / n:6.2f}   "
+              f"member {(live[5] - live[4]) / n:.2f}   group+offset {(live[3] - live[2]) / n:.2f}")
+        print(f"  {name:<16} {'peak':<11} connection {(peak[1] - live[0]) / n:6.2f}   "
+              f"member {(peak[5] - live[4]) / n:.2f}   group+offset {(peak[3] - live[2]) / n:.2f}"
+              "   (the most held at once during the phase)")
+    if traced and server.frames:
+        print("    per connection, by allocation site (bytes, blocks):")
+        server.top(0, 1, n)
+        print("    per member:")
+        server.top(4, 5, n)
+    if group is not None:
+        group.close()
+    else:
+        for link in links:
+            link.close()
 
 
 def main() -> int:
@@ -733,6 +839,11 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="100 members only, no mock")
     parser.add_argument("--no-mock", action="store_true")
     parser.add_argument("--only", choices=("own", "wire", "formation", "memory"))
+    parser.add_argument("--tracemalloc", action="store_true",
+                        help="memory: also measure kafka-emu under tracemalloc (a separate run)")
+    parser.add_argument("--profile", type=int, default=0, metavar="FRAMES",
+                        help="memory: with tracemalloc, list where the growth was allocated "
+                             "(tracebacks of FRAMES frames)")
     args = parser.parse_args()
     with_mock = not (args.quick or args.no_mock)
     sizes = (100,) if args.quick else GROUP_SIZES
@@ -744,7 +855,7 @@ def main() -> int:
     if args.only in (None, "formation"):
         describe_and_formation((1000,) if args.quick else FORMATION_SIZES, with_mock)
     if args.only in (None, "memory"):
-        memory(1000 if args.quick else 5000, with_mock)
+        memory(1000 if args.quick else 5000, with_mock, args.tracemalloc, args.profile)
     return 0
 
 
