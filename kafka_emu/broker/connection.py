@@ -40,7 +40,7 @@ from ..protocol.framing import FrameBuffer
 from ..protocol.headers import decode_request, encode_response, encode_response_parts, peek_api
 from ..protocol.schema import fields_of
 from .clock import io_now, perf_now
-from .context import ConnectionInfo, RequestContext
+from .context import ConnectionInfo, Parked, RequestContext
 from .error_response import error_response
 from .handlers import HANDLERS
 from .handlers.api_versions import unsupported_version_response
@@ -213,6 +213,69 @@ class Connection:
             raise PeerGone("closed by peer while its request was parked")
         return result[0]
 
+    async def wait_parked(self, parked: Parked) -> bytearray:
+        """Wait for the coordinator's answer to a request ``_process`` handed back parked, and
+        return its response frame -- or raise PeerGone if the client goes first. The wait is
+        this connection's ordinary read (frames read meanwhile queue up behind the parked one;
+        the stream's end means the client left), woken by the answer (``_wake_parked``): a
+        parked request keeps no coroutine frames of its own and no cancel scope."""
+        pending = parked.pending
+        try:
+            await self.flush()  # answers to earlier requests must not wait behind this one
+            if not pending.resolved:
+                if self._raw is None:
+                    await self._park_pending(pending)
+                else:
+                    pending.wake = self._wake_parked
+                    try:
+                        await self._until_answered(pending)
+                    finally:
+                        pending.wake = None
+                    if not pending.resolved:
+                        raise PeerGone("closed by peer while its request was parked")
+        finally:
+            if not pending.resolved:
+                self.broker.forget(parked.request_id)
+        return _answer_parked(self.broker, self, parked)
+
+    def _wake_parked(self) -> None:
+        # the read in _until_answered raises ClosedResourceError, which it takes as the answer
+        # once the Pending is resolved; the socket is not closed (the idle reaper wakes an idle
+        # read the same way, Connection.expire)
+        trio.lowlevel.notify_closing(self._raw)
+
+    async def _until_answered(self, pending: Pending) -> None:
+        """Read while ``pending`` is parked, until it is answered or the client goes (then set
+        ``eof``). ``pending`` is checked before every wait: an answer that came while this task
+        was not waiting on the socket woke nothing."""
+        raw = self._raw
+        try:
+            while not pending.resolved:
+                if self.frames.buffered + sum(map(len, self.queue)) > PARKED_READ_LIMIT:
+                    await pending.done.wait()  # enough queued; read again once answered
+                    return
+                try:
+                    data = raw.recv(RECEIVE_SIZE)
+                except BlockingIOError:
+                    data = None  # wait below, outside the except block (it would keep it alive)
+                if data is None:
+                    try:
+                        await trio.lowlevel.wait_readable(raw)
+                    except trio.ClosedResourceError:
+                        if pending.resolved:
+                            return  # woken by the answer (_wake_parked)
+                        raise
+                    continue
+                if not data:
+                    break
+                self._take(data)
+                await trio.lowlevel.cancel_shielded_checkpoint()
+            else:
+                return
+        except (OSError, trio.BrokenResourceError, trio.ClosedResourceError, DecodeError):
+            pass  # any of these ends the connection once the parked request is released
+        self.eof = True
+
     async def _park_pending(self, pending: Pending) -> None:
         """Wait in this task for the coordinator's answer to ``pending``: the connection goes on
         reading (frames queue up; the stream's end means the client left) until the answer's
@@ -277,6 +340,8 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
                 for frame in frames:
                     response = await _process(broker, conn, info, frame)
                     if response is not None:
+                        if response.__class__ is Parked:
+                            response = await conn.wait_parked(response)
                         conn.enqueue(response)
                 # an idle connection keeps neither its last frames nor its last response
                 frames = frame = response = None  # type: ignore[assignment]
@@ -335,7 +400,7 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         log.debug("%s: ignoring %d bytes after %s v%d", info.peer, trailing, api.name, version)
     ctx = RequestContext(broker=broker, api=api, version=version, correlation_id=correlation_id,
                          client_id=header.client_id or "", connection=info,
-                         request_id=broker.new_request_id())
+                         request_id=broker.new_request_id(), deferrable=True)
     faults = broker.faults  # None unless a control-plane fault rule can fire
     fault = faults.match(api_key, version, ctx.client_id, request) if faults is not None else None
     if fault is None:
@@ -344,7 +409,15 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         except KafkaError as exc:
             # Kafka's handleError: the request fails as a whole, answered in its own shape
             response = error_response(api, version, request, exc.code, exc.message)
+        if response.__class__ is Parked:
+            # the connection waits for the answer (Connection.wait_parked), then responds
+            # through _answer_parked with what is kept here
+            response.request, response.started, response.api_key = request, started, api_key
+            response.version, response.correlation_id = version, correlation_id
+            response.client_id = header.client_id
+            return response
     else:
+        ctx.deferrable = False  # the fault's action may still run after the handler
         response = await _faulted(broker, conn, ctx, handler, request, fault)
     emit = observation.emit  # a sink may have subscribed while the request was parked
     if emit is not None:
@@ -370,6 +443,28 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         await conn.park(partial(trio.sleep, fault.delay_ms / 1000))
         return None
     return data
+
+
+def _answer_parked(broker: Broker, conn: Connection, parked: Parked) -> bytearray:
+    """The end of ``_process`` for a request answered after it was parked: RequestHandled (a
+    sink may have subscribed meanwhile) and the response frame. Kept apart from _process, whose
+    every request would otherwise pay a call."""
+    pending, request, version = parked.pending, parked.request, parked.version
+    response = pending.response
+    api_key, correlation_id, started = parked.api_key, parked.correlation_id, parked.started
+    api = HANDLERS[api_key].api
+    emit = broker.observation.emit
+    if emit is not None:
+        done = perf_now()
+        make = REQUEST_ROWS.get((type(request), type(response)))
+        if make is None:
+            make = request_row_maker(type(request), type(response))
+        info = conn.info
+        emit(make(request, response, (done - started) * 1000 if started is not None else 0.0,
+                  broker.topics.lookup_id, broker.clock.ms_at(done), conn.id, conn.peer,
+                  api.name, api_key, version, correlation_id, parked.client_id,
+                  info.client_software_name, info.client_software_version))
+    return encode_response(api, version, correlation_id, response)
 
 
 async def _handle(handler, ctx: RequestContext, request):

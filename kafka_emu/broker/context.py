@@ -31,6 +31,21 @@ class ConnectionInfo:
         return f"{self.peer_host}:{self.peer_port}"
 
 
+class Parked:
+    """A request parked in the coordinator, handed back to the connection instead of waited on
+    (``RequestContext.submit(..., defer=True)``): the connection's loop waits for the answer
+    itself (``Connection.wait_parked``) and then responds as ``_process`` would have. A group
+    of 5000 forming parks 5000 JoinGroups and then 5000 SyncGroups at once; parked this way each
+    keeps this record and its Pending, not a chain of coroutine frames and a cancel scope."""
+
+    __slots__ = ("pending", "request_id", "request", "started", "api_key", "version",
+                 "correlation_id", "client_id")
+
+    def __init__(self, pending: Any, request_id: int) -> None:
+        self.pending = pending
+        self.request_id = request_id
+
+
 @attrs.define
 class RequestContext:
     broker: Broker
@@ -40,9 +55,16 @@ class RequestContext:
     client_id: str
     connection: ConnectionInfo
     request_id: int
+    # the connection takes a parked request back (Parked) rather than waiting in the handler;
+    # False where something must still run after the handler (a fault rule's action)
+    deferrable: bool = False
 
-    async def submit(self, command: Any, render) -> Any:
-        """Hand a command to the coordinator; wait if it parks; return the rendered reply."""
+    async def submit(self, command: Any, render, *, defer: bool = False) -> Any:
+        """Hand a command to the coordinator; wait if it parks; return the rendered reply.
+
+        With ``defer`` (a handler that returns this reply as it is: JoinGroup, SyncGroup) a
+        parked request comes back as a ``Parked`` for the connection to wait on, when the
+        connection can (``deferrable``)."""
         broker = self.broker
         if broker.cluster.multi:  # only the group's coordinator serves it (group_routing.py)
             command, render, answer = route(self, command, render)
@@ -50,6 +72,8 @@ class RequestContext:
                 return answer
         pending = broker.submit(command, render)
         if not pending.resolved:
+            if defer and self.deferrable:
+                return Parked(pending, command.request_id)
             try:
                 park = self.connection.park
                 await (pending.done.wait() if park is None else park(pending))

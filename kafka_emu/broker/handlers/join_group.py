@@ -63,7 +63,7 @@ async def join_group(ctx, request) -> JoinGroupResponse:
         client_id=ctx.client_id, client_host=java_host(ctx.connection.peer_host),
         reason=request.reason, require_known_member_id=requires_known_member_id(v),
         supports_skip_assignment=supports_skip_assignment(v))
-    return await ctx.submit(command, partial(render, v))
+    return await ctx.submit(command, partial(render, v), defer=True)  # may come back Parked
 
 
 HANDLER = Handler(API, "0-9", join_group)

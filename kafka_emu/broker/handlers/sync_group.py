@@ -31,7 +31,7 @@ async def sync_group(ctx, request) -> SyncGroupResponse:
         group_instance_id=request.group_instance_id, protocol_type=request.protocol_type,
         protocol_name=request.protocol_name,
         assignments=tuple((a.member_id, a.assignment) for a in request.assignments))
-    return await ctx.submit(command, render)
+    return await ctx.submit(command, render, defer=True)  # may come back Parked
 
 
 HANDLER = Handler(API, "0-5", sync_group)
