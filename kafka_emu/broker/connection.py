@@ -88,24 +88,22 @@ class Connection:
     """The live state of one connection; handlers reach it as ``ctx.connection``'s owner.
 
     Memory: thousands of idle connections are normal (a consumer group of 5000), so an idle one
-    keeps little: slots, an empty list for the frames read but not yet served (a deque starts
-    with a 64-slot block), no last request or response, and a read that waits on the socket
-    itself (``_receive``) rather than through SocketStream's layers of coroutines."""
+    keeps little: slots, no list while nothing is queued either way (``()`` stands for empty),
+    no last request or response, no figure the broker's config has, and a read that waits on
+    the socket itself (``read``) rather than through SocketStream's layers of coroutines."""
 
-    __slots__ = ("broker", "stream", "id", "frames", "queue", "out", "vectored", "idle_s",
-                 "frame_timeout_s", "frame_started", "eof", "info", "peer", "_raw", "expired")
+    __slots__ = ("broker", "stream", "id", "frames", "queue", "out", "vectored",
+                 "frame_started", "eof", "info", "peer", "_raw", "expired")
 
     def __init__(self, broker: Broker, stream: trio.SocketStream, connection_id: int) -> None:
         self.broker = broker
         self.stream = stream
         self.id = connection_id
-        cfg = broker.config
-        self.frames = FrameBuffer(cfg.socket_request_max_bytes)
-        self.queue: list[bytes] = []  # frames read, not yet served, oldest first
-        self.out: list[bytes | bytearray | memoryview] = []
+        self.frames = FrameBuffer(broker.config.socket_request_max_bytes)
+        # frames read, not yet served, oldest first; () while there are none
+        self.queue: list[bytes] | tuple[()] = ()
+        self.out: list[bytes | bytearray | memoryview] | tuple[()] = ()  # responses not yet sent
         self.vectored = False  # ``out`` holds stored batches: write it with sendmsg, unjoined
-        self.idle_s = cfg.connections_max_idle_ms / 1000
-        self.frame_timeout_s = cfg.frame_read_timeout_ms / 1000
         self.frame_started = 0.0  # io time the partial frame in ``frames`` began
         self.eof = False
         self.info: ConnectionInfo | None = None
@@ -117,7 +115,11 @@ class Connection:
     # -- reading ---------------------------------------------------------------------------
     def _take(self, data: bytes) -> None:
         was_partial = self.frames.buffered > 0
-        self.queue.extend(self.frames.feed(data))
+        queue = self.queue
+        if queue:
+            queue.extend(self.frames.feed(data))
+        else:
+            self.queue = list(self.frames.feed(data)) or ()
         if self.frames.buffered and not was_partial:
             self.frame_started = io_now()
 
@@ -131,47 +133,80 @@ class Connection:
         if raw is None:
             return await self.stream.receive_some(RECEIVE_SIZE)
         await trio.lowlevel.checkpoint_if_cancelled()
-        try:
-            data: bytes = raw.recv(RECEIVE_SIZE)
-        except BlockingIOError:
-            pass  # wait below, outside the except block (which would keep the exception alive)
-        else:
+        data = _recv_nowait(raw)
+        if data is not None:
             await trio.lowlevel.cancel_shielded_checkpoint()
             return data
-        while True:
+        while data is None:
             await trio.lowlevel.wait_readable(raw)
-            try:
-                return raw.recv(RECEIVE_SIZE)  # type: ignore[no-any-return]
-            except BlockingIOError:
-                pass
+            data = _recv_nowait(raw)
+        return data
 
     async def read(self) -> bool:
-        """Read once into the queue; False at end of stream. Raises CloseConnection on a timeout."""
-        if not self.frames.buffered:
+        """Read once into the queue; False at end of stream. Raises CloseConnection on a timeout.
+
+        Waiting for a request (no partial frame), the wait is on the socket itself, with no
+        coroutine of ours between this one and trio's: it is what every idle connection keeps
+        while it waits."""
+        raw = self._raw
+        if self.frames.buffered or raw is None:
+            return await self._read_more()
+        await trio.lowlevel.checkpoint_if_cancelled()
+        data = _recv_nowait(raw)
+        if data is None:
             # waiting for a request: the broker's IdleConnections closes it when idle too long
             idle = self.broker.idle
-            idle.waiting(self, io_now() + self.idle_s)
+            idle.waiting(self, io_now() + self.broker.config.connections_max_idle_ms / 1000)
+            try:
+                while data is None:
+                    await trio.lowlevel.wait_readable(raw)
+                    data = _recv_nowait(raw)
+            except trio.ClosedResourceError:
+                if not self.expired:
+                    raise
+                raise CloseConnection(f"idle for more than "
+                                      f"{self.broker.config.connections_max_idle_ms} ms "
+                                      "(connections.max.idle.ms)", "idle") from None
+            finally:
+                idle.active(self)
+            self.expired = False  # bytes won a race with an expiry: not idle after all
+        else:
+            await trio.lowlevel.cancel_shielded_checkpoint()
+        if not data:
+            return False
+        self._take(data)
+        return True
+
+    async def _read_more(self) -> bool:
+        """``read`` with a frame partly read (it must be complete in time), or with no socket
+        of our own to wait on."""
+        timeout_ms = self.broker.config.frame_read_timeout_ms
+        if not self.frames.buffered:
+            # no stdlib socket (a stream that is not trio's SocketStream): wait via the stream
+            idle = self.broker.idle
+            idle.waiting(self, io_now() + self.broker.config.connections_max_idle_ms / 1000)
             try:
                 data = await self._receive()
             except trio.ClosedResourceError:
                 if not self.expired:
                     raise
-                raise CloseConnection(f"idle for more than {self.idle_s * 1000:.0f} ms "
+                raise CloseConnection(f"idle for more than "
+                                      f"{self.broker.config.connections_max_idle_ms} ms "
                                       "(connections.max.idle.ms)", "idle") from None
             finally:
                 idle.active(self)
-            self.expired = False  # bytes won a race with an expiry: not idle after all
+            self.expired = False
             if not data:
                 return False
             self._take(data)
             return True
-        with trio.move_on_at(self.frame_started + self.frame_timeout_s):
+        with trio.move_on_at(self.frame_started + timeout_ms / 1000):
             data = await self._receive()
             if not data:
                 return False
             self._take(data)
             return True
-        raise CloseConnection(f"frame not complete within {self.frame_timeout_s * 1000:.0f} ms "
+        raise CloseConnection(f"frame not complete within {timeout_ms} ms "
                               "(emu.frame.read.timeout.ms)", "frame read timeout")
 
     def expire(self) -> None:
@@ -254,10 +289,7 @@ class Connection:
                 if self.frames.buffered + sum(map(len, self.queue)) > PARKED_READ_LIMIT:
                     await pending.done.wait()  # enough queued; read again once answered
                     return
-                try:
-                    data = raw.recv(RECEIVE_SIZE)
-                except BlockingIOError:
-                    data = None  # wait below, outside the except block (it would keep it alive)
+                data = _recv_nowait(raw)
                 if data is None:
                     try:
                         await trio.lowlevel.wait_readable(raw)
@@ -294,21 +326,37 @@ class Connection:
     def enqueue(self, data: bytearray | list) -> None:
         """Queue one response frame: a bytearray, or a list of buffers (a response carrying
         stored batches, protocol/spliced.py)."""
+        out = self.out
         if data.__class__ is list:
-            self.out.extend(data)
+            if out:
+                out.extend(data)  # type: ignore[union-attr]
+            else:
+                self.out = list(data)
             self.vectored = True
+        elif out:
+            out.append(data)  # type: ignore[union-attr]
         else:
-            self.out.append(data)  # type: ignore[arg-type]
+            self.out = [data]  # type: ignore[list-item]
 
     async def flush(self) -> None:
         out = self.out
         if out:
-            self.out = []
+            self.out = ()
             if self.vectored:
                 self.vectored = False
                 await send_vectored(self.stream, out)
             else:
                 await self.stream.send_all(out[0] if len(out) == 1 else b"".join(out))
+
+
+def _recv_nowait(raw) -> bytes | None:
+    """What the socket has (b"" at its end), or None if nothing yet. A function of its own: the
+    BlockingIOError's traceback makes a frame object of the frame it passes through, which a
+    coroutine would keep for as long as it lives (about 200 bytes per waiting connection)."""
+    try:
+        return raw.recv(RECEIVE_SIZE)  # type: ignore[no-any-return]
+    except BlockingIOError:
+        return None
 
 
 async def serve_connection(broker: Broker, stream: trio.SocketStream,
@@ -336,7 +384,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
         while not conn.eof:
             while conn.queue:
                 # this batch; frames read while one of them is parked go to a new list
-                frames, conn.queue = conn.queue, []
+                frames, conn.queue = conn.queue, ()
                 for frame in frames:
                     response = await _process(broker, conn, info, frame)
                     if response is not None:

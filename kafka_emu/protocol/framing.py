@@ -20,6 +20,8 @@ class FrameTooLarge(DecodeError):
 
 
 class FrameBuffer:
+    __slots__ = ("max_frame", "_buf", "_need")  # one per connection
+
     def __init__(self, max_frame: int = DEFAULT_MAX_FRAME) -> None:
         self.max_frame = max_frame
         self._buf = bytearray()
