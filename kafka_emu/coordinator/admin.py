@@ -9,6 +9,8 @@ coordinator reports them. DeleteGroups v0-2: only Empty groups can be deleted.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from kafka_emu.errors import ErrorCode
 
 from .commands import DeleteGroups, DescribeGroups, ListGroups
@@ -53,7 +55,19 @@ def handle_list(core: Core, cmd: ListGroups) -> None:
     core.reply(cmd.request_id, "ListGroups", None, ListGroupsResult(error=ErrorCode.NONE, groups=tuple(listed)))
 
 
+# Everything ``describe_group`` reads of a member, in one C-level call per member.
+_MEMBER_FACTS = attrgetter("member_id", "group_instance_id", "client_id", "client_host",
+                           "metadata_by_name", "assignment")
+
+
 def describe_group(core: Core, group_id: str, not_found_is_error: bool = True) -> DescribedGroup:
+    """A group as DescribeGroups reports it. While nothing it reports has changed, the group's
+    last description is handed out again -- the same object, so the broker can reuse what it
+    encoded of it (a thousand-member group costs a thousand members to describe). "Nothing has
+    changed" is checked, not tracked: the description is a function of the group's state,
+    protocol type and name and of the facts ``_MEMBER_FACTS`` reads of each member in order,
+    and those are compared with the ones it was made from. That costs a tuple per member, a
+    fraction of building and encoding the member, and no change anywhere else can make it stale."""
     group = core.groups.get(group_id)
     if group is None:
         return DescribedGroup(
@@ -63,6 +77,11 @@ def describe_group(core: Core, group_id: str, not_found_is_error: bool = True) -
             group_id=group_id,
             state=GroupState.DEAD.value,
         )
+    made_of = (group.state, group.protocol_type, group.protocol_name,
+               tuple(map(_MEMBER_FACTS, group.members.values())))
+    last = group.described
+    if last is not None and last[0] == made_of:
+        return last[1]
     stable = group.state is GroupState.STABLE
     name = group.protocol_name if stable else None
     # One DescribedMember per member, in a list comprehension with Member.metadata(name)
@@ -80,7 +99,7 @@ def describe_group(core: Core, group_id: str, not_found_is_error: bool = True) -
                       client_id=m.client_id, client_host=m.client_host,
                       metadata=m.metadata_by_name.get(name, b""), assignment=m.assignment)
             for m in group.members.values()])
-    return DescribedGroup(
+    description = DescribedGroup(
         error=ErrorCode.NONE,
         group_id=group_id,
         state=group.state.value,
@@ -88,6 +107,8 @@ def describe_group(core: Core, group_id: str, not_found_is_error: bool = True) -
         protocol_data=(group.protocol_name or "") if stable else "",
         members=members,
     )
+    group.described = (made_of, description)
+    return description
 
 
 def handle_describe(core: Core, cmd: DescribeGroups) -> None:

@@ -30,7 +30,7 @@ from kafka_emu.errors import ErrorCode
 
 from .events import LeaderChanged, StateChanged
 from .java_order import hashmap_order
-from .results import JoinGroupMember
+from .results import DescribedGroup, JoinGroupMember
 from .state import VALID_PREVIOUS, GroupState, IllegalStateTransition
 
 if TYPE_CHECKING:
@@ -179,6 +179,8 @@ class Group:
         # written on entering Stable or Empty and on a static member's replacement in Stable.
         # A coordinator move reloads the group from it (Coordinator.load_group).
         self.stored: StoredGroup | None = None
+        # DescribeGroups' last description and what it was made from (admin.describe_group).
+        self.described: tuple[tuple, DescribedGroup] | None = None
 
     # ----------------------------------------------------------------- state
     def transition_to(self, new: GroupState) -> None:

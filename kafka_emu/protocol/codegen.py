@@ -17,14 +17,16 @@ The ``_emit_*`` functions below are the one interpreter of the declarations: the
 types and emit, per field type, the same few lines whatever the message; nothing is written per
 API. Nested structs are inlined into their parent's functions; consecutive fixed-width fields
 (and a classic length prefix after them) share one ``struct`` call; tagged fields go through two
-shared helpers (rare on the wire). Reading relies on ``end == len(buf)``: a fixed-width read past
-the end raises struct.error or IndexError, which the entry points turn into DecodeError; slices,
-which would silently come out short, are caught by the final position check; an array count is
-checked against the least its elements can take before any element is built, so a count of
-2^31-1 fails at once. Decoded instances are filled in a mutable twin of the frozen class and
-then given their real class (see ``_builder``). Each generated line is recorded against the
-field it serves (``LINE_FIELDS``, used by codec.py to name the failing field; the source also
-goes to ``linecache`` so tracebacks show it); ``Plan.source`` shows what was generated.
+shared helpers (rare on the wire); an array of structs may come as an ``EncodedArray``, whose
+bytes are written as they are (preencoded.py). Reading relies on ``end == len(buf)``: a
+fixed-width read past the end raises struct.error or IndexError, which the entry points turn
+into DecodeError; slices, which would silently come out short, are caught by the final
+position check; an array count is checked against the least its elements can take before any
+element is built, so a count of 2^31-1 fails at once. Decoded instances are filled in a mutable
+twin of the frozen class and then given their real class (see ``_builder``). Each generated line
+is recorded against the field it serves (``LINE_FIELDS``, used by codec.py to name the failing
+field; the source also goes to ``linecache`` so tracebacks show it); ``Plan.source`` shows what
+was generated.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from . import primitives as p
 from .errors import DecodeError, EncodeError
 from .schema import (BOOL, BYTES, FLOAT64, INT8, INT16, INT32, INT64, RECORDS, STRING, UINT16,
                      UINT32, UUID, VARINT, VARLONG, Array, FieldSpec, fields_of)
+from .preencoded import EncodedArray
 from .spliced import RecordsParts, splice
 
 # struct format character and size of every fixed-width type
@@ -442,6 +445,17 @@ def _emit_write(src: _Source, ind: int, t: Any, version: int, flexible: bool, nu
             src.emit(ind, f"if {n} < {_SHORT}: out += {packers}[{n}](*{v})", field)
             src.emit(ind, f"else: out += _pack('>%d{_FIXED[el]}' % {n}, *{v})", field)
         else:
+            if isinstance(el, type):
+                # elements encoded once by a handler for this very plan (preencoded.py)
+                plan = src.const(plan_for(el, version, flexible), "_pl")
+                why = src.const(f"an EncodedArray made for another plan where "
+                                f"{el.__name__} v{version}{' flexible' if flexible else ''} "
+                                f"goes", "_why")
+                src.emit(ind, f"if {v}.__class__ is {src.const(EncodedArray, '_EA')}:", field)
+                src.emit(ind + 1, f"if {v}.plan is not {plan}: raise _EE({why})", field)
+                src.emit(ind + 1, f"out += {v}.data", field)
+                src.emit(ind, "else:", field)
+                ind += 1
             item = src.var("it")
             src.emit(ind, f"for {item} in {v}:", field)
             _emit_write(src, ind + 1, el, version, flexible, False, item, field)

@@ -4,12 +4,14 @@ and GROUP_ID_NOT_FOUND for unknown groups (KIP-1043; v0-5 get a "Dead" entry).""
 
 from __future__ import annotations
 
+import weakref
 from functools import partial
 
 from ... import coordinator as c
 from ...errors import ErrorCode
 from ...protocol.messages.describe_groups import (API, DescribedGroup, DescribedGroupMember,
                                                   DescribeGroupsResponse)
+from ...protocol.preencoded import EncodedArray, encode_array
 from . import Handler
 from ._operations import GROUP_OPERATIONS, NOT_PROVIDED
 
@@ -23,20 +25,48 @@ def has_error_message(version: int) -> bool:
 
 
 def render(version: int, with_operations: bool, result: c.DescribeGroupsResult):
-    member = DescribedGroupMember  # a thousand of them for a thousand-member group
     return DescribeGroupsResponse(groups=[
         DescribedGroup(
             error_code=g.error,
             error_message=g.error_message if has_error_message(version) else None,
             group_id=g.group_id, group_state=g.state, protocol_type=g.protocol_type,
             protocol_data=g.protocol_data,
-            members=[member(
-                member_id=m.member_id, group_instance_id=m.group_instance_id,
-                client_id=m.client_id, client_host=m.client_host, member_metadata=m.metadata,
-                member_assignment=m.assignment) for m in g.members],
+            members=encoded_members(version, g) if g.members else [],
             authorized_operations=(GROUP_OPERATIONS if with_operations and g.error == ErrorCode.NONE
                                    else NOT_PROVIDED))
         for g in result.groups])
+
+
+# The member arrays encoded for the descriptions the coordinator handed out, by the
+# description's id: (a weak reference to it, {version: EncodedArray}). The coordinator hands out
+# the same description while nothing it reports has changed (coordinator/admin.py), so asking
+# again about an unchanged group writes the bytes encoded the first time instead of building and
+# encoding every member again. An entry goes when its description is collected (the weak
+# reference's callback), so the cache holds what live descriptions need and nothing more.
+_ENCODED: dict[int, tuple[weakref.ref, dict[int, EncodedArray]]] = {}
+
+
+def encoded_members(version: int, described: c.DescribedGroup) -> EncodedArray:
+    key = id(described)
+    entry = _ENCODED.get(key)
+    if entry is None or entry[0]() is not described:  # (the second: never, but cheap to be sure)
+        entry = _ENCODED[key] = (weakref.ref(described, partial(_forget, key)), {})
+    by_version = entry[1]
+    encoded = by_version.get(version)
+    if encoded is None:
+        member = DescribedGroupMember  # a thousand of them for a thousand-member group
+        encoded = by_version[version] = encode_array(DescribeGroupsResponse, version, member, [
+            member(member_id=m.member_id, group_instance_id=m.group_instance_id,
+                   client_id=m.client_id, client_host=m.client_host, member_metadata=m.metadata,
+                   member_assignment=m.assignment)
+            for m in described.members])
+    return encoded
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    entry = _ENCODED.get(key)
+    if entry is not None and entry[0] is ref:
+        del _ENCODED[key]
 
 
 async def describe_groups(ctx, request) -> DescribeGroupsResponse:

@@ -1,0 +1,90 @@
+"""Arrays of structs encoded once and written many times.
+
+Some responses repeat a large array unchanged from one request to the next: DescribeGroups of a
+thousand-member group describes the same thousand members until one of them changes. Encoding
+them each time costs far more than the rest of the request. A handler that knows the array has
+not changed since it last encoded it (for the same version) hands the codec an
+:class:`EncodedArray` where the array goes; the generated code writes its element count and its
+bytes instead of encoding the elements again.
+
+An EncodedArray is made by :func:`encode_array` from the elements and the version, through the
+same compiled plan the codec would use, so the bytes are exactly what encoding the elements in
+place would write. It remembers that plan, and the generated code refuses (EncodeError) an
+EncodedArray made for another element type, version or flexibility instead of writing wrong
+bytes. It keeps its elements: it reads, iterates and compares like the tuple of them, so a
+response holding one looks like one holding the list (tests, observers). Nothing here knows any
+particular message.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from .errors import EncodeError
+
+if TYPE_CHECKING:
+    from .codegen import Plan
+
+# what a struct's generated writer may raise on a bad value (as codec.py maps them)
+_ENCODE_FAILURES = (ValueError, TypeError, AttributeError, OverflowError, struct.error)
+
+
+class EncodedArray:
+    """An array of structs with its encoding for one plan (element class, version, flexible).
+
+    Immutable once made (slots, no setters); only :func:`encode_array` makes one."""
+
+    __slots__ = ("items", "data", "plan")
+    items: tuple[Any, ...]
+    data: bytes
+    plan: Plan
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"EncodedArray is immutable (cannot set {name})")
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.items)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.items[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, EncodedArray):
+            return self.items == other.items
+        if isinstance(other, (list, tuple)):
+            return list(self.items) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # equal to lists, which are unhashable
+
+    def __repr__(self) -> str:
+        return (f"EncodedArray({len(self.items)} {self.plan.cls.__name__} "
+                f"v{self.plan.version}, {len(self.data)} bytes)")
+
+
+def encode_array(message: type, version: int, element: type, items: Iterable[Any]) -> EncodedArray:
+    """``items`` (instances of the struct class ``element``) encoded as the elements of an array
+    inside the declared message ``message`` at ``version`` (its flexibility decides the
+    encoding). The count is not included: the codec writes it from ``len``."""
+    from .codegen import plan_for  # codegen imports this module for the class
+
+    plan = plan_for(element, version, version in message.__kafka__.flexible)
+    items = tuple(items)
+    out = bytearray()
+    write = plan.write
+    try:
+        for item in items:
+            write(out, item)
+    except _ENCODE_FAILURES as exc:
+        raise EncodeError(f"{element.__name__} v{version} in {message.__name__}: "
+                          f"{type(exc).__name__}: {exc}") from None
+    made = object.__new__(EncodedArray)
+    object.__setattr__(made, "items", items)
+    object.__setattr__(made, "data", bytes(out))
+    object.__setattr__(made, "plan", plan)
+    return made
