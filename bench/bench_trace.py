@@ -183,7 +183,166 @@ def run(extra: list[str] | None) -> tuple[float, float]:
         proc.wait(timeout=30)
 
 
+# -- instruction counts under callgrind ------------------------------------------------------
+#
+# Wall and CPU time swing with other load on a shared machine; instructions executed do not.
+# ``--callgrind`` starts each configuration's server under valgrind's callgrind tool (with
+# ``--trace-children=yes``, so the trace encoder is counted on its own), sends WARMUP
+# heartbeats, zeroes the counters of the server and the encoder, sends exactly REQUESTS
+# heartbeats (pipelined as above), waits for their trace lines to reach the file, and dumps the
+# counters: instructions per request in the server (what the request path pays) and in the
+# encoder. The trace's flush interval is the writer's own, in the instrumented server's slowed
+# time, so a flush's fixed cost is spread over far fewer requests than at full speed.
+
+CG_REQUESTS = int(os.environ.get("BENCH_TRACE_CG_REQUESTS", "4000"))
+CG_WARMUP = int(os.environ.get("BENCH_TRACE_CG_WARMUP", "1500"))
+CG_CONFIGS = os.environ.get("BENCH_TRACE_CG_CONFIGS", "off,seam only,on (jsonl)").split(",")
+
+
+def send_heartbeats(host: str, port: int, member: str, generation: int, count: int) -> None:
+    """Send exactly ``count`` heartbeats over CONNECTIONS connections, IN_FLIGHT pipelined on
+    each, and return when every one is answered."""
+    frame = encode_request(HEARTBEAT, 4, 1, "bench-trace", HeartbeatRequest(
+        group_id="bench", generation_id=generation, member_id=member))
+    sel = selectors.DefaultSelector()
+    socks = [socket.create_connection((host, port)) for _ in range(CONNECTIONS)]
+    sent = answered_all = 0
+    pending = {}
+    for s in socks:
+        n = min(IN_FLIGHT, count - sent)
+        s.sendall(frame * n)
+        sent += n
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ)
+        pending[s] = bytearray()
+    while answered_all < count:
+        for key, _ in sel.select(timeout=120):
+            s = key.fileobj
+            buf = pending[s]
+            chunk = s.recv(1 << 16)
+            if not chunk:
+                raise ConnectionError("the server closed a connection")
+            buf += chunk
+            answered = 0
+            while len(buf) >= 4:
+                (size,) = struct.unpack_from(">i", buf)
+                if len(buf) < 4 + size:
+                    break
+                del buf[:4 + size]
+                answered += 1
+            answered_all += answered
+            more = min(answered, count - sent)
+            if more:
+                s.setblocking(True)
+                s.sendall(frame * more)
+                s.setblocking(False)
+                sent += more
+    for s in socks:
+        s.close()
+
+
+def _callgrind_totals(path: str) -> int:
+    with open(path) as f:
+        for line in f:
+            if line.startswith(("totals:", "summary:")):
+                return int(line.split()[1])
+    raise ValueError(f"no totals in {path}")
+
+
+def _control(option: str, pid: int) -> None:
+    subprocess.run(["callgrind_control", option, str(pid)], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+
+
+def callgrind_run(extra: list[str] | None, out_dir: str, name: str,
+                  trace_dir: str | None) -> tuple[float, float]:
+    """(instructions per request in the server, in the encoder) for one configuration."""
+    target = ([sys.executable, "-c", SEAM_ONLY] if extra is None else
+              [sys.executable, "-m", "kafka_emu", "serve", "--port", "0", "--log-level",
+               "WARNING", *extra])
+    prefix = os.path.join(out_dir, name.replace(" ", "_").replace("(", "").replace(")", ""))
+    args = ["valgrind", "--tool=callgrind", "--trace-children=yes",
+            f"--callgrind-out-file={prefix}.%p", *target]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        host, port = proc.stdout.readline().strip().rsplit(":", 1)
+        member, generation = _member(host, int(port))
+        send_heartbeats(host, int(port), member, generation, CG_WARMUP)
+        _wait_for_lines(trace_dir, CG_WARMUP)  # (so the warm-up's flushes are not counted)
+        encoders = _children(proc.pid)
+        for pid in (proc.pid, *encoders):
+            _control("--zero", pid)
+        send_heartbeats(host, int(port), member, generation, CG_REQUESTS)
+        _wait_for_lines(trace_dir, CG_WARMUP + CG_REQUESTS)
+        counts = []
+        for pid in (proc.pid, *encoders):
+            for old in _dumps(prefix, pid):
+                os.remove(old)
+            _control("--dump", pid)
+            counts.append(sum(_callgrind_totals(p) for p in _dumps(prefix, pid)))
+        return counts[0] / CG_REQUESTS, sum(counts[1:]) / CG_REQUESTS
+    finally:
+        proc.terminate()
+        proc.wait(timeout=120)
+
+
+def _dumps(prefix: str, pid: int) -> list[str]:
+    folder, base = os.path.split(prefix)
+    return [os.path.join(folder, f) for f in os.listdir(folder)
+            if f.startswith(f"{base}.{pid}.")]
+
+
+def _wait_for_lines(trace_dir: str | None, heartbeats: int) -> None:
+    """Until that many heartbeats' lines are in the trace (with none: a moment, the same
+    settling time as a traced run's last flush)."""
+    time.sleep(0.5)
+    deadline = time.monotonic() + 300
+    while trace_dir is not None and time.monotonic() < deadline and _heartbeat_lines(
+            trace_dir) < heartbeats:
+        time.sleep(0.1)
+
+
+def _heartbeat_lines(trace_dir: str) -> int:
+    count = 0
+    for folder, _, files in os.walk(trace_dir):
+        for f in files:
+            path = os.path.join(folder, f)
+            if f.endswith(".jsonl"):
+                with open(path, "rb") as fh:
+                    count += fh.read().count(b'"api":"Heartbeat"')
+    return count
+
+
+def callgrind_main() -> int:
+    print(f"== instructions per heartbeat under callgrind ({CG_REQUESTS} pipelined, "
+          f"after {CG_WARMUP}; {CONNECTIONS} connections x {IN_FLIGHT} in flight)")
+    print(f"  {'tracing':<19} {'server':>9} {'ratio':>6}   {'encoder':>9} {'with encoder':>13}"
+          f" {'ratio':>6}")
+    keep = os.environ.get("BENCH_TRACE_CG_OUT")  # keep the counts there (callgrind_annotate)
+    with tempfile.TemporaryDirectory() as tmp:
+        out_dir = keep or tmp
+        os.makedirs(out_dir, exist_ok=True)
+        base = None
+        for name in CG_CONFIGS:
+            trace_dir = os.path.join(out_dir, name.replace(" ", "_")) if "on" in name[:2] else None
+            quiet = ["-c", "emu.timeline.max.events=0"]
+            extra = (None if name == "seam only" else
+                     quiet if trace_dir is None else [*quiet, "--trace-dir", trace_dir])
+            server, encoder = callgrind_run(extra, out_dir, name, trace_dir)
+            base = base or server
+            verdict = "" if trace_dir is None else (
+                "  ok" if base / server >= TARGET_RATIO else "  target missed")
+            print(f"  {name:<19} {server / 1e3:8.1f}k {base / server:6.3f}   "
+                  f"{encoder / 1e3:8.1f}k {(server + encoder) / 1e3:12.1f}k "
+                  f"{base / (server + encoder):6.3f}{verdict}", flush=True)
+    print("  (throughput ratio = instructions off / instructions on; 'with encoder' adds the "
+          "trace\n  encoder process's instructions, the machine's whole cost of tracing)")
+    return 0
+
+
 def main() -> int:
+    if "--callgrind" in sys.argv[1:]:
+        return callgrind_main()
     with tempfile.TemporaryDirectory() as tmp:
         # the control plane's timeline (on by default in serve) off throughout: tracing alone
         quiet = ["-c", "emu.timeline.max.events=0"]

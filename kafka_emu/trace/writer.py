@@ -5,17 +5,19 @@ Theory of operation. ``TraceWriter.open()`` picks the file
 read), checks that the directory is writable and the disk not full, and writes the ``run_start``
 line synchronously, so a bad ``--trace-dir`` is an error before the server accepts anything.
 
-On the request path the sink only appends the event (a row, ``broker/observe.py``, or an
-object) to a deque; the observer seam hands it over in batches (``sink_many``). A trio task of
-the emulator (``flush_loop``) wakes every ``flush_interval_s`` and sends what has queued, in
-chunks, to the encoder: a child process (``encoder.py``) started with the writer, which formats
-the lines with the schema's compiled encoders, compresses them if asked and appends them to the
-file in one write of whole lines per chunk. Formatting a request's line costs more CPU than
-all the rest of observing the request (about an eighth of serving a Heartbeat), and a second
-Python *thread* doing it would fight the serving thread for the GIL; sending the rows,
-marshal-ed, costs a sixth of formatting them (bench/bench_trace.py
-measures both processes). Without the encoder (it could not start) lines are formatted on the
-emulator's thread and written by a worker thread, as before it existed.
+On the request path the sink only queues the event's row (``broker/observe.py``); the observer
+seam hands rows over in batches (``sink_many``: one list comprehension per batch, no Python
+work per row). A trio task of the emulator (``flush_loop``) wakes every ``flush_interval_s``
+and sends what has queued, marshal-ed in one call per chunk, to the encoder: a child process
+(``encoder.py``) started with the writer, which formats the lines with the schema's compiled
+encoders, compresses them if asked and appends them to the file in one write of whole lines
+per chunk. Formatting a request's line costs more CPU than all the rest of observing the
+request, and a second Python *thread* doing it would fight the serving thread for the GIL;
+marshal costs a fraction of formatting (bench/bench_trace.py measures both processes, by time
+and, with ``--callgrind``, in instructions). The pipe to the encoder is written without
+blocking, from the trio task itself (no thread hand-off per flush). Without the encoder (it
+could not start) lines are formatted on the emulator's thread and written by a worker thread,
+as before it existed.
 A process killed mid-run leaves a file whose every line is complete, up to the last chunk the
 encoder received (it reads to the end of its input, then exits). With gzip each chunk is its
 own gzip member: concatenated members are a valid gzip stream (RFC 1952), so the file stays
@@ -32,13 +34,14 @@ later events are counted as dropped in ``run_end``: tracing never stops serving.
 
 from __future__ import annotations
 
-import collections
 import datetime
+import fcntl
 import gzip
 import json
 import logging
 import os
 import secrets
+import select
 import shutil
 import subprocess
 import sys
@@ -59,6 +62,7 @@ from .schema import SCHEMA_VERSION
 
 log = logging.getLogger("kafka_emu.trace")
 _REPLY_EMITTED = ReplyEmitted.__name__  # the tag of its rows
+_PIPE_SIZE = 1 << 20  # asked of the encoder's pipe: a flush rarely has to wait for it
 _CHUNK = 5000  # events per message to the encoder (or formatted at once without one)
 ENCODER_EXIT_TIMEOUT_S = 60.0
 # (not ``-m kafka_emu.trace.encoder``: the package imports that module before runpy would run it)
@@ -116,7 +120,7 @@ class TraceWriter:
         self.run_id = run_id or new_run_id()
         self.flush_interval_s = flush_interval_s
         self.path: Path | None = None
-        self._queue: collections.deque = collections.deque()
+        self._queue: list = []  # rows and dicts, for the encoder (see ``sink``)
         self._seq = 0
         self._dropped = 0
         self._fd: int | None = None
@@ -128,6 +132,9 @@ class TraceWriter:
         self.use_encoder = use_encoder
         self._encoder: subprocess.Popen | None = None
         self._encoder_broken = False
+        self._pipe = -1  # the encoder's input, non-blocking
+        self._unsent = memoryview(b"")  # the rest of a message the pipe has not taken yet
+        self._unsent_count = 0  # the lines in it
 
     # -- start -----------------------------------------------------------------------------
     def open(self) -> "TraceWriter":
@@ -176,6 +183,11 @@ class TraceWriter:
         nursery.start_soon(self.flush_loop)
 
     # -- the sink: on the emulator's thread, cheap ------------------------------------------
+    #
+    # The queue holds what the encoder takes: rows (tuples of plain values) and dicts. Rows the
+    # request path emits are queued as they come; the few event objects (coordinator events) are
+    # turned into rows here, once. ReplyEmitted is never queued.
+
     def sink(self, event: Any) -> None:
         if type(event) is tuple:  # a row (broker/observe.py): RequestHandled or ReplyEmitted
             if event[0] != _REPLY_EMITTED:
@@ -189,16 +201,21 @@ class TraceWriter:
             return
         if kind is AssignmentsDistributed and self._broker is not None:
             self._snapshot_topics(event.at_ms)
-        self._queue.append(event)
+        self._queue.append(event_row(event))
 
     def sink_many(self, events: list) -> None:
-        """``sink`` for a batch (the observer seam's deferred delivery). Rows are queued as they
-        are (ReplyEmitted's are dropped when encoding); objects go one by one through ``sink``."""
-        if all(type(event) is tuple for event in events):
-            self._queue.extend(events)
+        """``sink`` for a batch (the observer seam's deferred delivery, once per batch the
+        emulator's serving task emits between two yields). A batch of rows only -- what serving
+        requests emits -- is filtered by one comprehension; a batch holding an event object
+        (an attrs instance: ``event[0]`` raises TypeError) goes through ``sink`` one event at a
+        time."""
+        try:
+            rows = [row for row in events if row[0] != _REPLY_EMITTED]
+        except TypeError:
+            for event in events:
+                self.sink(event)
             return
-        for event in events:
-            self.sink(event)
+        self._queue += rows
 
     def _snapshot_topics(self, at_ms: int) -> None:
         topics = tuple(sorted((t.name, t.partitions) for t in self._broker.topics.all()))
@@ -208,6 +225,14 @@ class TraceWriter:
                 {"topic": name, "count": count} for name, count in topics]})
 
     # -- flushing ------------------------------------------------------------------------------
+    #
+    # Every ``flush_interval_s`` what has queued is marshal-ed (one call per chunk, in C) and
+    # written to the encoder's pipe, which is non-blocking: what the pipe cannot take at once is
+    # written when trio says it can take more, so a slow encoder never stalls serving and no
+    # thread is involved. A flush cancelled mid-message (the emulator stopping) leaves the rest
+    # of that message in ``_unsent``, which ``flush()`` writes first: the encoder only ever sees
+    # whole messages, in order.
+
     async def flush_loop(self) -> None:
         """Run as a task of the emulator's nursery: write what has queued, every interval."""
         while True:
@@ -215,25 +240,21 @@ class TraceWriter:
             self._drain()
             while self._queue:
                 count, data = self._render(self._batch(_CHUNK))
-                await trio.to_thread.run_sync(self._deliver, count, data)
-                # (between chunks the emulator serves: a long backlog must not stall it)
+                if self._encoder is None:
+                    await trio.to_thread.run_sync(self._write_bytes, data)
+                else:
+                    await self._send(count, data)
+                    if self._queue:  # (between chunks the emulator serves: a long backlog
+                        await trio.lowlevel.checkpoint()  # must not stall it)
 
-    def _batch(self, limit: int | None = None) -> tuple[int, list]:
-        """Take up to ``limit`` queued events as (first seq, items): rows and dicts as they are,
-        objects as rows (plain values, what marshal carries), ReplyEmitted left out."""
-        queue, pop = self._queue, self._queue.popleft
-        count = len(queue) if limit is None else min(limit, len(queue))
-        items = []
-        append = items.append
-        for _ in range(count):
-            item = pop()
-            if type(item) is tuple:
-                if item[0] != _REPLY_EMITTED:  # (see ``sink``)
-                    append(item)
-            elif isinstance(item, dict):
-                append(item)
-            else:
-                append(event_row(item))
+    def _batch(self, limit: int) -> tuple[int, list]:
+        """Take up to ``limit`` queued items as (first seq, items)."""
+        queue = self._queue
+        if len(queue) <= limit:
+            items, self._queue = queue, []
+        else:
+            items = queue[:limit]
+            del queue[:limit]
         first = self._seq
         self._seq += len(items)
         return first, items
@@ -248,26 +269,48 @@ class TraceWriter:
         except ValueError:  # a value marshal cannot carry: format here, send the text
             return len(items), encoder_message(first, [format_lines(first, items, self.run_id)])
 
-    def _deliver(self, count: int, data: bytes) -> None:
-        if not count:
+    async def _send(self, count: int, data: bytes) -> None:
+        """One message to the encoder, waiting (not blocking) while its pipe is full."""
+        if self._encoder_broken:
+            self._dropped += count
             return
-        if self._encoder is None:
-            self._write_bytes(data)
+        self._unsent, self._unsent_count = memoryview(data), count
+        pipe = self._pipe
+        try:
+            while self._unsent:
+                try:
+                    self._unsent = self._unsent[os.write(pipe, self._unsent):]
+                except BlockingIOError:
+                    await trio.lowlevel.wait_writable(pipe)
+        except OSError as exc:
+            self._encoder_failed(exc)
+
+    def _send_now(self, count: int, data: bytes) -> None:
+        """``_send`` for the end of a run: blocks until the pipe has taken it all."""
+        self._finish_unsent()
+        if self._encoder_broken:
+            self._dropped += count
             return
-        with self._lock:
-            if self._encoder_broken:
-                self._dropped += count
-                return
-            try:
-                view = memoryview(data)
-                pipe = self._encoder.stdin.fileno()  # type: ignore[union-attr]
-                while view:
-                    view = view[os.write(pipe, view):]
-            except (OSError, ValueError) as exc:
-                self._encoder_broken = True
-                self._dropped += count
-                log.error("trace %s: the encoder process is gone (%s); the run goes on, later "
-                          "events are dropped", self.path, exc)
+        self._unsent, self._unsent_count = memoryview(data), count
+        self._finish_unsent()
+
+    def _finish_unsent(self) -> None:
+        pipe = self._pipe
+        try:
+            while self._unsent:
+                try:
+                    self._unsent = self._unsent[os.write(pipe, self._unsent):]
+                except BlockingIOError:
+                    select.select([], [pipe], [], 1.0)
+        except OSError as exc:
+            self._encoder_failed(exc)
+
+    def _encoder_failed(self, exc: OSError) -> None:
+        self._unsent = memoryview(b"")
+        self._encoder_broken = True
+        self._dropped += self._unsent_count
+        log.error("trace %s: the encoder process is gone (%s); the run goes on, later events are "
+                  "dropped", self.path, exc)
 
     def _drain(self) -> None:
         if self._broker is not None:
@@ -276,8 +319,14 @@ class TraceWriter:
     def flush(self) -> None:
         """Deliver everything queued now (synchronously; at the end of a run)."""
         self._drain()
+        if self._encoder is not None:
+            self._finish_unsent()  # the rest of a message a cancelled flush began
         while self._queue:
-            self._deliver(*self._render(self._batch(_CHUNK)))
+            count, data = self._render(self._batch(_CHUNK))
+            if self._encoder is None:
+                self._write_bytes(data)
+            else:
+                self._send_now(count, data)
 
     # -- the encoder process ---------------------------------------------------------------------
     def _start_encoder(self) -> None:
@@ -296,6 +345,13 @@ class TraceWriter:
             log.warning("trace %s: cannot start the encoder process (%s); formatting lines in "
                         "the emulator's process", self.path, exc)
             self._encoder = None
+            return
+        self._pipe = self._encoder.stdin.fileno()  # type: ignore[union-attr]
+        os.set_blocking(self._pipe, False)  # (this end only: the encoder reads blocking)
+        try:  # a larger pipe: fewer waits when a flush carries many events (Linux)
+            fcntl.fcntl(self._pipe, fcntl.F_SETPIPE_SZ, _PIPE_SIZE)
+        except (AttributeError, OSError):
+            pass  # the default (64 KiB) works too
 
     def _stop_encoder(self) -> None:
         """Close its input, wait for it to write what it has, add what it dropped."""
