@@ -12,8 +12,9 @@ import struct
 from typing import Any
 
 from . import primitives as p
-from .codegen import LINE_FIELDS, Plan, overrun, plan_for
+from .codegen import Plan, plan_for
 from .errors import DecodeError, EncodeError
+from .generated_source import LINE_FIELDS, overrun
 
 __all__ = ["DECODE_FAILURES", "Plan", "decode", "encode", "encode_into", "plan_for", "read_from",
            "top_plan"]

@@ -26,103 +26,35 @@ element is built, so a count of 2^31-1 fails at once. Decoded instances are fill
 twin of the frozen class and then given their real class (see ``_builder``). Each generated line
 is recorded against the field it serves (``LINE_FIELDS``, used by codec.py to name the failing
 field; the source also goes to ``linecache`` so tracebacks show it); ``Plan.source`` shows what
-was generated.
+was generated. The module being written (``Source``) and the helpers its code calls are in
+``generated_source.py``.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
-import linecache
 import struct
-import uuid
 from typing import Any
 
 import attrs
 
 from . import primitives as p
-from .errors import DecodeError, EncodeError
+from .generated_source import SHORT, Source, array_structs, overrun
 from .schema import (BOOL, BYTES, FLOAT64, INT8, INT16, INT32, INT64, RECORDS, STRING, UINT16,
                      UINT32, UUID, VARINT, VARLONG, Array, FieldSpec, fields_of)
 from .preencoded import EncodedArray
 from .spliced import RecordsParts, splice
+
+# --- the generator -------------------------------------------------------------------------
 
 # struct format character and size of every fixed-width type
 _FIXED = {INT8: "b", INT16: "h", UINT16: "H", INT32: "i", UINT32: "I", INT64: "q",
           FLOAT64: "d", BOOL: "?", UUID: "16s"}
 _FIXED_SIZE = {t: struct.calcsize(">" + c) for t, c in _FIXED.items()}
 
-# --- helpers the generated code calls (the wire-level ones are in primitives) --------------
-
-def overrun(pos: int, end: int) -> DecodeError:
-    if pos > end:
-        return DecodeError(f"truncated: the data ends {pos - end} bytes before the message "
-                           f"does", offset=end)
-    return DecodeError(f"{end - pos} trailing bytes", offset=pos)
-
 # Kafka's readers build strings with new String(bytes, UTF_8), which replaces malformed input
 # with U+FFFD and never fails; so do we (a client id or group name with a stray byte is served).
 _DECODE_STRING = ".decode('utf-8', 'replace')"
-
-
-def _bad_length(n: int, pos: int, what: str) -> DecodeError:
-    if n == -1:
-        return DecodeError(f"null {what} where the version forbids null", offset=pos)
-    return DecodeError(f"negative {what} length {n}", offset=pos)
-
-
-def _too_many(n: int, pos: int, end: int) -> DecodeError:
-    return DecodeError(f"array of {n} elements cannot fit in {end - pos} bytes", offset=pos)
-
-
-# --- the generator -------------------------------------------------------------------------
-
-class _Source:
-    """One generated module: lines of source, and which field each line serves."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.lines: list[str] = []
-        self.fields: list[str | None] = []
-        self.globs: dict[str, Any] = {
-            "_EE": EncodeError, "_overrun": overrun, "_uv": p.uvarint_at,
-            "_bad": _bad_length, "_many": _too_many, "_UUID": uuid.UUID,
-            "_wuv": p.write_uvarint, "_pack": struct.pack, "_unpack_from": struct.unpack_from,
-            "_read_tags": p.read_tag_section, "_write_tags": p.write_tag_section}
-        self._n = 0
-
-    def emit(self, indent: int, text: str, field: str | None = None) -> None:
-        self.lines.append("    " * indent + text)
-        self.fields.append(field)
-
-    def var(self, prefix: str = "v") -> str:
-        self._n += 1
-        return f"{prefix}{self._n}"
-
-    def const(self, value: Any, prefix: str = "_k") -> str:
-        name = self.var(prefix)
-        self.globs[name] = value
-        return name
-
-    def compile(self) -> dict[str, Any]:
-        text = "\n".join(self.lines) + "\n"
-        filename = f"<kafka_emu.codec {self.name} #{next(_COMPILED)}>"
-        exec(compile(text, filename, "exec"), self.globs)  # noqa: S102 - from declarations
-        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-        LINE_FIELDS[filename] = self.fields
-        return self.globs
-
-
-LINE_FIELDS: dict[str, list[str | None]] = {}
-_COMPILED = itertools.count(1)
-
-
-_SHORT = 33  # arrays of fixed-width values shorter than this use a precompiled Struct
-
-
-@functools.cache
-def _array_structs(char: str, method: str) -> tuple:
-    return tuple(getattr(struct.Struct(f">{n}{char}"), method) for n in range(_SHORT))
 
 
 def _min_size(type_: Any, version: int, flexible: bool, nullable: bool) -> int:
@@ -154,7 +86,7 @@ def _classic_prefix(t: Any, flexible: bool) -> Any:
 # -- reading --------------------------------------------------------------------------------
 # Generated read code works on the locals ``buf`` (bytes), ``pos`` and ``end`` == len(buf).
 
-def _emit_fixed_read(src: _Source, ind: int, items: list[tuple[Any, str, str | None]]) -> None:
+def _emit_fixed_read(src: Source, ind: int, items: list[tuple[Any, str, str | None]]) -> None:
     """Consecutive fixed-width values (fields, and classic length prefixes before them) come
     out of one unpack call; past the end it raises struct.error, which becomes DecodeError."""
     fmt = ">" + "".join(_FIXED[t] for t, _, _ in items)
@@ -167,7 +99,7 @@ def _emit_fixed_read(src: _Source, ind: int, items: list[tuple[Any, str, str | N
             src.emit(ind, f"{v} = _UUID(bytes={v})", f)
 
 
-def _emit_read(src: _Source, ind: int, t: Any, version: int, flexible: bool, nullable: bool,
+def _emit_read(src: Source, ind: int, t: Any, version: int, flexible: bool, nullable: bool,
                dst: str, field: str | None) -> None:
     """Lines that read one value of type ``t`` into ``dst`` (a local or an attribute)."""
     prefix = _classic_prefix(t, flexible)
@@ -206,7 +138,7 @@ def _emit_read(src: _Source, ind: int, t: Any, version: int, flexible: bool, nul
         raise TypeError(f"unknown wire type {t!r}")
 
 
-def _emit_body_read(src: _Source, ind: int, t: Any, version: int, flexible: bool,
+def _emit_body_read(src: Source, ind: int, t: Any, version: int, flexible: bool,
                     nullable: bool, n: str, dst: str, field: str | None) -> None:
     """What follows a length already read into ``n``: a string, bytes or an array.
 
@@ -255,8 +187,8 @@ def _emit_body_read(src: _Source, ind: int, t: Any, version: int, flexible: bool
     src.emit(ind, f"if {n} * {least} > end - pos: raise _many({n}, pos, end)", field)
     if el in _FIXED and el is not UUID:
         # short arrays (replica lists, partition indexes) use a precompiled Struct per count
-        unpackers = src.const(_array_structs(_FIXED[el], "unpack_from"), "_ua")
-        src.emit(ind, f"if {n} < {_SHORT}: {dst} = [*{unpackers}[{n}](buf, pos)]", field)
+        unpackers = src.const(array_structs(_FIXED[el], "unpack_from"), "_ua")
+        src.emit(ind, f"if {n} < {SHORT}: {dst} = [*{unpackers}[{n}](buf, pos)]", field)
         src.emit(ind, f"else: {dst} = list(_unpack_from('>%d{_FIXED[el]}' % {n}, buf, pos))",
                  field)
         src.emit(ind, f"pos += {n} * {least}", field)
@@ -269,7 +201,7 @@ def _emit_body_read(src: _Source, ind: int, t: Any, version: int, flexible: bool
     src.emit(ind, f"{dst} = {lst}", field)
 
 
-def _emit_struct_read(src: _Source, ind: int, plan: "Plan", dst: str, path: str) -> None:
+def _emit_struct_read(src: Source, ind: int, plan: "Plan", dst: str, path: str) -> None:
     """Read every field of a struct in wire order and build the instance in the local ``dst``.
 
     With a builder twin (see ``_builder``) the values go straight into the new instance's
@@ -384,7 +316,7 @@ def _builder(cls: type) -> type | None:
 # -- writing --------------------------------------------------------------------------------
 # Generated write code appends to the local ``out`` (a bytearray).
 
-def _emit_len_write(src: _Source, ind: int, flexible: bool, wide: bool, n: str, field) -> None:
+def _emit_len_write(src: Source, ind: int, flexible: bool, wide: bool, n: str, field) -> None:
     if flexible:
         src.emit(ind, f"if {n} < 127: out.append({n} + 1)", field)
         src.emit(ind, f"else: _wuv(out, {n} + 1)", field)
@@ -396,7 +328,7 @@ def _emit_len_write(src: _Source, ind: int, flexible: bool, wide: bool, n: str, 
         src.emit(ind, f"out += {src.const(struct.Struct('>h').pack, '_pk')}({n})", field)
 
 
-def _emit_write(src: _Source, ind: int, t: Any, version: int, flexible: bool, nullable: bool,
+def _emit_write(src: Source, ind: int, t: Any, version: int, flexible: bool, nullable: bool,
                 expr: str, field: str | None) -> None:
     """Lines that append the encoding of the value ``expr`` (a local or attribute) to ``out``."""
     null_mark = "out.append(0)" if flexible else (
@@ -441,8 +373,8 @@ def _emit_write(src: _Source, ind: int, t: Any, version: int, flexible: bool, nu
         src.emit(ind, f"{n} = len({v})", field)
         _emit_len_write(src, ind, flexible, True, n, field)
         if el in _FIXED and el is not UUID:
-            packers = src.const(_array_structs(_FIXED[el], "pack"), "_pa")
-            src.emit(ind, f"if {n} < {_SHORT}: out += {packers}[{n}](*{v})", field)
+            packers = src.const(array_structs(_FIXED[el], "pack"), "_pa")
+            src.emit(ind, f"if {n} < {SHORT}: out += {packers}[{n}](*{v})", field)
             src.emit(ind, f"else: out += _pack('>%d{_FIXED[el]}' % {n}, *{v})", field)
         else:
             if isinstance(el, type):
@@ -474,7 +406,7 @@ def _emit_write(src: _Source, ind: int, t: Any, version: int, flexible: bool, nu
         raise TypeError(f"unknown wire type {t!r}")
 
 
-def _emit_struct_write(src: _Source, ind: int, plan: "Plan", expr: str, path: str) -> None:
+def _emit_struct_write(src: Source, ind: int, plan: "Plan", expr: str, path: str) -> None:
     """Write every field of a struct in wire order; fixed-width runs share one pack call."""
     if not expr.isidentifier():
         o = src.var("o")
@@ -519,7 +451,7 @@ def _emit_struct_write(src: _Source, ind: int, plan: "Plan", expr: str, path: st
 
 def _standalone(name: str, t: Any, version: int, flexible: bool, nullable: bool):
     """A (write, read_at) pair for one tagged field's value."""
-    src = _Source(name)
+    src = Source(name)
     src.emit(0, "def write(out, value):")
     _emit_write(src, 1, t, version, flexible, nullable, "value", "value")
     src.emit(0, "def read_at(buf, pos, end):")
@@ -578,7 +510,7 @@ class Plan:
             writers.append((tag, spec.name, _default_value(spec), w))
         self.tag_writers = tuple(writers)
 
-        src = _Source(f"{cls.__name__} v{version}{' flexible' if flexible else ''}")
+        src = Source(f"{cls.__name__} v{version}{' flexible' if flexible else ''}")
         src.emit(0, "def write(out, obj):")
         _emit_struct_write(src, 1, self, "obj", "")
         src.emit(1, "return None")
