@@ -116,7 +116,9 @@ class KafkaPython:
 
 class PollingThread:
     """A kafka-python consumer whose thread calls poll() in a loop until closed; take() hands
-    over the values read so far (waiting up to 50 ms for the first)."""
+    over the values read so far (waiting up to 50 ms for the first). The thread starts at the
+    first take(), so that the test's first tick starts a group's consumers together and they
+    join in one round, as they did when the test's thread polled them."""
 
     POLL_MS = 500
 
@@ -126,7 +128,6 @@ class PollingThread:
         self.error: BaseException | None = None
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
 
     def _run(self):
         try:
@@ -140,6 +141,9 @@ class PollingThread:
     def take(self):
         if self.error is not None:
             raise self.error
+        if self.thread.ident is None:
+            self.thread.start()
+            return []
         out = []
         try:
             out.append(self.values.get(timeout=0.05))
@@ -151,7 +155,8 @@ class PollingThread:
 
     def close(self):
         self.stopping.set()
-        self.thread.join(60)
+        if self.thread.ident is not None:
+            self.thread.join(60)
         assert not self.thread.is_alive(), "a kafka-python poll() did not return in 60 s"
         self.consumer.close()
         if self.error is not None:
