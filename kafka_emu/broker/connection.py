@@ -89,8 +89,10 @@ class Connection:
 
     Memory: thousands of idle connections are normal (a consumer group of 5000), so an idle one
     keeps little: slots, no list while nothing is queued either way (``()`` stands for empty),
-    no last request or response, no figure the broker's config has, and a read that waits on
-    the socket itself (``read``) rather than through SocketStream's layers of coroutines."""
+    no last request or response, no figure the broker's config has, no buffer between frames
+    (FrameBuffer), shared strings for its hosts, itself as ConnectionInfo.park (no bound
+    method), and a wait for the next request on the socket itself, in ``serve_connection``:
+    no coroutine of ours, nor SocketStream's, between that task and trio's wait."""
 
     __slots__ = ("broker", "stream", "id", "frames", "queue", "out", "vectored",
                  "frame_started", "eof", "info", "peer", "_raw", "expired")
@@ -142,59 +144,35 @@ class Connection:
             data = _recv_nowait(raw)
         return data
 
-    async def read(self) -> bool:
-        """Read once into the queue; False at end of stream. Raises CloseConnection on a timeout.
+    def waiting_for_request(self) -> None:
+        """No request and no partial frame: the broker's IdleConnections closes this connection
+        if it stays so for connections.max.idle.ms (``expire``)."""
+        self.broker.idle.waiting(self, io_now() + self.broker.config.connections_max_idle_ms / 1000)
 
-        Waiting for a request (no partial frame), the wait is on the socket itself, with no
-        coroutine of ours between this one and trio's: it is what every idle connection keeps
-        while it waits."""
-        raw = self._raw
-        if self.frames.buffered or raw is None:
-            return await self._read_more()
-        await trio.lowlevel.checkpoint_if_cancelled()
-        data = _recv_nowait(raw)
-        if data is None:
-            # waiting for a request: the broker's IdleConnections closes it when idle too long
-            idle = self.broker.idle
-            idle.waiting(self, io_now() + self.broker.config.connections_max_idle_ms / 1000)
-            try:
-                while data is None:
-                    await trio.lowlevel.wait_readable(raw)
-                    data = _recv_nowait(raw)
-            except trio.ClosedResourceError:
-                if not self.expired:
-                    raise
-                raise CloseConnection(f"idle for more than "
-                                      f"{self.broker.config.connections_max_idle_ms} ms "
-                                      "(connections.max.idle.ms)", "idle") from None
-            finally:
-                idle.active(self)
-            self.expired = False  # bytes won a race with an expiry: not idle after all
-        else:
-            await trio.lowlevel.cancel_shielded_checkpoint()
-        if not data:
-            return False
-        self._take(data)
-        return True
+    def closed_while_waiting(self) -> None:
+        """The wait for a request ended with ClosedResourceError: raise CloseConnection if the
+        idle reaper closed it (``expire``); else the caller re-raises."""
+        if self.expired:
+            raise CloseConnection(f"idle for more than "
+                                  f"{self.broker.config.connections_max_idle_ms} ms "
+                                  "(connections.max.idle.ms)", "idle") from None
 
-    async def _read_more(self) -> bool:
-        """``read`` with a frame partly read (it must be complete in time), or with no socket
-        of our own to wait on."""
+    async def read_more(self) -> bool:
+        """Read once into the queue with a frame partly read (it must be complete in time), or
+        with no socket of our own to wait on; False at end of stream. Raises CloseConnection
+        on a timeout. (A connection waiting for its next request on its own socket waits in
+        ``serve_connection`` itself.)"""
         timeout_ms = self.broker.config.frame_read_timeout_ms
         if not self.frames.buffered:
             # no stdlib socket (a stream that is not trio's SocketStream): wait via the stream
-            idle = self.broker.idle
-            idle.waiting(self, io_now() + self.broker.config.connections_max_idle_ms / 1000)
+            self.waiting_for_request()
             try:
                 data = await self._receive()
             except trio.ClosedResourceError:
-                if not self.expired:
-                    raise
-                raise CloseConnection(f"idle for more than "
-                                      f"{self.broker.config.connections_max_idle_ms} ms "
-                                      "(connections.max.idle.ms)", "idle") from None
+                self.closed_while_waiting()
+                raise
             finally:
-                idle.active(self)
+                self.broker.idle.active(self)
             self.expired = False
             if not data:
                 return False
@@ -322,6 +300,9 @@ class Connection:
         if not pending.resolved:
             raise PeerGone("closed by peer while its request was parked")
 
+    # ConnectionInfo.park is the connection itself, called as ``park``: no bound method kept
+    __call__ = park
+
     # -- writing ---------------------------------------------------------------------------
     def enqueue(self, data: bytearray | list) -> None:
         """Queue one response frame: a bytearray, or a list of buffers (a response carrying
@@ -349,6 +330,19 @@ class Connection:
                 await self.stream.send_all(out[0] if len(out) == 1 else b"".join(out))
 
 
+_HOSTS: dict[str, str] = {}  # one string per address text, shared by its connections
+
+
+def _host(text: str) -> str:
+    """The shared string for an address (thousands of connections come from a few hosts)."""
+    host = _HOSTS.get(text)
+    if host is None:
+        if len(_HOSTS) >= 4096:
+            _HOSTS.clear()  # many distinct peers: bound the table, sharing starts over
+        host = _HOSTS[text] = text
+    return host
+
+
 def _recv_nowait(raw) -> bytes | None:
     """What the socket has (b"" at its end), or None if nothing yet. A function of its own: the
     BlockingIOError's traceback makes a frame object of the frame it passes through, which a
@@ -368,8 +362,9 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
     try:
         peer_host, peer_port = _address(stream.socket.getpeername())
         local_host, local_port = _address(stream.socket.getsockname())
+        peer_host, local_host = _host(peer_host), _host(local_host)
         conn.info = info = ConnectionInfo(peer_host, peer_port, local_host, local_port,
-                                          node_id=node_id, park=conn.park)
+                                          node_id=node_id, park=conn)
         conn.peer = peer = info.peer
         if not broker.connection_opened(conn.id, info):
             raise CloseConnection(f"more than {broker.config.max_connections_per_ip} "
@@ -394,8 +389,35 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
                 # an idle connection keeps neither its last frames nor its last response
                 frames = frame = response = None  # type: ignore[assignment]
             await conn.flush()
-            if conn.eof or not await conn.read():
+            if conn.eof:
                 break
+            raw = conn._raw
+            if raw is None or conn.frames.buffered:
+                if not await conn.read_more():
+                    break
+                continue
+            # Waiting for the next request, on the socket itself and here: a coroutine of ours
+            # between this one and trio's wait would be kept by every idle connection.
+            await trio.lowlevel.checkpoint_if_cancelled()
+            data = _recv_nowait(raw)
+            if data is None:
+                conn.waiting_for_request()
+                try:
+                    while data is None:
+                        await trio.lowlevel.wait_readable(raw)
+                        data = _recv_nowait(raw)
+                except trio.ClosedResourceError:
+                    conn.closed_while_waiting()
+                    raise
+                finally:
+                    broker.idle.active(conn)
+                conn.expired = False  # bytes won a race with an expiry: not idle after all
+            else:
+                await trio.lowlevel.cancel_shielded_checkpoint()
+            if not data:
+                break
+            conn._take(data)
+            data = None
     except (DecodeError, CloseConnection) as exc:
         reason = str(exc)
         warn_limited(getattr(exc, "kind", "malformed frame"),

@@ -20,16 +20,24 @@ class FrameTooLarge(DecodeError):
 
 
 class FrameBuffer:
-    __slots__ = ("max_frame", "_buf", "_need")  # one per connection
+    """Frames out of chunks. Nothing is kept between chunks that end on a frame boundary (the
+    usual case): frames are cut from the chunk itself, and a buffer exists only while a frame
+    is partly read -- thousands of idle connections each have one of these."""
+
+    __slots__ = ("max_frame", "_buf", "_need")
 
     def __init__(self, max_frame: int = DEFAULT_MAX_FRAME) -> None:
         self.max_frame = max_frame
-        self._buf = bytearray()
+        self._buf: bytearray | None = None  # the partial frame's bytes read so far
         self._need = -1  # size of the frame being collected, -1 while reading the prefix
 
     def feed(self, chunk: bytes) -> Iterator[bytes]:
-        buf = self._buf
-        buf += chunk
+        buf: bytes | bytearray
+        if self._buf is None:
+            buf = chunk
+        else:
+            buf = self._buf
+            buf += chunk
         pos = 0  # consumed so far; cut once at the end, not once per frame
         try:
             while True:
@@ -53,8 +61,15 @@ class FrameBuffer:
                 self._need = -1
                 yield frame
         finally:
-            del buf[:pos]
+            if buf is chunk:
+                if pos < len(chunk):
+                    self._buf = bytearray(chunk[pos:]) if pos else bytearray(chunk)
+            else:
+                del buf[:pos]
+                if not buf:
+                    self._buf = None
 
     @property
     def buffered(self) -> int:
-        return len(self._buf)
+        buf = self._buf
+        return 0 if buf is None else len(buf)
