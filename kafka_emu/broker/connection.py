@@ -48,7 +48,7 @@ from .log_limits import warn_limited
 from .observe import REQUEST_ROWS, request_identity, request_row_maker
 from .state import Broker, Pending
 from .throttle import client_throttles
-from .vectored import send_vectored
+from .vectored import send_all, send_vectored
 
 log = logging.getLogger("kafka_emu")
 
@@ -94,12 +94,12 @@ class Connection:
     method), and a wait for the next request on the socket itself, in ``serve_connection``:
     no coroutine of ours, nor SocketStream's, between that task and trio's wait."""
 
-    __slots__ = ("broker", "stream", "id", "frames", "queue", "out", "vectored",
+    __slots__ = ("broker", "stream", "sock", "id", "frames", "queue", "out", "vectored",
                  "frame_started", "eof", "info", "peer", "_raw", "expired")
 
     def __init__(self, broker: Broker, stream: trio.SocketStream, connection_id: int) -> None:
         self.broker = broker
-        self.stream = stream
+        self.sock = stream.socket  # trio's socket: written and closed directly (vectored.py)
         self.id = connection_id
         self.frames = FrameBuffer(broker.config.socket_request_max_bytes)
         # frames read, not yet served, oldest first; () while there are none
@@ -112,6 +112,9 @@ class Connection:
         self.peer = "unknown peer"  # "host:port", made once (events name it per request)
         # the stdlib socket under trio's (reads go straight to it); None: read via the stream
         self._raw = getattr(stream.socket, "_sock", None)
+        # the stream itself only where there is no stdlib socket to read (SocketStream's layers
+        # are kept by nobody else: about 180 bytes per connection)
+        self.stream = stream if self._raw is None else None
         self.expired = False  # closed as idle by the broker's IdleConnections (idle.py)
 
     # -- reading ---------------------------------------------------------------------------
@@ -133,7 +136,7 @@ class Connection:
         OSError, BrokenResourceError and ClosedResourceError alike)."""
         raw = self._raw
         if raw is None:
-            return await self.stream.receive_some(RECEIVE_SIZE)
+            return await self.stream.receive_some(RECEIVE_SIZE)  # type: ignore[union-attr]
         await trio.lowlevel.checkpoint_if_cancelled()
         data = _recv_nowait(raw)
         if data is not None:
@@ -190,7 +193,7 @@ class Connection:
     def expire(self) -> None:
         """Close as idle: wake the read waiting on the socket (IdleConnections.run)."""
         self.expired = True
-        trio.lowlevel.notify_closing(self._raw if self._raw is not None else self.stream.socket)
+        trio.lowlevel.notify_closing(self._raw if self._raw is not None else self.sock)
 
     async def _until_hangup(self) -> None:
         """Keep reading while a request is parked; return when the client has gone."""
@@ -325,9 +328,9 @@ class Connection:
             self.out = ()
             if self.vectored:
                 self.vectored = False
-                await send_vectored(self.stream, out)
+                await send_vectored(self.sock, out)
             else:
-                await self.stream.send_all(out[0] if len(out) == 1 else b"".join(out))
+                await send_all(self.sock, out[0] if len(out) == 1 else b"".join(out))
 
 
 _HOSTS: dict[str, str] = {}  # one string per address text, shared by its connections
@@ -356,26 +359,15 @@ def _recv_nowait(raw) -> bytes | None:
 async def serve_connection(broker: Broker, stream: trio.SocketStream,
                            node_id: int | None = None) -> None:
     """Serve one accepted connection until it closes. Never raises (see the module doc)."""
+    # Few locals here: every idle connection keeps this coroutine's frame (twice over: trio
+    # makes a frame object of it), so the opening and closing steps are functions of their own.
     conn = Connection(broker, stream, broker.new_connection_id())
+    stream = None  # type: ignore[assignment]  # kept by the connection only if it reads it
     reason = "closed by peer"
     peer = "unknown peer"
     try:
-        peer_host, peer_port = _address(stream.socket.getpeername())
-        local_host, local_port = _address(stream.socket.getsockname())
-        peer_host, local_host = _host(peer_host), _host(local_host)
-        conn.info = info = ConnectionInfo(peer_host, peer_port, local_host, local_port,
-                                          node_id=node_id, park=conn)
-        conn.peer = peer = info.peer
-        if not broker.connection_opened(conn.id, info):
-            raise CloseConnection(f"more than {broker.config.max_connections_per_ip} "
-                                  f"connections from {peer_host} (max.connections.per.ip)",
-                                  "max.connections.per.ip")
-        emit = broker.observer
-        if emit is not None:
-            # the event classes load with the first observed event, not with the server
-            from .events import ConnectionOpened
-            emit(ConnectionOpened(at_ms=broker.now_ms(), connection_id=conn.id, peer=peer,
-                                  local=f"{local_host}:{local_port}"))
+        info = _opened(broker, conn, node_id)
+        peer = conn.peer
         while not conn.eof:
             while conn.queue:
                 # this batch; frames read while one of them is parked go to a new list
@@ -433,17 +425,44 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
         log.exception("internal error serving %s; closing that connection", peer)
         broker.record_unexpected(exc)
     finally:
-        broker.connection_closed(conn.id)
-        emit = broker.observer
-        if emit is not None:
-            from .events import ConnectionClosed
-            emit(ConnectionClosed(at_ms=broker.now_ms(), connection_id=conn.id, peer=peer,
-                                  reason=reason))
+        _closed(broker, conn, peer, reason)
         with trio.CancelScope(shield=True):
             try:
-                await stream.aclose()
+                conn.sock.close()  # as SocketStream.aclose: wakes any waiter, closes, checkpoints
+                await trio.lowlevel.checkpoint()
             except OSError:
                 pass  # already reset by the peer; nothing left to close
+
+
+def _opened(broker: Broker, conn: Connection, node_id: int | None) -> ConnectionInfo:
+    """Who is on the other end (ConnectionInfo), the per-address cap, ConnectionOpened."""
+    sock = conn.sock
+    peer_host, peer_port = _address(sock.getpeername())
+    local_host, local_port = _address(sock.getsockname())
+    peer_host, local_host = _host(peer_host), _host(local_host)
+    conn.info = info = ConnectionInfo(peer_host, peer_port, local_host, local_port,
+                                      node_id=node_id, park=conn)
+    conn.peer = info.peer
+    if not broker.connection_opened(conn.id, info):
+        raise CloseConnection(f"more than {broker.config.max_connections_per_ip} "
+                              f"connections from {peer_host} (max.connections.per.ip)",
+                              "max.connections.per.ip")
+    emit = broker.observer
+    if emit is not None:
+        # the event classes load with the first observed event, not with the server
+        from .events import ConnectionOpened
+        emit(ConnectionOpened(at_ms=broker.now_ms(), connection_id=conn.id, peer=conn.peer,
+                              local=f"{local_host}:{local_port}"))
+    return info
+
+
+def _closed(broker: Broker, conn: Connection, peer: str, reason: str) -> None:
+    broker.connection_closed(conn.id)
+    emit = broker.observer
+    if emit is not None:
+        from .events import ConnectionClosed
+        emit(ConnectionClosed(at_ms=broker.now_ms(), connection_id=conn.id, peer=peer,
+                              reason=reason))
 
 
 async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,

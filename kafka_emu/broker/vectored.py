@@ -2,15 +2,19 @@
 
 A Fetch response comes out of the codec as a list of buffers, the stored record batches among
 them (protocol/spliced.py). ``send_vectored`` hands them to the kernel with ``sendmsg`` -- the
-kernel copies each into the socket once, and nothing is joined in Python. trio's SocketStream
-has no vectored send, so this writes to its socket directly; the connection loop is the only
-writer of its socket, so SocketStream's guard against concurrent sends is not needed.
+kernel copies each into the socket once, and nothing is joined in Python. The connection
+writes to its trio socket directly, SocketStream's ``send_all`` without the stream
+(``send_all`` here): the connection loop is its socket's only writer, so the stream's guard
+against concurrent sends is not needed, and an idle connection keeps no stream.
 
 ``sendmsg`` takes at most IOV_MAX buffers and, like ``send``, may take only part of them when
 the socket's buffer fills: the cumulative ends of the buffers are computed once (in C), and
 after each call a bisection finds the first buffer not fully sent -- so the Python work per
 call does not grow with the number of batches. Where the platform has no ``sendmsg`` the
 buffers are joined and sent with ``send_all``.
+
+Socket errors come out as OSError, where SocketStream would raise BrokenResourceError (the
+connection treats them alike).
 """
 
 from __future__ import annotations
@@ -30,11 +34,19 @@ except (AttributeError, ValueError, OSError):
     IOV_MAX = 16  # POSIX's minimum
 
 
-async def send_vectored(stream: trio.SocketStream, buffers: Sequence[Buffer]) -> None:
-    """Write every buffer, in order, to the stream's socket."""
-    sock = stream.socket
+async def send_all(sock: trio.socket.SocketType, data: Buffer) -> None:
+    """Write all of ``data`` to ``sock`` (as SocketStream.send_all does)."""
+    with memoryview(data) as view:
+        total, size = 0, len(view)
+        while total < size:
+            with view[total:] as rest:
+                total += await sock.send(rest)
+
+
+async def send_vectored(sock: trio.socket.SocketType, buffers: Sequence[Buffer]) -> None:
+    """Write every buffer, in order, to the trio socket ``sock``."""
     if not hasattr(sock, "sendmsg") or IOV_MAX < 2:
-        await stream.send_all(b"".join(buffers))
+        await send_all(sock, b"".join(buffers))
         return
     ends = list(accumulate(map(len, buffers)))
     total = ends[-1] if ends else 0

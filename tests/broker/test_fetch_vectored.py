@@ -155,7 +155,7 @@ async def test_send_vectored_writes_everything_in_order_through_partial_sends():
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(read_all)
-        await send_vectored(stream, buffers)
+        await send_vectored(stream.socket, buffers)
     assert bytes(received) == expected
     await stream.aclose()
     reader.close()
