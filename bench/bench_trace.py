@@ -12,6 +12,10 @@ figure swings with other load, the CPU figure much less), and per second of the 
 server and the trace encoder process it starts (which formats the lines off the request path).
 Target: tracing costs the request path at most 10% (server CPU ratio >= 0.90). Not a test: it
 prints and always exits 0.
+
+``--callgrind`` counts instructions instead of time (see "instruction counts under callgrind"
+below; valgrind must be installed): deterministic on a busy machine, but blind to cache misses
+and the kernel's share, so both figures are worth having.
 """
 
 from __future__ import annotations

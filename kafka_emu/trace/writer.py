@@ -63,7 +63,11 @@ from .schema import SCHEMA_VERSION
 log = logging.getLogger("kafka_emu.trace")
 _REPLY_EMITTED = ReplyEmitted.__name__  # the tag of its rows
 _PIPE_SIZE = 1 << 20  # asked of the encoder's pipe: a flush rarely has to wait for it
-_CHUNK = 5000  # events per message to the encoder (or formatted at once without one)
+_CHUNK = 5000  # events formatted at once without an encoder
+# Rows marshal-ed together for the encoder as soon as that many have queued (and at each flush):
+# enough that a message's fixed costs are negligible, few enough that the rows are still in the
+# CPU's caches and that waiting rows do not set off the garbage collector (see "flushing").
+PACK_ROWS = 256
 ENCODER_EXIT_TIMEOUT_S = 60.0
 # (not ``-m kafka_emu.trace.encoder``: the package imports that module before runpy would run it)
 ENCODER_MAIN = "import sys; from kafka_emu.trace.encoder import main; sys.exit(main(sys.argv[1:]))"
@@ -135,6 +139,8 @@ class TraceWriter:
         self._pipe = -1  # the encoder's input, non-blocking
         self._unsent = memoryview(b"")  # the rest of a message the pipe has not taken yet
         self._unsent_count = 0  # the lines in it
+        self._packed: list[bytes] = []  # messages for the encoder, sent at the next flush
+        self._packed_lines = 0
 
     # -- start -----------------------------------------------------------------------------
     def open(self) -> "TraceWriter":
@@ -186,7 +192,8 @@ class TraceWriter:
     #
     # The queue holds what the encoder takes: rows (tuples of plain values) and dicts. Rows the
     # request path emits are queued as they come; the few event objects (coordinator events) are
-    # turned into rows here, once. ReplyEmitted is never queued.
+    # turned into rows here, once. ReplyEmitted is never queued. Once PACK_ROWS have queued they
+    # are marshal-ed into one message for the encoder (see "flushing").
 
     def sink(self, event: Any) -> None:
         if type(event) is tuple:  # a row (broker/observe.py): RequestHandled or ReplyEmitted
@@ -210,12 +217,12 @@ class TraceWriter:
         (an attrs instance: ``event[0]`` raises TypeError) goes through ``sink`` one event at a
         time."""
         try:
-            rows = [row for row in events if row[0] != _REPLY_EMITTED]
+            self._queue += [row for row in events if row[0] != _REPLY_EMITTED]
         except TypeError:
             for event in events:
                 self.sink(event)
-            return
-        self._queue += rows
+        if len(self._queue) >= PACK_ROWS and self._encoder is not None:
+            self._pack()
 
     def _snapshot_topics(self, at_ms: int) -> None:
         topics = tuple(sorted((t.name, t.partitions) for t in self._broker.topics.all()))
@@ -226,28 +233,33 @@ class TraceWriter:
 
     # -- flushing ------------------------------------------------------------------------------
     #
-    # Every ``flush_interval_s`` what has queued is marshal-ed (one call per chunk, in C) and
-    # written to the encoder's pipe, which is non-blocking: what the pipe cannot take at once is
-    # written when trio says it can take more, so a slow encoder never stalls serving and no
-    # thread is involved. A flush cancelled mid-message (the emulator stopping) leaves the rest
-    # of that message in ``_unsent``, which ``flush()`` writes first: the encoder only ever sees
-    # whole messages, in order.
+    # Rows are marshal-ed (in C, one call per message) as soon as PACK_ROWS have queued, and at
+    # each flush: the queue stays small, so rows are freed while still in the CPU's caches, and
+    # the garbage collector, which runs after every few hundred objects allocated and not yet
+    # freed, is not set off by rows waiting for a flush. Every ``flush_interval_s`` the messages
+    # packed since the last flush go in one write to the encoder's pipe, which is non-blocking:
+    # what the pipe cannot take at once is written when trio says it can take more, so a slow
+    # encoder never stalls serving and no thread is involved. A flush cancelled mid-write (the
+    # emulator stopping) leaves the rest in ``_unsent``, which ``flush()`` writes first: the
+    # encoder only ever sees whole messages, in order.
 
     async def flush_loop(self) -> None:
         """Run as a task of the emulator's nursery: write what has queued, every interval."""
         while True:
             await trio.sleep(self.flush_interval_s)
             self._drain()
-            while self._queue:
-                count, data = self._render(self._batch(_CHUNK))
-                if self._encoder is None:
+            if self._encoder is None:
+                while self._queue:  # formatted here, written by a worker thread
+                    first, items = self._take(_CHUNK)
+                    data = format_lines(first, items, self.run_id).encode()
                     await trio.to_thread.run_sync(self._write_bytes, data)
-                else:
-                    await self._send(count, data)
-                    if self._queue:  # (between chunks the emulator serves: a long backlog
-                        await trio.lowlevel.checkpoint()  # must not stall it)
+                continue
+            if self._queue:
+                self._pack()
+            if self._packed:
+                await self._send(*self._take_packed())
 
-    def _batch(self, limit: int) -> tuple[int, list]:
+    def _take(self, limit: int) -> tuple[int, list]:
         """Take up to ``limit`` queued items as (first seq, items)."""
         queue = self._queue
         if len(queue) <= limit:
@@ -259,18 +271,28 @@ class TraceWriter:
         self._seq += len(items)
         return first, items
 
-    def _render(self, batch: tuple[int, list]) -> tuple[int, bytes]:
-        """(lines, bytes to deliver): a message for the encoder process, or the lines."""
-        first, items = batch
-        if self._encoder is None:
-            return len(items), format_lines(first, items, self.run_id).encode()
+    def _pack(self) -> None:
+        """The queue, as one message for the encoder."""
+        first, items = self._take(len(self._queue))
+        if self._encoder_broken:
+            self._dropped += len(items)
+            return
         try:
-            return len(items), encoder_message(first, items)
+            message = encoder_message(first, items)
         except ValueError:  # a value marshal cannot carry: format here, send the text
-            return len(items), encoder_message(first, [format_lines(first, items, self.run_id)])
+            message = encoder_message(first, [format_lines(first, items, self.run_id)])
+        self._packed.append(message)
+        self._packed_lines += len(items)
+
+    def _take_packed(self) -> tuple[int, bytes]:
+        """(lines, bytes) of the messages packed since the last flush."""
+        data = b"".join(self._packed)
+        count = self._packed_lines
+        self._packed, self._packed_lines = [], 0
+        return count, data
 
     async def _send(self, count: int, data: bytes) -> None:
-        """One message to the encoder, waiting (not blocking) while its pipe is full."""
+        """Messages to the encoder, waiting (not blocking) while its pipe is full."""
         if self._encoder_broken:
             self._dropped += count
             return
@@ -285,16 +307,8 @@ class TraceWriter:
         except OSError as exc:
             self._encoder_failed(exc)
 
-    def _send_now(self, count: int, data: bytes) -> None:
-        """``_send`` for the end of a run: blocks until the pipe has taken it all."""
-        self._finish_unsent()
-        if self._encoder_broken:
-            self._dropped += count
-            return
-        self._unsent, self._unsent_count = memoryview(data), count
-        self._finish_unsent()
-
     def _finish_unsent(self) -> None:
+        """``_send``'s loop for the end of a run: blocks until the pipe has taken it all."""
         pipe = self._pipe
         try:
             while self._unsent:
@@ -319,14 +333,21 @@ class TraceWriter:
     def flush(self) -> None:
         """Deliver everything queued now (synchronously; at the end of a run)."""
         self._drain()
-        if self._encoder is not None:
-            self._finish_unsent()  # the rest of a message a cancelled flush began
-        while self._queue:
-            count, data = self._render(self._batch(_CHUNK))
-            if self._encoder is None:
-                self._write_bytes(data)
-            else:
-                self._send_now(count, data)
+        if self._encoder is None:
+            while self._queue:
+                first, items = self._take(_CHUNK)
+                self._write_bytes(format_lines(first, items, self.run_id).encode())
+            return
+        self._finish_unsent()  # the rest of what a cancelled flush began
+        if self._queue:
+            self._pack()
+        if self._packed:
+            count, data = self._take_packed()
+            if self._encoder_broken:
+                self._dropped += count
+                return
+            self._unsent, self._unsent_count = memoryview(data), count
+            self._finish_unsent()
 
     # -- the encoder process ---------------------------------------------------------------------
     def _start_encoder(self) -> None:
