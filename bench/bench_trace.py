@@ -43,6 +43,7 @@ from kafka_emu.protocol.primitives import Reader
 WINDOW_S = float(os.environ.get("BENCH_TRACE_WINDOW_S", "3"))
 ROUNDS = int(os.environ.get("BENCH_TRACE_ROUNDS", "3"))
 CONNECTIONS, IN_FLIGHT = 4, 64
+WARMUP = 2000  # heartbeats before each measured window
 TARGET_RATIO = 0.90
 JOIN, SYNC, HEARTBEAT = BY_NAME["JoinGroup"], BY_NAME["SyncGroup"], BY_NAME["Heartbeat"]
 
@@ -114,6 +115,10 @@ last_with_children = 0.0
 def heartbeats_per_s(host: str, port: int, pid: int | None = None) -> tuple[float, float]:
     """(heartbeats per wall second, heartbeats per server CPU second)."""
     member, generation = _member(host, port)
+    # warm up first, and let the trace encoder (a fresh Python) finish starting: its start is
+    # not what a traced request costs
+    send_heartbeats(host, port, member, generation, WARMUP)
+    time.sleep(0.5)
     frame = encode_request(HEARTBEAT, 4, 1, "bench-trace", HeartbeatRequest(
         group_id="bench", generation_id=generation, member_id=member))
     sel = selectors.DefaultSelector()
