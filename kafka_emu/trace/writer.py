@@ -66,7 +66,7 @@ _PIPE_SIZE = 1 << 20  # asked of the encoder's pipe: a flush rarely has to wait 
 _CHUNK = 5000  # events formatted at once without an encoder
 # Rows marshal-ed together for the encoder as soon as that many have queued (and at each flush):
 # enough that a message's fixed costs are negligible, few enough that the rows are still in the
-# CPU's caches and that waiting rows do not set off the garbage collector (see "flushing").
+# CPU's caches (see "flushing").
 PACK_ROWS = 256
 ENCODER_EXIT_TIMEOUT_S = 60.0
 # (not ``-m kafka_emu.trace.encoder``: the package imports that module before runpy would run it)
@@ -235,9 +235,8 @@ class TraceWriter:
     #
     # Rows are marshal-ed (in C, one call per message) as soon as PACK_ROWS have queued, and at
     # each flush: the queue stays small, so rows are freed while still in the CPU's caches, and
-    # the garbage collector, which runs after every few hundred objects allocated and not yet
-    # freed, is not set off by rows waiting for a flush. Every ``flush_interval_s`` the messages
-    # packed since the last flush go in one write to the encoder's pipe, which is non-blocking:
+    # a message holds a row in a quarter of the memory or less. Every ``flush_interval_s`` the
+    # messages packed since the last flush go in one write to the encoder's pipe, non-blocking:
     # what the pipe cannot take at once is written when trio says it can take more, so a slow
     # encoder never stalls serving and no thread is involved. A flush cancelled mid-write (the
     # emulator stopping) leaves the rest in ``_unsent``, which ``flush()`` writes first: the
