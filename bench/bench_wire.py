@@ -471,7 +471,7 @@ def own_work(rounds: int = 60, per_round: int = 1000, members: int = 100) -> dic
 
     from kafka_emu.broker import connection
     from kafka_emu.broker.config import BrokerConfig
-    from kafka_emu.broker.context import ConnectionInfo
+    from kafka_emu.broker.context import ConnectionInfo, Parked
     from kafka_emu.broker.state import Broker
     from kafka_emu.protocol.messages.join_group import JoinGroupRequestProtocol
     from kafka_emu.protocol.messages.sync_group import SyncGroupRequestAssignment
@@ -482,6 +482,15 @@ def own_work(rounds: int = 60, per_round: int = 1000, members: int = 100) -> dic
 
     def answer(api, version: int, frame: bytearray):
         return decode(api, version, bytes(frame[4:]))
+
+    async def process(broker, conn, info, frame: bytes):
+        """``connection._process``, waiting for a parked JoinGroup/SyncGroup and answering it as
+        the connection's loop does (``Connection.wait_parked``)."""
+        out = await connection._process(broker, conn, info, frame)
+        if out.__class__ is Parked:
+            await out.pending.done.wait()
+            out = connection._answer_parked(broker, conn, out)
+        return out
 
     async def run() -> dict[str, float]:
         broker = Broker(BrokerConfig.from_kafka({"group.initial.rebalance.delay.ms": "200",
@@ -495,7 +504,7 @@ def own_work(rounds: int = 60, per_round: int = 1000, members: int = 100) -> dic
         async def member(i: int) -> None:
             conn, member_id = Conn(i), ""
             while True:
-                r = answer(JOIN, V_JOIN, await connection._process(broker, conn, info, request(
+                r = answer(JOIN, V_JOIN, await process(broker, conn, info, request(
                     JOIN, V_JOIN, JOIN.request(
                         group_id="own", session_timeout_ms=300_000, rebalance_timeout_ms=60_000,
                         member_id=member_id, group_instance_id=None, protocol_type="consumer",
@@ -506,7 +515,7 @@ def own_work(rounds: int = 60, per_round: int = 1000, members: int = 100) -> dic
             assignments = [SyncGroupRequestAssignment(member_id=m.member_id,
                                                       assignment=EMPTY_ASSIGNMENT)
                            for m in r.members]
-            s = answer(SYNC, V_SYNC, await connection._process(broker, conn, info, request(
+            s = answer(SYNC, V_SYNC, await process(broker, conn, info, request(
                 SYNC, V_SYNC, SYNC.request(group_id="own", generation_id=r.generation_id,
                                            member_id=r.member_id, group_instance_id=None,
                                            assignments=assignments))[4:]))
