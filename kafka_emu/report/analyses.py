@@ -33,7 +33,8 @@ def client_matrix(t: Traces) -> Any:
     faults = (t.events.where(F.col("kind") == "fault_fired")
               .select("run", "connection_id", "correlation_id", F.lit(True).alias("faulted"))
               .dropDuplicates(["run", "connection_id", "correlation_id"]))
-    r = t.requests.join(faults, ["run", "connection_id", "correlation_id"], "left")
+    # faults are few next to the requests: broadcast, or the join would shuffle every request
+    r = t.requests.join(F.broadcast(faults), ["run", "connection_id", "correlation_id"], "left")
     # counted per connection first: that groups within a run (no shuffle of the requests, see
     # load()), and what is left to count distinct per client is one row per connection
     per_connection = (r.groupBy("client_name", "client_version", "run", "connection_id")

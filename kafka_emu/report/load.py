@@ -45,6 +45,10 @@ EVENT_COLUMNS = (
     "verdict",
 )
 RUN_COLUMNS = ("emu_version", "labels", "broker_api_versions")  # of run_start lines
+# what is kept of every line: the above, and what a request's client is named from
+LINE_COLUMNS = tuple(dict.fromkeys(
+    EVENT_COLUMNS + REQUEST_COLUMNS + RUN_COLUMNS
+    + ("client_software_name", "client_software_version")))
 
 
 def _ms(text: str, end: bool) -> int:
@@ -74,12 +78,13 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
          cache: bool = True) -> Traces:
     """``input_format="parquet"`` reads traces compacted to Parquet with the same schema.
 
-    With ``cache`` (the default) the traces are read twice, once for the requests and once for
-    the other events, parsing only their columns; each part is hash-partitioned by run and kept
-    in memory (spilling to disk when it must). One cache of all columns of every line costs
-    more to build than the second read. Every table reads those copies, and since nearly every
-    analysis groups or orders within a run, Spark finds the rows already clustered and
-    shuffles only small aggregates."""
+    With ``cache`` (the default) the traces are read once, parsing only the columns some
+    analysis reads, hash-partitioned by run and kept in memory (spilling to disk when it
+    must); parsing JSON is most of what the job costs, so no line is parsed twice. Every table
+    reads that copy, and since nearly every analysis groups or orders within a run, Spark finds
+    the rows already clustered and shuffles only small aggregates. The request lines'
+    client and error are computed from the copy as each table reads it (a broadcast join with
+    the run table, which is small)."""
     from pyspark.sql import functions as F
 
     if input_format == "parquet":
@@ -90,19 +95,21 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
                .option("pathGlobFilter", "*.jsonl*")
                .option("mode", "DROPMALFORMED")
                .json(list(paths)))
-    raw = raw.where(F.col("kind").isNotNull() & F.col("run").isNotNull())
+    first_partition_error = F.col("partition_errors").getItem(0).getField("error_code")
+    lines = raw.where(F.col("kind").isNotNull() & F.col("run").isNotNull()).select(
+        *LINE_COLUMNS,
+        # the error a request got: top-level where the API has one, else the first
+        # partition's (OffsetCommit, Produce, ... have only per-partition codes)
+        F.when(F.coalesce(F.col("error_code"), F.lit(0)) != 0, F.col("error_code"))
+        .when(F.size("partition_errors") > 0, first_partition_error)
+        .otherwise(F.lit(0)).cast("long").alias("err"))
     cached = []
-
-    def keep(df: Any) -> Any:
-        if not cache:
-            return df
-        df = df.repartition("run").cache()
-        cached.append(df)
-        return df
+    if cache:
+        lines = lines.repartition("run").cache()
+        cached.append(lines)
 
     # every run's events (the run_start lines among them): the selected runs come from here
-    all_events = keep(raw.where(F.col("kind") != "request_handled")
-                      .select(*EVENT_COLUMNS, *RUN_COLUMNS))
+    all_events = lines.where(F.col("kind") != "request_handled")
     runs = all_events.where(F.col("kind") == "run_start").select(
         "run", F.col("at_ms").alias("started_ms"), "emu_version", "labels",
         "broker_api_versions")
@@ -118,26 +125,19 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
         cached.append(runs)
 
     events = (all_events.join(F.broadcast(runs.select("run")), "run", "left_semi")
-              .drop(*RUN_COLUMNS))
-    first_partition_error = F.col("partition_errors").getItem(0).getField("error_code")
+              .select(*EVENT_COLUMNS))
     # runs has one row per run: the inner join keeps the selected runs' requests and brings
     # each its run's labels
-    requests = keep(raw.where(F.col("kind") == "request_handled")
-                    .join(F.broadcast(runs.select("run", F.col("labels").alias("run_labels"))),
-                          "run")
-                    .select(
-                        *REQUEST_COLUMNS,
-                        F.coalesce(F.col("client_software_name"),
-                                   F.col("run_labels").getItem("client"), F.col("client_id"),
-                                   F.lit("unknown")).alias("client_name"),
-                        F.coalesce(F.col("client_software_version"),
-                                   F.col("run_labels").getItem("client_version"),
-                                   F.lit("unknown")).alias("client_version"),
-                        # the error a request got: top-level where the API has one, else the
-                        # first partition's (OffsetCommit, Produce, ... have only per-partition
-                        # codes)
-                        F.when(F.coalesce(F.col("error_code"), F.lit(0)) != 0,
-                               F.col("error_code"))
-                        .when(F.size("partition_errors") > 0, first_partition_error)
-                        .otherwise(F.lit(0)).cast("long").alias("err")))
+    requests = (lines.where(F.col("kind") == "request_handled")
+                .join(F.broadcast(runs.select("run", F.col("labels").alias("run_labels"))),
+                      "run")
+                .select(
+                    *REQUEST_COLUMNS,
+                    F.coalesce(F.col("client_software_name"),
+                               F.col("run_labels").getItem("client"), F.col("client_id"),
+                               F.lit("unknown")).alias("client_name"),
+                    F.coalesce(F.col("client_software_version"),
+                               F.col("run_labels").getItem("client_version"),
+                               F.lit("unknown")).alias("client_version"),
+                    "err"))
     return Traces(events=events, runs=runs, requests=requests, cached=tuple(cached))
