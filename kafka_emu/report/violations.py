@@ -71,39 +71,79 @@ def _member_requests(t: Traces) -> Any:
                             & (F.col("member_id") != ""))
 
 
-def stale_after_rejoin(t: Traces) -> Any:
+def member_violations(t: Traces) -> Any:
+    """``stale_after_rejoin``, ``after_fenced`` and ``heartbeat_too_fast`` in one ordered pass
+    over each member's requests (one sort of the requests, no shuffle: they are clustered by
+    run). Per request, from the requests before it: the last time the member was told to rejoin
+    (and with which error), its last JoinGroup, its last FENCED_INSTANCE_ID and its previous
+    heartbeat; per member, over all its requests: how many heartbeats, their median interval
+    and the session timeout it asked for. A request can show more than one kind."""
     F, W = _F(), _W()
-    w = (W.partitionBy("run", "group_id", "member_id").orderBy("seq")
-         .rowsBetween(W.unboundedPreceding, -1))
-    told = F.col("err").isin(*REJOIN_ERRORS) & F.col("api").isin("Heartbeat", "OffsetCommit",
-                                                                  "SyncGroup")
+    by_member = W.partitionBy("run", "group_id", "member_id").orderBy("seq")
+    before = by_member.rowsBetween(W.unboundedPreceding, -1)
+    whole = by_member.rowsBetween(W.unboundedPreceding, W.unboundedFollowing)
+    api, err, seq = F.col("api"), F.col("err"), F.col("seq")
+    is_beat = api == "Heartbeat"
+    told = err.isin(*REJOIN_ERRORS) & api.isin("Heartbeat", "OffsetCommit", "SyncGroup")
     r = (_member_requests(t)
-         .withColumn("told_seq", F.last(F.when(told, F.col("seq")), True).over(w))
-         .withColumn("told_err", F.last(F.when(told, F.col("err")), True).over(w))
-         .withColumn("join_seq", F.last(F.when(F.col("api") == "JoinGroup", F.col("seq")), True)
-                     .over(w)))
-    hit = r.where(F.col("api").isin("Heartbeat", "OffsetCommit")
-                  & F.col("err").isin(*STALE_ERRORS) & F.col("told_seq").isNotNull()
-                  & (F.col("join_seq").isNull() | (F.col("join_seq") < F.col("told_seq"))))
-    return _shape(hit, "stale_after_rejoin", F.concat(
-        F.lit("generation "), F.col("generation_id").cast("string"), F.lit(" answered "),
-        F.col("err").cast("string"), F.lit(" after being told "),
-        F.col("told_err").cast("string"), F.lit(" at seq "), F.col("told_seq").cast("string"),
-        F.lit(" without rejoining")))
+         .select("run", "group_id", "member_id", "seq", "at_ms", "api", "correlation_id",
+                 "connection_id", "generation_id", "err", "group_instance_id",
+                 "session_timeout_ms",
+                 F.last(F.when(told, seq), True).over(before).alias("told_seq"),
+                 F.last(F.when(told, err), True).over(before).alias("told_err"),
+                 F.last(F.when(api == "JoinGroup", seq), True).over(before).alias("join_seq"),
+                 F.last(F.when(err == FENCED_INSTANCE_ID, seq), True).over(before)
+                 .alias("fenced_seq"),
+                 F.last(F.when(is_beat, F.col("at_ms")), True).over(before)
+                 .alias("previous_beat"))
+         # the interval since the previous heartbeat, on heartbeats only (as a lag over them)
+         .withColumn("gap", F.when(is_beat, F.col("at_ms") - F.col("previous_beat")))
+         .withColumn("heartbeats", F.count(F.when(is_beat, 1)).over(whole))
+         .withColumn("median_gap", F.percentile_approx("gap", 0.5, 1000).over(whole))
+         .withColumn("member_session_ms",
+                     F.max(F.when(api == "JoinGroup", F.col("session_timeout_ms")))
+                     .over(whole)))
+    stale = (api.isin("Heartbeat", "OffsetCommit") & err.isin(*STALE_ERRORS)
+             & F.col("told_seq").isNotNull()
+             & (F.col("join_seq").isNull() | (F.col("join_seq") < F.col("told_seq"))))
+    fenced = F.col("fenced_seq").isNotNull()
+    # one row per too-fast member: its first heartbeat's
+    fast = (is_beat & F.col("previous_beat").isNull()
+            & (F.col("heartbeats") >= MIN_HEARTBEATS)
+            & (F.col("median_gap") * HEARTBEATS_PER_SESSION_LIMIT < F.col("member_session_ms")))
+
+    def found(kind: str, detail: Any) -> Any:
+        return F.struct(F.lit(kind).alias("kind"), detail.cast("string").alias("detail"))
+
+    shown = F.filter(F.array(
+        F.when(stale, found("stale_after_rejoin", F.concat(
+            F.lit("generation "), F.col("generation_id").cast("string"), F.lit(" answered "),
+            err.cast("string"), F.lit(" after being told "), F.col("told_err").cast("string"),
+            F.lit(" at seq "), F.col("told_seq").cast("string"),
+            F.lit(" without rejoining")))),
+        F.when(fenced, found("after_fenced", F.concat(
+            api, F.lit(" after FENCED_INSTANCE_ID at seq "), F.col("fenced_seq").cast("string"),
+            F.lit(" (instance "), F.coalesce(F.col("group_instance_id"), F.lit("?")),
+            F.lit(")")))),
+        F.when(fast, found("heartbeat_too_fast", F.concat(
+            F.col("heartbeats").cast("string"), F.lit(" heartbeats, median every "),
+            F.col("median_gap").cast("string"), F.lit(" ms for a session timeout of "),
+            F.col("member_session_ms").cast("string"), F.lit(" ms"))))),
+        lambda v: v.isNotNull())
+    hits = (r.where(stale | fenced | fast)
+            .select("*", F.explode(shown).alias("v"))
+            # (a kind is never null; coalesce says so to the schema, as a literal does)
+            .select("*", F.coalesce(F.col("v.kind"), F.lit("")).alias("kind"),
+                    F.col("v.detail").alias("detail")))
+    return hits.select(*COLUMNS)
+
+
+def stale_after_rejoin(t: Traces) -> Any:
+    return member_violations(t).where("kind = 'stale_after_rejoin'")
 
 
 def after_fenced(t: Traces) -> Any:
-    F, W = _F(), _W()
-    w = (W.partitionBy("run", "group_id", "member_id").orderBy("seq")
-         .rowsBetween(W.unboundedPreceding, -1))
-    r = _member_requests(t).withColumn(
-        "fenced_seq", F.last(F.when(F.col("err") == FENCED_INSTANCE_ID, F.col("seq")), True)
-        .over(w))
-    hit = r.where(F.col("fenced_seq").isNotNull())
-    return _shape(hit, "after_fenced", F.concat(
-        F.col("api"), F.lit(" after FENCED_INSTANCE_ID at seq "),
-        F.col("fenced_seq").cast("string"), F.lit(" (instance "),
-        F.coalesce(F.col("group_instance_id"), F.lit("?")), F.lit(")")))
+    return member_violations(t).where("kind = 'after_fenced'")
 
 
 def no_rejoin_in_time(t: Traces) -> Any:
@@ -215,7 +255,9 @@ def double_fetch(t: Traces) -> Any:
                .select("run", "seq", "at_ms", "correlation_id", "connection_id", "client_id",
                        (F.col("at_ms") - F.col("latency_ms")).alias("sent_at"),
                        "partitions"))
-    candidates = fetches.join(members, ["run", "client_id"]).where(
+    # members is small (one row per member per generation): broadcast, so the fetches stay
+    # where they are (clustered by run) and the steps below shuffle nothing
+    candidates = fetches.join(F.broadcast(members), ["run", "client_id"]).where(
         (F.col("sent_at") >= F.col("start_at"))
         & (F.col("end_at").isNull() | (F.col("sent_at") < F.col("end_at"))))
     per_fetch = W.partitionBy("run", "seq")
@@ -224,15 +266,12 @@ def double_fetch(t: Traces) -> Any:
              .select("run", "group_id", "generation", "member_id", "seq", "at_ms",
                      "correlation_id", "connection_id",
                      F.explode("partitions").alias("tp")))
-    by_partition = W.partitionBy("run", "group_id", "generation", F.col("tp.topic"),
-                                 F.col("tp.partition"))
-    shared = (owned.withColumn("fetchers", F.size(F.collect_set("member_id").over(by_partition)))
-              .where(F.col("fetchers") > 1))
-    first = (shared.groupBy("run", "group_id", "generation", F.col("tp.topic").alias("topic"),
-                            F.col("tp.partition").alias("partition"))
+    first = (owned.groupBy("run", "group_id", "generation", F.col("tp.topic").alias("topic"),
+                           F.col("tp.partition").alias("partition"))
              .agg(F.min(F.struct("seq", "at_ms", "member_id", "correlation_id",
                                  "connection_id")).alias("f"),
                   F.sort_array(F.collect_set("member_id")).alias("fetchers"))
+             .where(F.size("fetchers") > 1)
              .select("run", "group_id", "generation", "topic", "partition", "fetchers", "f.*"))
     return _shape(first.withColumn("api", F.lit("Fetch")), "double_fetch", F.concat(
         F.lit("generation "), F.col("generation").cast("string"), F.lit(": "), F.col("topic"),
@@ -257,27 +296,7 @@ def offset_backwards(t: Traces) -> Any:
 
 
 def heartbeat_too_fast(t: Traces) -> Any:
-    F, W = _F(), _W()
-    r = _member_requests(t)
-    session = (r.where((F.col("api") == "JoinGroup") & F.col("session_timeout_ms").isNotNull())
-               .groupBy("run", "group_id", "member_id")
-               .agg(F.max("session_timeout_ms").alias("session_timeout_ms")))
-    w = W.partitionBy("run", "group_id", "member_id").orderBy("seq")
-    beats = (r.where(F.col("api") == "Heartbeat")
-             .withColumn("gap", F.col("at_ms") - F.lag("at_ms").over(w)))
-    per_member = (beats.groupBy("run", "group_id", "member_id")
-                  .agg(F.count(F.lit(1)).alias("heartbeats"),
-                       F.percentile_approx("gap", 0.5, 1000).alias("median_gap"),
-                       F.min(F.struct("seq", "at_ms", "api", "correlation_id",
-                                      "connection_id")).alias("f"))
-                  .join(session, ["run", "group_id", "member_id"]))
-    fast = per_member.where(
-        (F.col("heartbeats") >= MIN_HEARTBEATS)
-        & (F.col("median_gap") * HEARTBEATS_PER_SESSION_LIMIT < F.col("session_timeout_ms")))
-    return _shape(fast.select("*", "f.*"), "heartbeat_too_fast", F.concat(
-        F.col("heartbeats").cast("string"), F.lit(" heartbeats, median every "),
-        F.col("median_gap").cast("string"), F.lit(" ms for a session timeout of "),
-        F.col("session_timeout_ms").cast("string"), F.lit(" ms")))
+    return member_violations(t).where("kind = 'heartbeat_too_fast'")
 
 
 ALL = (stale_after_rejoin, after_fenced, no_rejoin_in_time, assignment_overlap, assignment_gap,
@@ -285,9 +304,12 @@ ALL = (stale_after_rejoin, after_fenced, no_rejoin_in_time, assignment_overlap, 
 KINDS = tuple(fn.__name__ for fn in ALL)
 
 
+# computed apart; the member kinds come from member_violations
+OTHERS = (no_rejoin_in_time, assignment_overlap, assignment_gap, double_fetch, offset_backwards)
+
+
 def violations(t: Traces) -> Any:
-    out = None
-    for fn in ALL:
-        df = fn(t)
-        out = df if out is None else out.unionByName(df)
+    out = member_violations(t)
+    for fn in OTHERS:
+        out = out.unionByName(fn(t))
     return out.orderBy("kind", "run", "seq")
