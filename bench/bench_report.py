@@ -30,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 import trace_gen  # noqa: E402
 
+from kafka_emu.report.spark import driver_memory  # noqa: E402
 from kafka_emu.trace import schema  # noqa: E402
 
 TARGET_RATIO = 3.0
@@ -224,6 +225,12 @@ def duck_job(source: str, threads: int = 2) -> dict[str, int]:
     return counts
 
 
+def _load() -> str:
+    """The machine's 1-minute load average: on a shared machine it says how much the
+    wall-clock figures can be trusted (both sides of a ratio run under it)."""
+    return f"{os.getloadavg()[0]:.1f}"
+
+
 def _timed(fn, *args, **kw):
     start = time.perf_counter()
     result = fn(*args, **kw)
@@ -281,8 +288,8 @@ def main(argv: list[str]) -> int:
                 print(f"(generated in {gen_s:.1f} s)")
             files = list(root.rglob("*.jsonl"))
             mb = sum(f.stat().st_size for f in files) / 1e6
-            print(f"== {size} events in {len(files)} runs, {mb:.0f} MB of JSON Lines",
-                  flush=True)
+            print(f"== {size} events in {len(files)} runs, {mb:.0f} MB of JSON Lines "
+                  f"(Spark heap {driver_memory()}, load average {_load()})", flush=True)
             parquet = Path(tmp) / f"parquet-{size}"
             times, counts = {}, {}
 
@@ -290,12 +297,13 @@ def main(argv: list[str]) -> int:
                 result = _child("--spark-once", *args)
                 times[name], counts[name] = result["seconds"], result["counts"]
                 print(f"  {name:<28} {result['seconds']:8.1f} s  (+ {result['start']:.1f} s "
-                      "session start)", flush=True)
+                      f"session start; load average after {_load()})", flush=True)
 
             spark("spark 2 cores, jsonl", str(root), "2", "json")
             if quick:
                 times["duckdb"], duck = _timed(duck_job, duck_source(str(root), "json"))
-                print(f"  {'duckdb 2 threads, jsonl':<28} {times['duckdb']:8.1f} s")
+                print(f"  {'duckdb 2 threads, jsonl':<28} {times['duckdb']:8.1f} s  "
+                      f"(load average after {_load()})")
                 print(f"  spark / duckdb, jsonl:    "
                       f"{times['spark 2 cores, jsonl'] / times['duckdb']:5.2f}x")
                 agree = duck == counts["spark 2 cores, jsonl"]
@@ -309,7 +317,8 @@ def main(argv: list[str]) -> int:
                               ("duckdb 2 threads, parquet",
                                duck_source(str(parquet), "parquet"))):
                 times[name], counts[name] = _timed(duck_job, src)
-                print(f"  {name:<28} {times[name]:8.1f} s", flush=True)
+                print(f"  {name:<28} {times[name]:8.1f} s  (load average after {_load()})",
+                      flush=True)
             ratio = times["spark 2 cores, jsonl"] / times["duckdb 2 threads, jsonl"]
             pratio = times["spark 2 cores, parquet"] / times["duckdb 2 threads, parquet"]
             cores_ratio = times["spark 1 core, jsonl"] / times["spark 2 cores, jsonl"]
