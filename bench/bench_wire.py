@@ -173,13 +173,17 @@ class Server:
                 return
             before = now
 
-    def rss_kb(self) -> int:
+    def rss_kb(self, field: str = "VmRSS:") -> int:
         self.settle()
         with open(f"/proc/{self.proc.pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(field):
                     return int(line.split()[1])
         return 0
+
+    def rss_peak_kb(self) -> int:
+        """The most RSS the process has had (VmHWM)."""
+        return self.rss_kb("VmHWM:")
 
     def close(self) -> None:
         self.proc.stdin.close()
@@ -817,6 +821,10 @@ def _memory_of(server: Server, n: int) -> None:
         group = form_group(server, "memory", n, links)
         time.sleep(0.2)
         member = f"{(reading() - before_members) / n:.2f}"
+        if not traced:
+            # RSS only ever grows in the phases before, so the high-water mark now is the most
+            # the formation took: how much of it came back is the difference
+            member += f" (peak {(server.rss_peak_kb() - before_members) / n:.2f})"
     except Exception as exc:  # noqa: BLE001 - one server's failure, reported, not fatal
         member, group = f"failed ({exc})", None
     name = "kafka-emu" if traced else server.name

@@ -234,60 +234,58 @@ class Connection:
         return its response frame -- or raise PeerGone if the client goes first. The wait is
         this connection's ordinary read (frames read meanwhile queue up behind the parked one;
         the stream's end means the client left), woken by the answer (``_wake_parked``): a
-        parked request keeps no coroutine frames of its own and no cancel scope."""
+        parked request keeps no coroutine frames of its own and no cancel scope (one coroutine,
+        this one, over the idle connection's wait: 5000 members forming park 5000 at once).
+
+        ``pending`` is checked before every wait: an answer that came while this task was not
+        waiting on the socket woke nothing."""
         pending = parked.pending
         try:
             await self.flush()  # answers to earlier requests must not wait behind this one
-            if not pending.resolved:
-                if self._raw is None:
-                    await self._park_pending(pending)
-                else:
-                    pending.wake = self._wake_parked
-                    try:
-                        await self._until_answered(pending)
-                    finally:
-                        pending.wake = None
-                    if not pending.resolved:
-                        raise PeerGone("closed by peer while its request was parked")
+            raw = self._raw
+            if pending.resolved:
+                pass
+            elif raw is None:
+                await self._park_pending(pending)
+            else:
+                pending.wake = self._wake_parked
+                try:
+                    while not pending.resolved:
+                        if self.frames.buffered + sum(map(len, self.queue)) > PARKED_READ_LIMIT:
+                            await pending.done.wait()  # enough queued; read again once answered
+                            break
+                        data = _recv_nowait(raw)
+                        if data is None:
+                            try:
+                                await trio.lowlevel.wait_readable(raw)
+                            except trio.ClosedResourceError:
+                                if pending.resolved:
+                                    break  # woken by the answer (_wake_parked)
+                                raise
+                            continue
+                        if not data:
+                            self.eof = True  # the client left
+                            break
+                        self._take(data)
+                        data = None
+                        await trio.lowlevel.cancel_shielded_checkpoint()
+                except (OSError, trio.BrokenResourceError, trio.ClosedResourceError,
+                        DecodeError):
+                    self.eof = True  # these end the connection once the request is released
+                finally:
+                    pending.wake = None
+                if not pending.resolved:
+                    raise PeerGone("closed by peer while its request was parked")
         finally:
             if not pending.resolved:
                 self.broker.forget(parked.request_id)
         return _answer_parked(self.broker, self, parked)
 
     def _wake_parked(self) -> None:
-        # the read in _until_answered raises ClosedResourceError, which it takes as the answer
-        # once the Pending is resolved; the socket is not closed (the idle reaper wakes an idle
-        # read the same way, Connection.expire)
+        # the read in wait_parked raises ClosedResourceError, which it takes as the answer once
+        # the Pending is resolved; the socket is not closed (the idle reaper wakes an idle read
+        # the same way, Connection.expire)
         trio.lowlevel.notify_closing(self._raw)
-
-    async def _until_answered(self, pending: Pending) -> None:
-        """Read while ``pending`` is parked, until it is answered or the client goes (then set
-        ``eof``). ``pending`` is checked before every wait: an answer that came while this task
-        was not waiting on the socket woke nothing."""
-        raw = self._raw
-        try:
-            while not pending.resolved:
-                if self.frames.buffered + sum(map(len, self.queue)) > PARKED_READ_LIMIT:
-                    await pending.done.wait()  # enough queued; read again once answered
-                    return
-                data = _recv_nowait(raw)
-                if data is None:
-                    try:
-                        await trio.lowlevel.wait_readable(raw)
-                    except trio.ClosedResourceError:
-                        if pending.resolved:
-                            return  # woken by the answer (_wake_parked)
-                        raise
-                    continue
-                if not data:
-                    break
-                self._take(data)
-                await trio.lowlevel.cancel_shielded_checkpoint()
-            else:
-                return
-        except (OSError, trio.BrokenResourceError, trio.ClosedResourceError, DecodeError):
-            pass  # any of these ends the connection once the parked request is released
-        self.eof = True
 
     async def _park_pending(self, pending: Pending) -> None:
         """Wait in this task for the coordinator's answer to ``pending``: the connection goes on
@@ -372,10 +370,14 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
             while conn.queue:
                 # this batch; frames read while one of them is parked go to a new list
                 frames, conn.queue = conn.queue, ()
-                for frame in frames:
+                frames.reverse()  # type: ignore[union-attr]
+                while frames:
+                    # popped: a request parked below keeps no frame it was decoded from
+                    frame = frames.pop()  # type: ignore[union-attr]
                     response = await _process(broker, conn, info, frame)
                     if response is not None:
                         if response.__class__ is Parked:
+                            frame = None  # type: ignore[assignment]
                             response = await conn.wait_parked(response)
                         conn.enqueue(response)
                 # an idle connection keeps neither its last frames nor its last response
