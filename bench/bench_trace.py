@@ -20,6 +20,7 @@ and the kernel's share, so both figures are worth having.
 
 from __future__ import annotations
 
+import gzip
 import os
 import selectors
 import socket
@@ -316,9 +317,12 @@ def _heartbeat_lines(trace_dir: str) -> int:
     for folder, _, files in os.walk(trace_dir):
         for f in files:
             path = os.path.join(folder, f)
-            if f.endswith(".jsonl"):
-                with open(path, "rb") as fh:
+            opener = gzip.open if f.endswith(".gz") else open
+            try:
+                with opener(path, "rb") as fh:
                     count += fh.read().count(b'"api":"Heartbeat"')
+            except (EOFError, OSError):  # a gzip member being written
+                pass
     return count
 
 
@@ -332,12 +336,14 @@ def callgrind_main() -> int:
         out_dir = keep or tmp
         os.makedirs(out_dir, exist_ok=True)
         base = None
-        for name in CG_CONFIGS:
-            trace_dir = os.path.join(out_dir, name.replace(" ", "_")) if "on" in name[:2] else None
+        for i, name in enumerate(CG_CONFIGS):
+            traced = name.startswith("on")
+            trace_dir = os.path.join(out_dir, f"trace-{i}") if traced else None
             quiet = ["-c", "emu.timeline.max.events=0"]
-            extra = (None if name == "seam only" else
-                     quiet if trace_dir is None else [*quiet, "--trace-dir", trace_dir])
-            server, encoder = callgrind_run(extra, out_dir, name, trace_dir)
+            extra = (None if name == "seam only" else quiet if not traced else
+                     [*quiet, "--trace-dir", trace_dir,
+                      *(["--trace-compress", "gzip"] if "gzip" in name else [])])
+            server, encoder = callgrind_run(extra, out_dir, f"{name}-{i}", trace_dir)
             base = base or server
             verdict = "" if trace_dir is None else (
                 "  ok" if base / server >= TARGET_RATIO else "  target missed")
