@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import gc
 import logging
 import os
 import signal
@@ -156,6 +157,11 @@ def _stdout_gone() -> None:
 
 
 def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    # No cyclic garbage collection while starting: the imports (trio's, the declarations') make
+    # objects that live as long as the server, and the collector would go over them several
+    # times before the first answer. Once listening they are set aside for good (gc.freeze) and
+    # collection resumes for what serving makes.
+    gc.disable()
     from .broker.config import BrokerConfig
 
     settings = dict(args.settings)
@@ -242,6 +248,8 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                         print(f"control: {control.url}", flush=True)
                 except BrokenPipeError:  # `kafka-emu serve | head -1`: serve on, print nothing
                     _stdout_gone()
+                gc.freeze()
+                gc.enable()
                 async for signum in signals:
                     logging.getLogger("kafka_emu").info("received %s, stopping",
                                                         signal.Signals(signum).name)
