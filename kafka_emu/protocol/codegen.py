@@ -501,34 +501,59 @@ class Plan:
         self.tagged = dict(sorted(tagged.items()))
         self.absent = tuple(s for s in absent if not s.ignorable)
         self.min_size = min_size
+        self._sources: dict[str, str] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        """The generated parts, each made on its first use: a request body is only ever read
+        whole (``read_all``), a response only written, a header read at a position; and a
+        nested struct's own functions are never called, as its parent inlines its fields. So a
+        serve compiles what it answers with, not three functions for every struct it meets."""
+        if name in ("write", "read_at", "read_all"):
+            fn = self._compile(name)
+            setattr(self, name, fn)
+            return fn
+        if name in ("tag_readers", "tag_writers"):
+            self._compile_tags()
+            return getattr(self, name)
+        if name == "source":  # what was generated, for reading: all three functions
+            parts = ("write", "read_at", "read_all")
+            for part in parts:
+                getattr(self, part)
+            return "\n".join(self._sources[part] for part in parts)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _compile_tags(self) -> None:
         self.tag_readers: dict[int, tuple[str, Any]] = {}
         writers = []
         for tag, spec in self.tagged.items():
-            w, r = _standalone(f"{cls.__name__}.{spec.name} v{version} tag {tag}", spec.type,
-                               version, flexible, version in spec.nullable)
+            w, r = _standalone(f"{self.cls.__name__}.{spec.name} v{self.version} tag {tag}",
+                               spec.type, self.version, self.flexible,
+                               self.version in spec.nullable)
             self.tag_readers[tag] = (spec.name, r)
             writers.append((tag, spec.name, _default_value(spec), w))
         self.tag_writers = tuple(writers)
 
-        src = Source(f"{cls.__name__} v{version}{' flexible' if flexible else ''}")
-        src.emit(0, "def write(out, obj):")
-        _emit_struct_write(src, 1, self, "obj", "")
-        src.emit(1, "return None")
-        src.emit(0, "def read_at(buf, pos, end):")
-        _emit_struct_read(src, 1, self, "obj", "")
-        src.emit(1, "return obj, pos")
-        # the same body again for a whole top-level body: no (obj, pos) tuple, trailing check
-        src.emit(0, "def read_all(buf):")
-        src.emit(1, "pos = 0")
-        src.emit(1, "end = len(buf)")
-        _emit_struct_read(src, 1, self, "obj", "")
-        src.emit(1, "if pos != end: raise _overrun(pos, end)")
-        src.emit(1, "return obj")
-        g = src.compile()
-        self.write = g["write"]
-        self.read_at = g["read_at"]
-        self.read_all = g["read_all"]
-        self.source = "\n".join(src.lines)
+    def _compile(self, name: str) -> Any:
+        src = Source(f"{self.cls.__name__} v{self.version}{' flexible' if self.flexible else ''}"
+                     f" {name}")
+        if name == "write":
+            src.emit(0, "def write(out, obj):")
+            _emit_struct_write(src, 1, self, "obj", "")
+            src.emit(1, "return None")
+        elif name == "read_at":
+            src.emit(0, "def read_at(buf, pos, end):")
+            _emit_struct_read(src, 1, self, "obj", "")
+            src.emit(1, "return obj, pos")
+        else:  # a whole top-level body: no (obj, pos) tuple, and a trailing-bytes check
+            src.emit(0, "def read_all(buf):")
+            src.emit(1, "pos = 0")
+            src.emit(1, "end = len(buf)")
+            _emit_struct_read(src, 1, self, "obj", "")
+            src.emit(1, "if pos != end: raise _overrun(pos, end)")
+            src.emit(1, "return obj")
+        fn = src.compile()[name]
+        self._sources[name] = "\n".join(src.lines)
+        return fn
 
     def read(self, r: p.Reader) -> Any:
         """Parse one struct from a Reader (headers, the broker, consumer_protocol use this)."""
