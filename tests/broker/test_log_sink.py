@@ -99,6 +99,14 @@ def test_info_level_sink_ignores_requests(caplog):
     assert caplog.records == []
 
 
+def test_the_sink_names_event_classes_that_exist(caplog):
+    # the sink keys its handlers by class name (what a row carries): a renamed event class
+    # would otherwise silently stop its lines
+    from kafka_emu.broker.observe import _event_classes
+    caplog.set_level(logging.DEBUG, logger="kafka_emu")
+    assert set(LogSink()._handlers) <= set(_event_classes())
+
+
 def test_cli_json_lines_at_debug():
     proc = subprocess.Popen([sys.executable, "-m", "kafka_emu", "serve", "--port", "0",
                              "--log-level", "debug", "--log-format", "json"],
