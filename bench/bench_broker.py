@@ -12,6 +12,11 @@ table and ratios, and always exits 0; a missed target is printed as "target miss
    shared machine moves with the load; CPU time much less). ``--only start`` runs 1 and 2. The CLI is timed with a warm bytecode
    cache (in a temporary PYTHONPYCACHEPREFIX, as an installed package has), and once more without
    one for information: this environment sets PYTHONDONTWRITEBYTECODE.
+   Then where that start goes, stage by stage from exec (each stage a child python that stops
+   there; median wall and CPU ms): python started; + ``import trio``; + the rest of the stdlib
+   and then kafka-emu's own modules, those a serve has loaded by its first answer; the serve
+   listening; its first answer. ``--callgrind`` adds each stage's instruction count
+   (deterministic, so a loaded machine does not blur where the time goes).
 3. Consumer group, against kafka-emu and against librdkafka's own mock cluster started here (the
    peer; see _mock_cluster.py), same settings on both (heartbeat.interval.ms=500,
    session.timeout.ms=6000, initial rebalance delay 0 on both, so the join itself is measured):
@@ -25,6 +30,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -160,6 +167,167 @@ def bare_python_cpu_ms(starts: int, pycache: str) -> list[float]:
     return cpu
 
 
+# -- 2b: where a serve's start goes ------------------------------------------------------------
+
+# Each stage is a child python that prints a line once it got there and then waits; the stages
+# before the serve disable the cyclic collector as the serve does for its start (cli._serve).
+_WAIT = "print(1, flush=True); input()"
+_NO_GC = "import gc; gc.disable(); "
+
+
+def serve_modules(pycache: str) -> list[str]:
+    """The modules a ``serve`` has imported by its first ApiVersions answer (from one run with
+    ``-X importtime``, whose lines come as each import finishes)."""
+    proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "kafka_emu", "serve",
+                             "--port", "0", "--log-level", "WARNING"], env=_env(pycache),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        host, _, port = proc.stdout.readline().strip().rpartition(":")
+        api_versions_roundtrip(host, int(port))
+    finally:
+        proc.kill()  # not a clean stop: its imports are not a start's
+        _, err = proc.communicate(timeout=10)
+    names = [line.rpartition("|")[2].strip() for line in err.splitlines()
+             if line.startswith("import time:") and "|" in line]
+    # [0] is the header; a name shows again for each failed attempt (``nt`` on Linux)
+    return list(dict.fromkeys(n for n in names[1:] if n and not n.endswith("__main__")))
+
+
+def _stage_code(modules: list[str] | None) -> str:
+    if modules is None:
+        return _WAIT
+    return (_NO_GC + "import importlib, sys\n"
+            f"for m in {modules!r}:\n"
+            "    if m not in sys.modules:\n"
+            "        try: importlib.import_module(m)\n"
+            "        except ImportError: pass\n" + _WAIT)
+
+
+def _time_child(args: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall ms from exec to the child's first line, CPU ms the child used by then)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(args, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        proc.stdout.readline()
+        wall = (time.perf_counter() - t0) * 1000
+        cpu = _cpu_ms(proc.pid) if os.path.isdir(f"/proc/{proc.pid}") else float("nan")
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    return wall, cpu
+
+
+def _time_serve(env: dict[str, str]) -> tuple[float, float, float, float]:
+    """(wall ms to the address line, CPU ms by then, wall ms to the first answer, CPU ms)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "kafka_emu", "serve", "--port", "0",
+                             "--log-level", "WARNING"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stdout.readline().strip()
+        listening = (time.perf_counter() - t0) * 1000
+        listening_cpu = _cpu_ms(proc.pid)
+        host, _, port = line.rpartition(":")
+        api_versions_roundtrip(host, int(port))
+        answered = (time.perf_counter() - t0) * 1000
+        return listening, listening_cpu, answered, _cpu_ms(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+STAGES = ("python started", "+ import trio (with attrs, ssl, ...)",
+          "+ the stdlib modules a serve adds", "+ kafka-emu's own modules",
+          "serve: listening (address printed)", "serve: first ApiVersions answer")
+
+
+def _stage_codes(modules: list[str]) -> list[str]:
+    """The import stages: python, + trio, + the rest of the stdlib a serve loads (argparse,
+    uuid, ...), + kafka-emu's modules -- each of them a serve has loaded by its answer."""
+    stdlib = [m for m in modules if m.split(".")[0] != "kafka_emu"]
+    return [_stage_code(None), _NO_GC + "import trio; " + _WAIT, _stage_code(stdlib),
+            _stage_code(modules)]
+
+
+def start_breakdown(starts: int, pycache: str) -> dict[str, list[tuple[float, float]]]:
+    """Wall and CPU ms of each stage, ``starts`` times each, the stages interleaved so that a
+    change in the machine's load hits them alike."""
+    env = _env(pycache)
+    codes = _stage_codes(serve_modules(pycache))
+    out: dict[str, list[tuple[float, float]]] = {name: [] for name in STAGES}
+    for _ in range(starts):
+        for name, code in zip(STAGES, codes):
+            out[name].append(_time_child([sys.executable, "-c", code], env))
+        listening, listening_cpu, answered, answered_cpu = _time_serve(env)
+        out[STAGES[-2]].append((listening, listening_cpu))
+        out[STAGES[-1]].append((answered, answered_cpu))
+    return out
+
+
+def start_instructions(pycache: str) -> dict[str, int] | None:
+    """The same stages counted in instructions under callgrind (deterministic, whatever the
+    load; hash seed fixed): a stage's child exits where the timed one prints, a serve is
+    stopped by a signal it does not handle right after its first answer, so neither counts
+    Python's exit. None without valgrind."""
+    if shutil.which("valgrind") is None:
+        return None
+    env = dict(_env(pycache), PYTHONHASHSEED="0")
+    grind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+    exit_now = "import os; os._exit(0)"
+    codes = [code.replace(_WAIT, exit_now) for code in _stage_codes(serve_modules(pycache))]
+    counts: dict[str, int] = {}
+    for name, code in zip(STAGES, codes):
+        done = subprocess.run(grind + [sys.executable, "-c", code], env=env,
+                              capture_output=True, text=True, timeout=600)
+        counts[name] = _collected(done.stderr)
+    proc = subprocess.Popen(grind + [sys.executable, "-m", "kafka_emu", "serve", "--port", "0",
+                                     "--log-level", "WARNING"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        host, _, port = proc.stdout.readline().strip().rpartition(":")
+        api_versions_roundtrip(host, int(port))
+    finally:
+        proc.send_signal(signal.SIGUSR1)  # fatal, unhandled: callgrind writes its totals
+        _, err = proc.communicate(timeout=60)
+    counts[STAGES[-1]] = _collected(err)
+    return counts
+
+
+def _collected(stderr: str) -> int:
+    for line in stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1])
+    raise RuntimeError("no instruction count from callgrind:\n" + stderr[-2000:])
+
+
+def print_breakdown(stages: dict[str, list[tuple[float, float]]],
+                    counts: dict[str, int] | None) -> None:
+    n = len(next(iter(stages.values())))
+    print()
+    print(f"== where a serve's start goes (median of {n}; each stage from exec)")
+    header = f"{'stage':<40} {'wall ms':>8} {'+wall':>7} {'CPU ms':>8} {'+CPU':>7}"
+    if counts:
+        header += f" {'M instr':>9} {'+M':>7}"
+    print(header)
+    prev = prev_count = None
+    for name, values in stages.items():
+        wall = statistics.median(v[0] for v in values)
+        cpu = statistics.median(v[1] for v in values)
+        line = f"{name:<40} {wall:8.1f} "
+        line += f"{wall - prev[0]:+7.1f}" if prev else " " * 7
+        line += f" {cpu:8.1f} "
+        line += f"{cpu - prev[1]:+7.1f}" if prev else " " * 7
+        if counts and name in counts:  # not counted: listening (the serve runs on to answer)
+            line += f" {counts[name] / 1e6:9.1f} "
+            if prev_count is not None:
+                line += f"{(counts[name] - prev_count) / 1e6:+7.1f}"
+            prev_count = counts[name]
+        print(line)
+        prev = (wall, cpu)
+    print("(a stage's + is over the stage above; trio's import is trio's own cost, not ours)")
+
+
 # -- 3: consumer group ------------------------------------------------------------------------
 
 class Tracked:
@@ -241,6 +409,8 @@ def main() -> int:
     parser.add_argument("--cli-starts", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=2, help="group rounds per broker")
     parser.add_argument("--only", choices=("start",), help="the start figures only")
+    parser.add_argument("--callgrind", action="store_true",
+                        help="also count each start stage's instructions (needs valgrind)")
     args = parser.parse_args()
 
     in_process_start_ms(2)  # warm: imports, first trio.run
@@ -249,6 +419,8 @@ def main() -> int:
         cli = cli_start_ms(args.cli_starts, pycache)
         bare = bare_python_ms(args.cli_starts, pycache)
         bare_cpu = bare_python_cpu_ms(args.cli_starts, pycache)
+        stages = start_breakdown(args.cli_starts, pycache)
+        counts = start_instructions(pycache) if args.callgrind else None
     cli_cold = cli_start_ms(args.cli_starts, None)
     print("== start to first ApiVersions v0 answer")
     print(f"{'case':<40} {'median ms':>10} {'min-max ms':>17} {'target':>10}")
@@ -259,6 +431,7 @@ def main() -> int:
     if CLI_CPU and bare_cpu:
         _row("CLI serve: CPU ms by its first answer", CLI_CPU)
         _row("(scale: CPU ms of a started python)", bare_cpu)
+    print_breakdown(stages, counts)
     if args.only == "start":
         return 0
 
