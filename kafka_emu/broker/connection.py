@@ -248,6 +248,9 @@ class Connection:
             elif raw is None:
                 await self._park_pending(pending)
             else:
+                # rendered here once answered, not where the answer is routed: an answer that
+                # completes a rebalance would render every member's response at once
+                parked.render, pending.render = pending.render, _as_is
                 pending.wake = self._wake_parked
                 try:
                     while not pending.resolved:
@@ -344,6 +347,10 @@ def _host(text: str) -> str:
     return host
 
 
+def _as_is(result: T) -> T:
+    return result
+
+
 def _recv_nowait(raw) -> bytes | None:
     """What the socket has (b"" at its end), or None if nothing yet. A function of its own: the
     BlockingIOError's traceback makes a frame object of the frame it passes through, which a
@@ -378,6 +385,8 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
                     if response is not None:
                         if response.__class__ is Parked:
                             frame = None  # type: ignore[assignment]
+                            if not frames:
+                                frames = ()  # type: ignore[assignment]  # no empty list kept
                             response = await conn.wait_parked(response)
                         conn.enqueue(response)
                 # an idle connection keeps neither its last frames nor its last response
@@ -542,6 +551,8 @@ def _answer_parked(broker: Broker, conn: Connection, parked: Parked) -> bytearra
     every request would otherwise pay a call."""
     pending, request, version = parked.pending, parked.request, parked.version
     response = pending.response
+    if parked.render is not None:
+        response = parked.render(response)
     api_key, correlation_id, started = parked.api_key, parked.correlation_id, parked.started
     api = HANDLERS[api_key].api
     emit = broker.observation.emit

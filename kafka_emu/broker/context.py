@@ -39,11 +39,12 @@ class Parked:
     keeps this record and its Pending, not a chain of coroutine frames and a cancel scope."""
 
     __slots__ = ("pending", "request_id", "request", "started", "api_key", "version",
-                 "correlation_id", "client_id")
+                 "correlation_id", "client_id", "render")
 
     def __init__(self, pending: Any, request_id: int) -> None:
         self.pending = pending
         self.request_id = request_id
+        self.render: Any = None  # the reply's renderer, when it runs at answering time
 
 
 @attrs.define

@@ -98,3 +98,30 @@ async def test_a_parked_join_reads_no_further_past_the_limit_and_answers_all_in_
     assert joined.error_code == ErrorCode.NONE
     assert [a.error_code for a in after] == [ErrorCode.NONE, ErrorCode.NONE]
     assert bound.broker.unexpected == []
+
+
+async def test_many_parked_joins_some_clients_gone_the_rest_answered(start_broker):
+    # 40 members park their joins for the initial delay; every other client closes while
+    # parked: the others are all answered in one generation, nothing is left parked
+    bound = await start_broker({"group.initial.rebalance.delay.ms": 1000})
+    clients = [await connect(bound, f"c{i}") for i in range(40)]
+    members = [await join_as_new_member(c, session=30000, rebalance=30000) for c in clients]
+    for client, member in zip(clients, members):
+        await client.send(JOIN, 5, join_request(member_id=member, session=30000,
+                                                rebalance=30000))
+    while len(bound.broker.pending) < 40:
+        await trio.sleep(0.01)
+    for client in clients[1::2]:
+        await client.aclose()
+    answers = {}
+
+    async def receive(i):
+        answers[i] = await clients[i].receive(JOIN, 5)
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            for i in range(0, 40, 2):
+                nursery.start_soon(receive, i)
+    assert {a.error_code for a in answers.values()} == {ErrorCode.NONE}
+    assert len({a.generation_id for a in answers.values()}) == 1
+    assert bound.broker.pending == {} and bound.broker.unexpected == []
