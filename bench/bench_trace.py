@@ -172,7 +172,10 @@ from kafka_emu.testing import make_config
 async def main():
     async with trio.open_nursery() as nursery:
         bound = await nursery.start(partial(serve, make_config()))
-        bound.broker.observation.subscribe(lambda event: None, rows=True)
+        # "batches": the observer also takes the seam's deferred batches whole, as the trace
+        # writer does (without, it is called once per event)
+        many = (lambda batch: None) if sys.argv[1:] == ["batches"] else None
+        bound.broker.observation.subscribe(lambda event: None, rows=True, many=many)
         print(bound.bootstrap, flush=True)
         await trio.sleep_forever()
 
@@ -206,6 +209,7 @@ def run(extra: list[str] | None) -> tuple[float, float]:
 
 CG_REQUESTS = int(os.environ.get("BENCH_TRACE_CG_REQUESTS", "4000"))
 CG_WARMUP = int(os.environ.get("BENCH_TRACE_CG_WARMUP", "1500"))
+# any of: off, seam only, seam (batches), on (jsonl), on (gzip)
 CG_CONFIGS = os.environ.get("BENCH_TRACE_CG_CONFIGS", "off,seam only,on (jsonl)").split(",")
 
 
@@ -268,6 +272,7 @@ def callgrind_run(extra: list[str] | None, out_dir: str, name: str,
                   trace_dir: str | None) -> tuple[float, float]:
     """(instructions per request in the server, in the encoder) for one configuration."""
     target = ([sys.executable, "-c", SEAM_ONLY] if extra is None else
+              [sys.executable, "-c", SEAM_ONLY, "batches"] if extra == ["batches"] else
               [sys.executable, "-m", "kafka_emu", "serve", "--port", "0", "--log-level",
                "WARNING", *extra])
     prefix = os.path.join(out_dir, name.replace(" ", "_").replace("(", "").replace(")", ""))
@@ -340,7 +345,8 @@ def callgrind_main() -> int:
             traced = name.startswith("on")
             trace_dir = os.path.join(out_dir, f"trace-{i}") if traced else None
             quiet = ["-c", "emu.timeline.max.events=0"]
-            extra = (None if name == "seam only" else quiet if not traced else
+            extra = (None if name == "seam only" else ["batches"] if name == "seam (batches)"
+                     else quiet if not traced else
                      [*quiet, "--trace-dir", trace_dir,
                       *(["--trace-compress", "gzip"] if "gzip" in name else [])])
             server, encoder = callgrind_run(extra, out_dir, f"{name}-{i}", trace_dir)
