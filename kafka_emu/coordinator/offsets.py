@@ -21,7 +21,7 @@ from typing import Callable
 from kafka_emu.errors import ErrorCode
 
 from .commands import OffsetCommit, OffsetDelete, OffsetFetch
-from .core import RETENTION_KEY, Core
+from .core import RETENTION_KEY, Core, heartbeat_key
 from .events import OffsetsCommitted, OffsetsRemoved
 from .group import Group
 from .offsets_store import StoredOffset
@@ -48,29 +48,67 @@ _COMPLETING = GroupState.COMPLETING_REBALANCE
 _NONE = ErrorCode.NONE
 
 
-def handle_commit(core: Core, cmd: OffsetCommit) -> None:
-    error = _validate_commit(core, cmd)
-    if error is not None:
-        partitions = tuple(PartitionError(topic=o.topic, partition=o.partition, error=error) for o in cmd.offsets)
-        return core.reply(cmd.request_id, COMMIT, cmd.group_id, OffsetCommitResult(partitions=partitions))
+# One frozen result per committed (topic, partition) for the usual commit of one partition
+# without error, made on first use and shared (results are immutable): the answer is the same
+# every time. Bounded: cleared when full (topics come and go).
+_COMMITTED: dict[tuple[str, int], OffsetCommitResult] = {}
+_COMMITTED_MAX = 4096
 
+
+def handle_commit(core: Core, cmd: OffsetCommit) -> None:
     group_id = cmd.group_id
-    group = core.groups[group_id]
-    state = group.state
-    if state is _STABLE or state is _PREPARING:
-        # A commit doubles as a heartbeat in these states (4.1).
-        member = group.members[cmd.member_id]
-        if not member.heartbeats_ignored:
-            core.schedule_heartbeat(group, member.member_id, member.session_timeout_ms)
+    group = core.groups.get(group_id)
+    member = None
+    if (group is not None and group.state is _STABLE and cmd.group_instance_id is None
+            and cmd.generation_id == group.generation):
+        # The usual commit: a member of a Stable group at its generation, which passes every
+        # row of _validate_commit's table (a Stable group's generation is never negative).
+        member = group.members.get(cmd.member_id)
+    if member is None:
+        error = _validate_commit(core, cmd)
+        if error is not None:
+            partitions = tuple(PartitionError(topic=o.topic, partition=o.partition, error=error)
+                               for o in cmd.offsets)
+            return core.reply(cmd.request_id, COMMIT, group_id,
+                              OffsetCommitResult(partitions=partitions))
+        group = core.groups[group_id]
+        state = group.state
+        if state is _STABLE or state is _PREPARING:
+            member = group.members[cmd.member_id]
+    # A commit doubles as a heartbeat in Stable and PreparingRebalance (4.1).
+    if member is not None and not member.heartbeats_ignored:
+        core.timers.schedule(heartbeat_key(group_id, member.member_id),
+                             core.now + member.session_timeout_ms)
 
     now = core.now
     expire_at = None if cmd.retention_time_ms == -1 else now + cmd.retention_time_ms
     max_metadata = core.config.offset_metadata_max_bytes
+    offsets = cmd.offsets
+    if len(offsets) == 1:  # the usual commit: one partition (the loop below, written out)
+        o = offsets[0]
+        metadata = o.metadata
+        if metadata is None or len(metadata) * 2 <= max_metadata or _java_length(metadata) <= max_metadata:
+            topic, partition = o.topic, o.partition
+            core.offsets.put(group_id, topic, partition, StoredOffset(
+                offset=o.offset, leader_epoch=o.leader_epoch,
+                metadata=metadata if metadata is not None else "",
+                commit_timestamp_ms=now, expire_timestamp_ms=expire_at))
+            if core.observing:
+                core.emit(OffsetsCommitted(at_ms=now, group_id=group_id, member_id=cmd.member_id,
+                                           generation_id=cmd.generation_id,
+                                           offsets=((topic, partition, o.offset),)))
+            result = _COMMITTED.get((topic, partition))
+            if result is None:
+                if len(_COMMITTED) >= _COMMITTED_MAX:
+                    _COMMITTED.clear()
+                result = _COMMITTED[(topic, partition)] = OffsetCommitResult(partitions=(
+                    PartitionError(topic=topic, partition=partition, error=_NONE),))
+            return core.reply(cmd.request_id, COMMIT, group_id, result)
     put = core.offsets.put
     observing = core.observing
     results = []
     committed = []
-    for o in cmd.offsets:
+    for o in offsets:
         metadata = o.metadata
         if metadata is not None and len(metadata) * 2 > max_metadata and _java_length(metadata) > max_metadata:
             results.append(PartitionError(topic=o.topic, partition=o.partition, error=ErrorCode.OFFSET_METADATA_TOO_LARGE))

@@ -109,3 +109,23 @@ def test_commit_render_without_rejections_is_the_general_render():
     assert render_all_known(order, result) == render(order, {}, result)
     one = OffsetCommitResult(partitions=result.partitions[1:2])
     assert render_all_known(order[1:2], one) == render(order[1:2], {}, one)
+
+
+def test_shared_one_partition_answer_is_the_general_answer_in_every_version():
+    """The usual commit of one partition is answered with a shared response whose topic array
+    was encoded once; it reads and encodes exactly as the general render's, for every error and
+    version, and a second commit gets the same bytes."""
+    from kafka_emu.broker.handlers.offset_commit import render, render_one
+    from kafka_emu.coordinator.results import OffsetCommitResult, PartitionError
+    from kafka_emu.protocol.headers import encode_response
+    for version in range(2, 10):
+        for code in (ErrorCode.NONE, ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID):
+            result = OffsetCommitResult(partitions=(PartitionError(topic="t", partition=3,
+                                                                   error=code),))
+            general = render([("t", 3)], {}, result)
+            shared = render_one(version, result)
+            assert shared == general
+            assert (encode_response(COMMIT, version, 7, shared)
+                    == encode_response(COMMIT, version, 7, general))
+            assert render_one(version, result) is shared
+

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kafka_emu.coordinator import FetchedOffset, GroupDeleted, OffsetsRemoved
+from kafka_emu.coordinator import FetchedOffset, GroupDeleted, OffsetsCommitted, OffsetsRemoved
 
 from .harness import E, Harness, subscription
 
@@ -290,3 +290,24 @@ def test_retention_explicit_expire_timestamp_from_v2_4_commit():
     assert offsets(h.fetch(None)) == [("t", 0, 1)]
     h.expire(3000)
     assert h.coord.group_ids() == []
+
+
+def test_one_partition_member_commit_is_the_general_commit():
+    """A member of a Stable group committing one partition (the coordinator's shortcut) stores,
+    answers and reports exactly as the general path: the offset fetched back, NONE, one
+    OffsetsCommitted, the session rescheduled; a too-long metadata, a stale generation and an
+    unknown member still get 12, 22 and 25; the shared answer is the same each time."""
+    h = Harness(offset_metadata_max_bytes=4)
+    (m,) = h.stable_group(1)
+    h.events.clear()
+    first = h.commit([("t", 0, 5, "ab")], member_id=m, generation=1, now=40)
+    assert errors(first) == [E.NONE]
+    assert [(e.member_id, e.generation_id, e.offsets) for e in h.events_of(OffsetsCommitted)] == [
+        (m, 1, (("t", 0, 5),))]
+    assert h.coord.timer_deadlines()[("heartbeat", "g", m)] == 40 + 10_000
+    assert h.commit([("t", 0, 6)], member_id=m, generation=1) == first
+    assert offsets(h.fetch([("t", (0,))])) == [("t", 0, 6)]
+    assert errors(h.commit([("t", 0, 7, "abcde")], member_id=m, generation=1)) == [E.OFFSET_METADATA_TOO_LARGE]
+    assert errors(h.commit([("t", 0, 7)], member_id=m, generation=2)) == [E.ILLEGAL_GENERATION]
+    assert errors(h.commit([("t", 0, 7)], member_id="x", generation=1)) == [E.UNKNOWN_MEMBER_ID]
+    assert offsets(h.fetch([("t", (0,))])) == [("t", 0, 6)]

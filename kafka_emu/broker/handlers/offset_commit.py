@@ -12,6 +12,7 @@ from ...errors import ErrorCode
 from ...protocol.messages.offset_commit import (API, OffsetCommitResponse,
                                                 OffsetCommitResponsePartition,
                                                 OffsetCommitResponseTopic)
+from ...protocol.preencoded import encode_array
 from . import Handler
 from ._common import by_topic
 
@@ -55,7 +56,56 @@ def render_all_known(order, result) -> OffsetCommitResponse:
                                         for name, parts in topics.items()])
 
 
+# One frozen response per (version, topic, partition, error) for the usual commit of one
+# partition, made on first use and shared (as Heartbeat's are), its one-topic array encoded once
+# (preencoded.py): a consumer committing the same partition again and again gets the same answer,
+# so it is neither built nor encoded again. Bounded: cleared when full (topics come and go).
+_ONE: dict[tuple, OffsetCommitResponse] = {}
+_ONE_MAX = 4096
+
+
+def render_one(version: int, result) -> OffsetCommitResponse:
+    """``render_all_known`` for a commit of one partition of a known topic: its one result."""
+    p = result.partitions[0]
+    key = (version, p.topic, p.partition, p.error)
+    response = _ONE.get(key)
+    if response is None:
+        if len(_ONE) >= _ONE_MAX:
+            _ONE.clear()
+        topic = OffsetCommitResponseTopic(name=p.topic, partitions=[
+            OffsetCommitResponsePartition(partition_index=p.partition, error_code=p.error)])
+        response = _ONE[key] = OffsetCommitResponse(topics=encode_array(
+            OffsetCommitResponse, version, OffsetCommitResponseTopic, [topic]))
+    return response
+
+
+# render_one for each version, made once (not a partial per request)
+_RENDER_ONE = {version: partial(render_one, version) for version in range(2, 10)}
+
+
 async def offset_commit(ctx, request) -> OffsetCommitResponse:
+    topics = request.topics
+    if len(topics) == 1:
+        # The usual commit: one partition of one topic (a consumer commits what it was
+        # assigned, often one partition). The general path below, with nothing to regroup.
+        name, partitions = topics[0].name, topics[0].partitions
+        if len(partitions) == 1:
+            p = partitions[0]
+            index = p.partition_index
+            if ctx.broker.topics.exists(name, index):
+                version = ctx.version
+                return await ctx.submit(c.OffsetCommit(
+                    request_id=ctx.request_id, group_id=request.group_id,
+                    generation_id=request.generation_id_or_member_epoch,
+                    member_id=request.member_id, group_instance_id=request.group_instance_id,
+                    offsets=(c.CommitOffset(topic=name, partition=index,
+                                            offset=p.committed_offset,
+                                            leader_epoch=p.committed_leader_epoch,
+                                            metadata=p.committed_metadata),),
+                    retention_time_ms=request.retention_time_ms,
+                    missing_group_is_not_found=missing_group_is_not_found(version),
+                    supports_member_epochs=supports_member_epochs(version)),
+                    _RENDER_ONE[version])
     # split_known_partitions (_common.py), written out: this runs for every commit
     exists = ctx.broker.topics.exists
     order, rejected, offsets = [], {}, []
