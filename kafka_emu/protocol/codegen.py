@@ -18,7 +18,8 @@ types and emit, per field type, the same few lines whatever the message; nothing
 API. Nested structs are inlined into their parent's functions; consecutive fixed-width fields
 (and a classic length prefix after them) share one ``struct`` call; tagged fields go through two
 shared helpers (rare on the wire); an array of structs may come as an ``EncodedArray``, whose
-bytes are written as they are (preencoded.py). Reading relies on ``end == len(buf)``: a
+bytes are written as they are (preencoded.py), and ``source_writer`` writes a struct's
+fields from an object holding them under other names. Reading relies on ``end == len(buf)``: a
 fixed-width read past the end raises struct.error or IndexError, which the entry points turn
 into DecodeError; slices, which would silently come out short, are caught by the final
 position check; an array count is checked against the least its elements can take before any
@@ -406,8 +407,13 @@ def _emit_write(src: Source, ind: int, t: Any, version: int, flexible: bool, nul
         raise TypeError(f"unknown wire type {t!r}")
 
 
-def _emit_struct_write(src: Source, ind: int, plan: "Plan", expr: str, path: str) -> None:
-    """Write every field of a struct in wire order; fixed-width runs share one pack call."""
+def _emit_struct_write(src: Source, ind: int, plan: "Plan", expr: str, path: str,
+                       names: dict[str, str] | None = None) -> None:
+    """Write every field of a struct in wire order; fixed-width runs share one pack call.
+    ``names`` maps a field to the attribute of ``expr`` it is read from, where they differ (this
+    struct's own fields only; see ``source_writer``)."""
+    if names is None:
+        names = {}
     if not expr.isidentifier():
         o = src.var("o")
         src.emit(ind, f"{o} = {expr}", path or None)
@@ -418,13 +424,14 @@ def _emit_struct_write(src: Source, ind: int, plan: "Plan", expr: str, path: str
         if run:
             for s in run:  # struct's "?" would take any object's truth value
                 if s.type is BOOL:
-                    src.emit(ind, f"if {expr}.{s.name}.__class__ is not bool: "
-                                  f"raise ValueError('not a bool: %r' % ({expr}.{s.name},))",
+                    a = names.get(s.name, s.name)
+                    src.emit(ind, f"if {expr}.{a}.__class__ is not bool: "
+                                  f"raise ValueError('not a bool: %r' % ({expr}.{a},))",
                              path + s.name)
             fmt = ">" + "".join(_FIXED[s.type] for s in run)
             pack = src.const(struct.Struct(fmt).pack, "_pk")
-            args = ", ".join(f"{expr}.{s.name}{'.bytes' if s.type is UUID else ''}"
-                             for s in run)
+            args = ", ".join(f"{expr}.{names.get(s.name, s.name)}"
+                             f"{'.bytes' if s.type is UUID else ''}" for s in run)
             src.emit(ind, f"out += {pack}({args})", ",".join(path + s.name for s in run))
             run.clear()
 
@@ -434,13 +441,14 @@ def _emit_struct_write(src: Source, ind: int, plan: "Plan", expr: str, path: str
             continue
         flush()
         _emit_write(src, ind, spec.type, plan.version, field_flexible, nullable,
-                    f"{expr}.{spec.name}", path + spec.name)
+                    f"{expr}.{names.get(spec.name, spec.name)}", path + spec.name)
     flush()
     for spec in plan.absent:
         dflt = src.const(_default_value(spec), "_d")
         why = src.const(f"{plan.cls.__name__}.{spec.name} does not exist in v{plan.version} "
                         f"and is not ignorable, but is set", "_why")
-        src.emit(ind, f"if {expr}.{spec.name} != {dflt}: raise _EE({why})", path + spec.name)
+        src.emit(ind, f"if {expr}.{names.get(spec.name, spec.name)} != {dflt}: raise _EE({why})",
+                 path + spec.name)
     if plan.flexible:
         if plan.tag_writers:
             writers = src.const(plan.tag_writers, "_TW")
@@ -578,5 +586,24 @@ def _default_value(spec: FieldSpec) -> Any:
 @functools.cache
 def plan_for(cls: type, version: int, flexible: bool) -> Plan:
     return Plan(cls, version, flexible)
+
+
+@functools.cache
+def source_writer(plan: Plan, names: tuple[tuple[str, str], ...]):
+    """``write(out, obj)`` for ``plan``'s struct, reading each field named in ``names`` (pairs
+    of field, attribute) from that attribute of ``obj`` instead: the same bytes as ``plan.write``
+    of a struct holding those values, written straight from an object that holds them under
+    other names (a coordinator's result), so none is built just to be encoded (preencoded.py)."""
+    renamed = dict(names)
+    unknown = set(renamed) - {s.name for s in fields_of(plan.cls)}
+    if unknown or plan.tag_writers:  # tagged fields are written by name (_write_tags)
+        raise ValueError(f"cannot write {plan.cls.__name__} v{plan.version} from other names: "
+                         f"{sorted(unknown) or 'it has tagged fields'}")
+    src = Source(f"{plan.cls.__name__} v{plan.version}{' flexible' if plan.flexible else ''} "
+                 f"from {', '.join(f'{f}={a}' for f, a in names)}")
+    src.emit(0, "def write(out, obj):")
+    _emit_struct_write(src, 1, plan, "obj", "", renamed)
+    src.emit(1, "return None")
+    return src.compile()["write"]
 
 

@@ -14,6 +14,13 @@ EncodedArray made for another element type, version or flexibility instead of wr
 bytes. It keeps its elements: it reads, iterates and compares like the tuple of them, so a
 response holding one looks like one holding the list (tests, observers). Nothing here knows any
 particular message.
+
+The elements need not be built to be encoded. Given ``names`` (field -> attribute), the items
+may be any objects holding every field of the element class, under those names where they differ
+(a coordinator's described members): they are written through the same plan reading those
+attributes (``codegen.source_writer``), and the element instances are built from them only if
+someone reads the array (tests, observers), once. A thousand members are then built once, by
+the coordinator, instead of twice.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .errors import EncodeError
+from .schema import fields_of
 
 if TYPE_CHECKING:
     from .codegen import Plan
@@ -34,18 +42,33 @@ _ENCODE_FAILURES = (ValueError, TypeError, AttributeError, OverflowError, struct
 class EncodedArray:
     """An array of structs with its encoding for one plan (element class, version, flexible).
 
-    Immutable once made (slots, no setters); only :func:`encode_array` makes one."""
+    Immutable once made (slots, no setters); only :func:`encode_array` makes one. ``items`` are
+    the elements; where they were encoded from other objects (``names``), they are built from
+    those on first reading and kept."""
 
-    __slots__ = ("items", "data", "plan")
-    items: tuple[Any, ...]
+    __slots__ = ("source", "names", "built", "data", "plan")
+    source: tuple[Any, ...]
+    names: dict[str, str] | None
+    built: tuple[Any, ...] | None
     data: bytes
     plan: Plan
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"EncodedArray is immutable (cannot set {name})")
 
+    @property
+    def items(self) -> tuple[Any, ...]:
+        built = self.built
+        if built is None:
+            element, names = self.plan.cls, self.names
+            wanted = [(f.name, names.get(f.name, f.name)) for f in fields_of(element)]
+            built = tuple(element(**{name: getattr(item, attr) for name, attr in wanted})
+                          for item in self.source)
+            object.__setattr__(self, "built", built)  # a cache: the same elements every time
+        return built
+
     def __len__(self) -> int:
-        return len(self.items)
+        return len(self.source)
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.items)
@@ -63,20 +86,23 @@ class EncodedArray:
     __hash__ = None  # type: ignore[assignment]  # equal to lists, which are unhashable
 
     def __repr__(self) -> str:
-        return (f"EncodedArray({len(self.items)} {self.plan.cls.__name__} "
+        return (f"EncodedArray({len(self.source)} {self.plan.cls.__name__} "
                 f"v{self.plan.version}, {len(self.data)} bytes)")
 
 
-def encode_array(message: type, version: int, element: type, items: Iterable[Any]) -> EncodedArray:
-    """``items`` (instances of the struct class ``element``) encoded as the elements of an array
-    inside the declared message ``message`` at ``version`` (its flexibility decides the
-    encoding). The count is not included: the codec writes it from ``len``."""
-    from .codegen import plan_for  # codegen imports this module for the class
+def encode_array(message: type, version: int, element: type, items: Iterable[Any],
+                 names: dict[str, str] | None = None) -> EncodedArray:
+    """``items`` (instances of the struct class ``element``, or, with ``names``, objects holding
+    its fields, ``names`` mapping a field to the attribute that holds it where they differ)
+    encoded as the elements of an array inside the declared message ``message`` at ``version``
+    (its flexibility decides the encoding). The count is not included: the codec writes it
+    from ``len``."""
+    from .codegen import plan_for, source_writer  # codegen imports this module for the class
 
     plan = plan_for(element, version, version in message.__kafka__.flexible)
     items = tuple(items)
     out = bytearray()
-    write = plan.write
+    write = plan.write if names is None else source_writer(plan, tuple(sorted(names.items())))
     try:
         for item in items:
             write(out, item)
@@ -84,7 +110,9 @@ def encode_array(message: type, version: int, element: type, items: Iterable[Any
         raise EncodeError(f"{element.__name__} v{version} in {message.__name__}: "
                           f"{type(exc).__name__}: {exc}") from None
     made = object.__new__(EncodedArray)
-    object.__setattr__(made, "items", items)
+    object.__setattr__(made, "source", items)
+    object.__setattr__(made, "names", names)
+    object.__setattr__(made, "built", items if names is None else None)
     object.__setattr__(made, "data", bytes(out))
     object.__setattr__(made, "plan", plan)
     return made

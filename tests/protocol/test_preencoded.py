@@ -1,14 +1,19 @@
 """Arrays of structs encoded once (protocol/preencoded.py): the same bytes as encoding them in
-place, for every declared message and version; refused where they were made for another plan;
-reading like the elements they were made from."""
+place, for every declared message and version, also when written straight from objects holding
+the fields under other names; refused where they were made for another plan; reading like the
+elements they were made from."""
 
 from __future__ import annotations
+
+import types
 
 import attrs
 import pytest
 from hypothesis import given
 
+from kafka_emu.coordinator import DescribedMember
 from kafka_emu.protocol import EncodeError, decode, encode
+from kafka_emu.protocol.codegen import plan_for
 from kafka_emu.protocol.messages.describe_groups import (DescribedGroup, DescribedGroupMember,
                                                          DescribeGroupsResponse)
 from kafka_emu.protocol.messages.join_group import JoinGroupResponseMember
@@ -18,16 +23,26 @@ from kafka_emu.testing.strategies import messages
 from protocol_cases import EXAMPLES, hyp, parametrize_cases
 
 
-def preencoded(obj, message: type, version: int, counted: list[int]):
+def preencoded(obj, message: type, version: int, counted: list[int], renamed: bool = False):
     """``obj`` with every non-empty array of structs, at any depth, replaced by an EncodedArray
-    of its (themselves pre-encoded) elements; ``counted`` gets one entry per replacement."""
+    of its (themselves pre-encoded) elements; ``counted`` gets one entry per replacement. With
+    ``renamed``, the elements are encoded from plain objects holding each field under another
+    name (where the element has no tagged fields, which are written by name)."""
     changes = {}
     for spec in fields_of(type(obj)):
         value = getattr(obj, spec.name)
         if (isinstance(spec.type, Array) and isinstance(spec.type.element, type)
                 and isinstance(value, list) and value):
-            items = [preencoded(item, message, version, counted) for item in value]
-            changes[spec.name] = encode_array(message, version, spec.type.element, items)
+            element = spec.type.element
+            items = [preencoded(item, message, version, counted, renamed) for item in value]
+            flexible = version in message.__kafka__.flexible
+            if renamed and not plan_for(element, version, flexible).tag_writers:
+                names = {f.name: f"held_{f.name}" for f in fields_of(element)}
+                held = [types.SimpleNamespace(**{names[f.name]: getattr(item, f.name)
+                                                 for f in fields_of(element)}) for item in items]
+                changes[spec.name] = encode_array(message, version, element, held, names)
+            else:
+                changes[spec.name] = encode_array(message, version, element, items)
             counted.append(1)
     return attrs.evolve(obj, **changes) if changes else obj
 
@@ -41,6 +56,9 @@ def test_an_encoded_array_writes_what_its_elements_would(cls, version):
         same = preencoded(msg, cls, version, counted)
         assert encode(same, version) == encode(msg, version)
         assert same == msg  # it reads like the list it stands for
+        held = preencoded(msg, cls, version, [], renamed=True)
+        assert encode(held, version) == encode(msg, version)
+        assert held == msg  # the elements, built from what held them
     check()
 
 
@@ -101,3 +119,31 @@ def test_it_reads_like_its_elements_and_cannot_be_changed():
         hash(encoded)
     with pytest.raises(AttributeError):
         encoded.data = b""
+
+
+@pytest.mark.parametrize("version", range(7))
+def test_describe_groups_members_from_the_coordinators_described_members(version):
+    """The handler's way (handlers/describe_groups.py): no DescribedGroupMember is built to
+    encode the coordinator's members; the bytes and, when read, the elements are the same."""
+    members = _members(5)
+    if version < 4:
+        members = [attrs.evolve(m, group_instance_id=None) for m in members]
+    held = [DescribedMember(member_id=m.member_id, group_instance_id=m.group_instance_id,
+                            client_id=m.client_id, client_host=m.client_host,
+                            metadata=m.member_metadata, assignment=m.member_assignment)
+            for m in members]
+    names = {"member_metadata": "metadata", "member_assignment": "assignment"}
+    encoded = encode_array(DescribeGroupsResponse, version, DescribedGroupMember, held, names)
+    assert encoded.built is None  # nothing built yet
+    plain = DescribeGroupsResponse(groups=[DescribedGroup(group_id="g", members=members)])
+    once = DescribeGroupsResponse(groups=[DescribedGroup(group_id="g", members=encoded)])
+    assert encode(once, version) == encode(plain, version)
+    assert encoded.built is None and len(encoded) == 5  # encoding and counting build nothing
+    assert list(encoded) == members and encoded[0] is encoded.items[0]  # built once, kept
+    assert all(type(m) is DescribedGroupMember for m in encoded)
+
+
+def test_names_that_are_not_fields_are_refused():
+    with pytest.raises(ValueError, match="member_meta"):
+        encode_array(DescribeGroupsResponse, 5, DescribedGroupMember, [],
+                     {"member_meta": "metadata"})
