@@ -46,6 +46,7 @@ _STABLE, _PREPARING = GroupState.STABLE, GroupState.PREPARING_REBALANCE
 _EMPTY, _DEAD = GroupState.EMPTY, GroupState.DEAD
 _COMPLETING = GroupState.COMPLETING_REBALANCE
 _NONE = ErrorCode.NONE
+_new = object.__new__
 
 
 # One frozen result per committed (topic, partition) for the usual commit of one partition
@@ -89,10 +90,14 @@ def handle_commit(core: Core, cmd: OffsetCommit) -> None:
         metadata = o.metadata
         if metadata is None or len(metadata) * 2 <= max_metadata or _java_length(metadata) <= max_metadata:
             topic, partition = o.topic, o.partition
-            core.offsets.put(group_id, topic, partition, StoredOffset(
-                offset=o.offset, leader_epoch=o.leader_epoch,
-                metadata=metadata if metadata is not None else "",
-                commit_timestamp_ms=now, expire_timestamp_ms=expire_at))
+            # StoredOffset(...) written as its two steps: a class called with keywords packs
+            # them into a dict for __init__, its __init__ called directly does not. The same
+            # frozen instance (read __init__ each time: fast_init replaces it on first use).
+            stored = _new(StoredOffset)
+            StoredOffset.__init__(stored, offset=o.offset, leader_epoch=o.leader_epoch,
+                                  metadata=metadata if metadata is not None else "",
+                                  commit_timestamp_ms=now, expire_timestamp_ms=expire_at)
+            core.offsets.put(group_id, topic, partition, stored)
             if core.observing:
                 core.emit(OffsetsCommitted(at_ms=now, group_id=group_id, member_id=cmd.member_id,
                                            generation_id=cmd.generation_id,

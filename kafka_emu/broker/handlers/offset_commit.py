@@ -28,6 +28,8 @@ def supports_member_epochs(version: int) -> bool:
 
 _NONE = ErrorCode.NONE
 _UNKNOWN = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+_new = object.__new__
+CommitOffset, OffsetCommit = c.CommitOffset, c.OffsetCommit
 
 
 def render(order, rejected: dict, result) -> OffsetCommitResponse:
@@ -79,8 +81,9 @@ def render_one(version: int, result) -> OffsetCommitResponse:
     return response
 
 
-# render_one for each version, made once (not a partial per request)
-_RENDER_ONE = {version: partial(render_one, version) for version in range(2, 10)}
+# per version, made once: render_one for it (not a partial per request) and the two predicates
+_ONE_PARTITION = {version: (partial(render_one, version), missing_group_is_not_found(version),
+                            supports_member_epochs(version)) for version in range(2, 10)}
 
 
 async def offset_commit(ctx, request) -> OffsetCommitResponse:
@@ -93,19 +96,25 @@ async def offset_commit(ctx, request) -> OffsetCommitResponse:
             p = partitions[0]
             index = p.partition_index
             if ctx.broker.topics.exists(name, index):
-                version = ctx.version
-                return await ctx.submit(c.OffsetCommit(
-                    request_id=ctx.request_id, group_id=request.group_id,
+                # CommitOffset(...) and OffsetCommit(...) written as their two steps: a class
+                # called with keywords packs them into a dict for __init__, its __init__ called
+                # directly does not. The same frozen instances (__init__ is read each time:
+                # fast_init replaces it on first use).
+                offset = _new(CommitOffset)
+                CommitOffset.__init__(offset, topic=name, partition=index,
+                                      offset=p.committed_offset,
+                                      leader_epoch=p.committed_leader_epoch,
+                                      metadata=p.committed_metadata)
+                command = _new(OffsetCommit)
+                answer, missing_is_not_found, member_epochs = _ONE_PARTITION[ctx.version]
+                OffsetCommit.__init__(
+                    command, request_id=ctx.request_id, group_id=request.group_id,
                     generation_id=request.generation_id_or_member_epoch,
                     member_id=request.member_id, group_instance_id=request.group_instance_id,
-                    offsets=(c.CommitOffset(topic=name, partition=index,
-                                            offset=p.committed_offset,
-                                            leader_epoch=p.committed_leader_epoch,
-                                            metadata=p.committed_metadata),),
-                    retention_time_ms=request.retention_time_ms,
-                    missing_group_is_not_found=missing_group_is_not_found(version),
-                    supports_member_epochs=supports_member_epochs(version)),
-                    _RENDER_ONE[version])
+                    offsets=(offset,), retention_time_ms=request.retention_time_ms,
+                    missing_group_is_not_found=missing_is_not_found,
+                    supports_member_epochs=member_epochs)
+                return await ctx.submit(command, answer)
     # split_known_partitions (_common.py), written out: this runs for every commit
     exists = ctx.broker.topics.exists
     order, rejected, offsets = [], {}, []
