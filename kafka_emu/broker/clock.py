@@ -58,8 +58,24 @@ class Clock:
         elif shift is None:
             self.ms_at = lambda perf: self.now_ms()
         else:
-            # the same float operations as now_ms() on trio.current_time() == shift + perf
-            self.ms_at = lambda perf: base + int((shift + perf - start) * 1000)
+            # the same float operations as now_ms() on trio.current_time() == shift + perf,
+            # done once per millisecond: readings in [lo, hi) give the value of the last one
+            # done (every float operation here is monotonic, and ``hi`` stays a microsecond
+            # short of where the expression reaches the next millisecond -- float rounding at
+            # these magnitudes is ten thousand times smaller), so the answer is the same
+            lo = hi = -math.inf
+            value = base
+
+            def ms_at(perf: float) -> int:
+                nonlocal lo, hi, value
+                if lo <= perf < hi:
+                    return value
+                elapsed = int((shift + perf - start) * 1000)
+                value = base + elapsed
+                lo = perf
+                hi = (elapsed + 1) / 1000 - shift + start - 1e-6 if elapsed >= 0 else -math.inf
+                return value
+            self.ms_at = ms_at
 
     @property
     def advanced_ms(self) -> int:

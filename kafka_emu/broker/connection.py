@@ -45,7 +45,7 @@ from .error_response import error_response
 from .handlers import HANDLERS
 from .handlers.api_versions import unsupported_version_response
 from .log_limits import warn_limited
-from .observe import REQUEST_ROWS, request_identity, request_row_maker
+from .observe import REQUEST_REFS, REQUEST_ROWS, request_identity, request_row_maker
 from .state import Broker, Pending
 from .throttle import client_throttles
 from .vectored import send_all, send_vectored
@@ -55,6 +55,7 @@ log = logging.getLogger("kafka_emu")
 API_VERSIONS = 18
 FETCH = 1  # its responses carry stored batches, written as they are (encode_response_parts)
 T = TypeVar("T")
+_NO_MAKERS: dict = {}  # (REQUEST_ROWS for a request class not seen yet)
 
 # While a request is parked we keep reading, to notice the client leaving; pipelined frames read
 # meanwhile wait in the queue. Past this many bytes we stop reading until the queue drains.
@@ -324,6 +325,10 @@ class Connection:
             self.out = [data]  # type: ignore[list-item]
 
     async def flush(self) -> None:
+        # every wait of a connection's task starts here: deliver what its batch emitted first
+        observation = self.broker.observation
+        if observation.held:
+            observation.release()
         out = self.out
         if out:
             self.out = ()
@@ -398,10 +403,19 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
     try:
         info = _opened(broker, conn, node_id)
         peer = conn.peer
+        observation = broker.observation
         while not conn.eof:
             while conn.queue:
                 # this batch; frames read while one of them is parked go to a new list
                 frames, conn.queue = conn.queue, ()
+                if observation.emit is not None:
+                    # one clock reading per batch, then one per request (``_process``); what
+                    # the batch emits is delivered when it ends (``flush``), not by waking the
+                    # delivery task (observe.py, ``held``)
+                    observation.mark = perf_now()
+                    observation.held = True
+                else:
+                    observation.mark = None
                 frames.reverse()  # type: ignore[union-attr]
                 while frames:
                     # popped: a request parked below keeps no frame it was decoded from
@@ -461,6 +475,8 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
         log.exception("internal error serving %s; closing that connection", peer)
         broker.record_unexpected(exc)
     finally:
+        if broker.observation.held:  # a batch that ended in an exception
+            broker.observation.release()
         _closed(broker, conn, peer, reason)
         with trio.CancelScope(shield=True):
             try:
@@ -504,7 +520,12 @@ def _closed(broker: Broker, conn: Connection, peer: str, reason: str) -> None:
 async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
                    frame: bytes) -> bytearray | list | None:
     observation = broker.observation
-    started = perf_now() if observation.emit is not None else None
+    # Observed, one clock reading per request: the one that ends the previous request of this
+    # batch (or the batch's own, serve_connection) starts this one. So a latency runs from the
+    # end of the previous request of the same read -- as on Kafka, which reads a request only
+    # once the previous one is answered -- and includes the encoding of that previous response
+    # (a microsecond or two). None: not observed when the batch began.
+    started = observation.mark
     api_key, version, correlation_id = peek_api(frame)
     handler = HANDLERS.get(api_key)
     if handler is None:
@@ -547,14 +568,19 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
     emit = observation.emit  # a sink may have subscribed while the request was parked
     if emit is not None:
         # RequestHandled as a row (observe.py): the same fields, without building the object
-        done = perf_now()
-        make = REQUEST_ROWS.get((type(request), type(response)))
-        if make is None:
-            make = request_row_maker(type(request), type(response))
-        emit(make(request, response, (done - started) * 1000 if started is not None else 0.0,
-                  broker.topics.lookup_id, broker.clock.ms_at(done), conn.id, conn.peer,
-                  api.name, api_key, version, correlation_id, header.client_id,
-                  info.client_software_name, info.client_software_version))
+        observation.mark = done = perf_now()
+        if type(request) in observation.by_reference:  # (a Heartbeat, with the timeline alone)
+            emit((REQUEST_REFS, request, response, started, done, broker.clock.ms_at(done),
+                  conn.id, conn.peer, api.name, api_key, version, correlation_id,
+                  header.client_id, info.client_software_name, info.client_software_version))
+        else:
+            make = REQUEST_ROWS.get(type(request), _NO_MAKERS).get(type(response))
+            if make is None:
+                make = request_row_maker(type(request), type(response))
+            emit(make(request, response, (done - started) * 1000 if started is not None else 0.0,
+                      broker.topics, broker.clock.ms_at(done), conn.id, conn.peer,
+                      api.name, api_key, version, correlation_id, header.client_id,
+                      info.client_software_name, info.client_software_version))
     if fault is not None and fault.action == "close_after":
         # applied (and recorded above), but the client never sees the answer
         raise FaultClose(f"closed by fault rule {fault.rule_id} after {api.name} was applied")
@@ -566,6 +592,8 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         # KIP-219: answer at once, then read nothing more from this client for the throttle time
         conn.enqueue(data)
         await conn.park(partial(trio.sleep, fault.delay_ms / 1000))
+        if observation.emit is not None:  # the next request's latency starts after the throttle
+            observation.mark = perf_now()
         return None
     return data
 
@@ -580,15 +608,16 @@ def _answer_parked(broker: Broker, conn: Connection, parked: Parked) -> bytearra
         response = parked.render(response)
     api_key, correlation_id, started = parked.api_key, parked.correlation_id, parked.started
     api = HANDLERS[api_key].api
-    emit = broker.observation.emit
+    observation = broker.observation
+    emit = observation.emit
     if emit is not None:
-        done = perf_now()
-        make = REQUEST_ROWS.get((type(request), type(response)))
+        observation.mark = done = perf_now()  # (the next request of the batch starts here)
+        make = REQUEST_ROWS.get(type(request), _NO_MAKERS).get(type(response))
         if make is None:
             make = request_row_maker(type(request), type(response))
         info = conn.info
         emit(make(request, response, (done - started) * 1000 if started is not None else 0.0,
-                  broker.topics.lookup_id, broker.clock.ms_at(done), conn.id, conn.peer,
+                  broker.topics, broker.clock.ms_at(done), conn.id, conn.peer,
                   api.name, api_key, version, correlation_id, parked.client_id,
                   info.client_software_name, info.client_software_version))
     return encode_response(api, version, correlation_id, response)

@@ -23,6 +23,12 @@ per event whoever else listens. Rows are an encoding, not a second path: they ar
 through the same ``emit`` to the same sinks in the same order, and ``as_event(row)`` equals
 the object the request path would have built.
 
+Cheaper still, where a request and its response hold only scalars (Heartbeat, InitProducerId),
+the request path records RequestHandled by reference (``REQUEST_REFS``: the frozen request and
+response and the values read when it was handled) for sinks that take such records
+(``refs=True``: the timeline), which make the row only when somebody reads it (``row_of``);
+while any other sink listens, the request path makes rows as before.
+
 The helpers below read the facts a request event carries from any request and response
 declaration (group, member, generation, per-partition errors) without a per-API table;
 ``request_facts`` compiles them, per pair of request and response classes, into one function.
@@ -46,25 +52,40 @@ Sink = Callable[[Any], None]
 class Observation:
     def __init__(self, *, on_change: Callable[[Sink | None], None] | None = None,
                  on_error: Callable[[BaseException], None] | None = None) -> None:
-        self._sinks: list[tuple[Sink, bool, Callable[[list], None] | None]] = []
+        self._sinks: list[tuple[Sink, bool, Callable[[list], None] | None, bool]] = []
         self._on_change = on_change
         self._on_error = on_error
         self.emit: Sink | None = None
+        # The request classes the request path records by reference (``REQUEST_REFS``): those
+        # of ``BY_REFERENCE`` while every sink takes such records, none otherwise.
+        self.by_reference: set[type] | frozenset[type] = _NOTHING
         self._pending: list = []  # deferred events (see ``deliver_deferred``)
+        # When the request being served started (perf_now): the request path keeps it here,
+        # one clock reading per observed request (broker/connection.py); None while the batch
+        # it belongs to began unobserved.
+        self.mark: float | None = None
+        # True while a connection's task serves a batch of requests: it delivers what the batch
+        # emits itself, by ``release()`` before it next waits (Connection.flush), so deferred
+        # events do not wake the delivery task meanwhile
+        self.held = False
         self._deferring = False
-        self._woken: Any = None  # the trio.Event the delivery task waits on
+        self._waiting: Any = None  # the delivery task while it waits to be woken
+        self._trio: Any = None  # (imported by the delivery task: observation needs no trio)
 
     @property
     def sinks(self) -> tuple[Sink, ...]:
-        return tuple(sink for sink, _, _ in self._sinks)
+        return tuple(sink for sink, _, _, _ in self._sinks)
 
     def subscribe(self, sink: Sink, *, rows: bool = False,
-                  many: Callable[[list], None] | None = None) -> Callable[[], None]:
+                  many: Callable[[list], None] | None = None,
+                  refs: bool = False) -> Callable[[], None]:
         """Start delivering events to ``sink``; returns the function that stops it. With
         ``rows=True`` the sink also accepts events in their row form (see the module doc);
-        ``many(events)``, if given, takes a list of them at once (deferred delivery)."""
+        ``many(events)``, if given, takes a list of them at once (deferred delivery). With
+        ``refs=True`` (implies ``rows``) it also accepts RequestHandled as a record of
+        references (``REQUEST_REFS``; ``row_of`` makes the row)."""
         self.drain()  # a new sink sees nothing emitted before it came
-        entry = (sink, rows, many)
+        entry = (sink, rows or refs, many, refs)
         self._sinks.append(entry)
         self._rebuild()
 
@@ -80,15 +101,17 @@ class Observation:
             self._on_error(exc)
 
     def _rebuild(self) -> None:
-        row_sinks = tuple(sink for sink, rows, _ in self._sinks if rows)
-        object_sinks = tuple(sink for sink, rows, _ in self._sinks if not rows)
+        row_sinks = tuple(sink for sink, rows, _, _ in self._sinks if rows)
+        object_sinks = tuple(sink for sink, rows, _, _ in self._sinks if not rows)
         failed = self._failed
+        self.by_reference = (BY_REFERENCE if self._sinks and all(refs for *_, refs in self._sinks)
+                             else _NOTHING)
 
         if self._deferring and row_sinks and not object_sinks:
             pending, append, wake = self._pending, self._pending.append, self._wake
 
             def emit(event: Any) -> None:
-                if not pending:
+                if not pending and not self.held:
                     wake()
                 append(event)
         elif len(row_sinks) == 1 and not object_sinks:  # the usual case: the timeline alone
@@ -131,12 +154,25 @@ class Observation:
     # is appending to a list: the sinks get the events in one batch when that task next runs --
     # right after the emitting task yields to trio's scheduler -- or sooner, whenever anybody
     # calls ``drain()``: a reader of the timeline, a waiter, a (un)subscribing sink, the trace
-    # writer before it writes. Order is kept; an object sink makes delivery immediate again.
+    # writer before it writes. A connection serving a batch of requests ``held`` delivery: it
+    # calls ``release()`` before it next waits, which delivers at the same moment without
+    # waking the task. Order is kept; an object sink makes delivery immediate again.
 
     def _wake(self) -> None:
-        woken = self._woken
-        if woken is not None:
-            woken.set()
+        task = self._waiting
+        if task is not None:  # (else it is running, or already woken)
+            self._waiting = None
+            self._trio.lowlevel.reschedule(task)
+
+    def _abort(self, raise_cancel: Any) -> Any:
+        self._waiting = None
+        return self._trio.lowlevel.Abort.SUCCEEDED
+
+    def release(self) -> None:
+        """The serving task that ``held`` delivery is about to wait: deliver what it emitted."""
+        self.held = False
+        if self._pending:
+            self.drain()
 
     def drain(self) -> None:
         """Deliver every deferred event now."""
@@ -145,7 +181,7 @@ class Observation:
             return
         batch = pending.copy()
         pending.clear()
-        for sink, _, many in self._sinks:
+        for sink, _, many, _ in self._sinks:
             try:
                 if many is not None:
                     many(batch)
@@ -158,21 +194,24 @@ class Observation:
     async def deliver_deferred(self, *, task_status: Any = None) -> None:
         """Run for as long as the broker serves (server.serve starts it): defer delivery."""
         import trio
+        self._trio = trio
         self._deferring = True
         self._rebuild()
         try:
             if task_status is not None:
                 task_status.started()
             while True:
-                if not self._pending:
-                    self._woken = trio.Event()
-                    await self._woken.wait()
-                    self._woken = None
+                # one step of this task per wake: parked (no Event to make and set) until the
+                # first deferred event, then it delivers and parks again
+                if self._pending:
+                    await trio.lowlevel.checkpoint()  # a steady stream must not starve others
+                else:
+                    self._waiting = trio.lowlevel.current_task()
+                    await trio.lowlevel.wait_task_rescheduled(self._abort)
                 self.drain()
-                await trio.lowlevel.checkpoint()  # a steady stream must not starve the others
         finally:
             self._deferring = False
-            self._woken = None
+            self._waiting = None
             self.drain()
             self._rebuild()
 
@@ -204,8 +243,43 @@ def row_class(tag: str) -> type:
     cls = _CLASSES.get(tag)
     if cls is None:
         _CLASSES.update(_event_classes())
+        _CLASSES[REQUEST_REFS] = _CLASSES[_REQUEST_HANDLED]
         cls = _CLASSES[tag]
     return cls
+
+
+# -- RequestHandled by reference --------------------------------------------------------------
+#
+# Where a request and its response hold nothing but scalars (Heartbeat, InitProducerId: no
+# arrays of structs, so nothing to walk, no topic id to resolve, and small), the request path
+# records the request by reference, ``(REQUEST_REFS, request, response, started, done, at_ms,
+# connection_id, peer, api, api_key, version, correlation_id, client_id, client_software_name,
+# client_software_version)`` -- the frozen request and response objects and the values that
+# could change later, read when the request was handled -- and the RequestHandled row is made
+# from it only when somebody reads it (``row_of``): the same row, by the same compiled function,
+# as the request path would have made. Only sinks that say so (``subscribe(refs=True)``: the
+# timeline) get such records; while any other listens, the request path makes rows.
+REQUEST_REFS = "RequestHandled/refs"
+# request classes recorded by reference (filled as ``request_row_maker`` meets them)
+BY_REFERENCE: set[type] = set()
+_NOTHING: frozenset[type] = frozenset()
+
+
+def row_of(event: Any) -> Any:
+    """``event`` with a by-reference record made into its RequestHandled row (else as it is)."""
+    if type(event) is not tuple or event[0] is not REQUEST_REFS:
+        return event
+    (_, q, r, started, done, at, connection, peer, api, key, version, correlation, client,
+     software, software_version) = event
+    make = request_row_maker(type(q), type(r))
+    return make(q, r, (done - started) * 1000 if started is not None else 0.0, None, at,
+                connection, peer, api, key, version, correlation, client, software,
+                software_version)
+
+
+def _by_reference(request_cls: type, response_cls: type) -> bool:
+    return (attrs.has(request_cls) and attrs.has(response_cls)
+            and not _struct_arrays(request_cls) and not _struct_arrays(response_cls))
 
 
 def _builder(tag: str) -> Callable[[tuple], Any]:
@@ -238,6 +312,8 @@ def as_event(event: Any) -> Any:
     """The event object of an event in either form."""
     if type(event) is not tuple:
         return event
+    if event[0] is REQUEST_REFS:
+        event = row_of(event)
     build = _BUILDERS.get(event[0])
     if build is None:
         build = _builder(event[0])
@@ -252,7 +328,7 @@ def event_class(event: Any) -> type:
 def event_row(event: Any) -> tuple:
     """The row of an event in either form."""
     if type(event) is tuple:
-        return event
+        return row_of(event)
     cls = type(event)
     _CLASSES.setdefault(cls.__name__, cls)
     return (cls.__name__, *(_plain(getattr(event, a.name)) for a in attrs.fields(cls)))
@@ -348,19 +424,23 @@ def request_facts(request: Any, response: Any, latency_ms: float,
     return facts(request, response, latency_ms, lookup_id)
 
 
-# (request class, response class) -> the function that makes a whole RequestHandled row
-REQUEST_ROWS: dict[tuple[type, type], Callable[..., tuple]] = {}
+# request class -> response class -> the function that makes a whole RequestHandled row (two
+# lookups by class: no key tuple to build and hash per request)
+REQUEST_ROWS: dict[type, dict[type, Callable[..., tuple]]] = {}
 
 
 def request_row_maker(request_cls: type, response_cls: type) -> Callable[..., tuple]:
-    """``make(q, r, latency_ms, lookup_id, at_ms, connection_id, peer, api, api_key, version,
+    """``make(q, r, latency_ms, topics, at_ms, connection_id, peer, api, api_key, version,
     correlation_id, client_id, client_software_name, client_software_version)``: the
     RequestHandled row -- those fields, then what ``request_facts`` reads -- in one tuple
-    (cached in ``REQUEST_ROWS``; the request path calls it directly)."""
-    make = REQUEST_ROWS.get((request_cls, response_cls))
+    (cached in ``REQUEST_ROWS``; the request path calls it directly). ``topics`` is asked
+    ``topics.lookup_id(topic_id)`` for requests that name topics by id (Fetch v13+)."""
+    makers = REQUEST_ROWS.setdefault(request_cls, {})
+    make = makers.get(response_cls)
     if make is None:
-        make = REQUEST_ROWS[request_cls, response_cls] = _facts_reader(
-            request_cls, response_cls, whole_row=True)
+        make = makers[response_cls] = _facts_reader(request_cls, response_cls, whole_row=True)
+        if _by_reference(request_cls, response_cls):
+            BY_REFERENCE.add(request_cls)
     return make
 
 
@@ -377,14 +457,16 @@ def _facts_reader(request_cls: type, response_cls: type,
     elif not attrs.has(response_cls) or _struct_arrays(response_cls):
         errors = "*errors(r)"
     else:
-        # int(): the code by value (a row holds plain values; ErrorCode members are objects)
-        errors = "int(r.error_code), ()" if "error_code" in resp else "None, ()"
+        # int(): the code by value (a row holds plain values; ErrorCode members are objects),
+        # asked only of a code that is not zero: no error is the usual answer
+        errors = ("int(r.error_code) if r.error_code else 0, ()" if "error_code" in resp
+                  else "None, ()")
     if response_cls is type(None) or not attrs.has(response_cls):
         throttle = "getattr(r, 'throttle_time_ms', 0) or 0"
     else:
         throttle = "r.throttle_time_ms or 0" if "throttle_time_ms" in resp else "0"
     if not attrs.has(request_cls) or _struct_arrays(request_cls):
-        partitions = "partitions(q, lookup)"
+        partitions = "partitions(q, lookup.lookup_id)" if whole_row else "partitions(q, lookup)"
     else:
         partitions = "()"
 

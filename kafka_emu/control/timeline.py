@@ -4,9 +4,10 @@ Theory of operation. ``Timeline.record`` is a sink on the one observer seam
 (``broker.observation``), so it sees every server event (connections, requests, faults, time
 moves) and every coordinator event, in emission order. Recording is one counter increment and
 one ``deque.append`` of the event (its sequence number follows from its position): events stay
-in the form they were emitted in -- frozen attrs objects, or rows for the request path's
-RequestHandled (``broker/observe.py``) -- and become JSON-able dicts (``event_dict``) only when
-somebody reads them; filters read a row's fields by position without building the object. The deque keeps the
+in the form they were emitted in -- frozen attrs objects, rows for the request path's
+RequestHandled and the coordinator's ReplyEmitted, or a Heartbeat's RequestHandled kept by
+reference (``broker/observe.py``, ``REQUEST_REFS``) -- and become rows and JSON-able dicts
+(``event_dict``) only when somebody reads them; filters read a row's fields by position without building the object. The deque keeps the
 newest ``emu.timeline.max.events``; sequence numbers keep counting, so ``since=seq`` still means
 "after that event" once older events have fallen off.
 
@@ -27,7 +28,7 @@ import attrs
 import trio
 
 from ..broker.events import RequestHandled
-from ..broker.observe import as_event, event_class, row_class, row_index
+from ..broker.observe import as_event, event_class, row_class, row_index, row_of
 from ..coordinator.events import AssignmentsDistributed, MemberSubscribed
 from ..protocol.errors import DecodeError
 from ..protocol.messages.consumer_protocol import decode_assignment, decode_subscription
@@ -51,10 +52,10 @@ class Timeline:
         if self._unsubscribe is None:
             if self.max_events > 0:
                 self._unsubscribe = self._observation.subscribe(
-                    self.record, rows=True, many=self.record_many)
+                    self.record, rows=True, many=self.record_many, refs=True)
             else:
                 self._unsubscribe = self._observation.subscribe(
-                    self._count, rows=True, many=self._count_many)
+                    self._count, rows=True, many=self._count_many, refs=True)
 
     @property
     def seq(self) -> int:
@@ -121,7 +122,8 @@ class Timeline:
     def _numbered(self):
         """(seq, event) for every kept event, oldest first."""
         first = self.seq - len(self.events) + 1  # reading seq delivers what is deferred
-        return zip(itertools.count(first), self.events)
+        # requests kept by reference become their rows here (observe.row_of)
+        return zip(itertools.count(first), map(row_of, self.events))
 
     def select(self, *, since: int | None = None, group_id: str | None = None,
                types: tuple[str, ...] = (), limit: int | None = None) -> list[dict]:

@@ -15,7 +15,7 @@ from .config import CoordinatorConfig
 from .events import Event, GroupCreated, Observer, RequestDropped, RequestParked, ReplyEmitted
 from .group import Group
 from .offsets_store import OffsetStore
-from .results import Reply, Result, summary_error
+from .results import ITEMIZED, Reply, Result, summary_error
 from .timers import Timers
 
 RETENTION_KEY = ("retention",)
@@ -66,8 +66,15 @@ class Core:
         self.out.append(Reply(request_id, result))
         if self.observing:
             if self.observer_rows:  # the same event as a row: one per request, so made cheap
-                self.observer(  # type: ignore[misc]
-                    (_REPLY_EMITTED, self.now, group_id, request_id, api, int(summary_error(result))))
+                # int(summary_error(result)) without the calls for the usual answer: no error
+                error = getattr(result, "error", None)
+                if error:
+                    code = int(error)
+                elif type(result) in ITEMIZED:
+                    code = int(summary_error(result))
+                else:
+                    code = 0
+                self.observer((_REPLY_EMITTED, self.now, group_id, request_id, api, code))  # type: ignore[misc]
                 return
             self.emit(
                 ReplyEmitted(

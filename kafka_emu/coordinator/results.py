@@ -199,8 +199,8 @@ def summary_error(result: Result) -> ErrorCode:
 _NONE = ErrorCode.NONE  # read once: an enum member looked up on its class costs a lookup each time
 
 # The results whose items carry errors of their own (``summary_error`` looks at them).
-_ITEMIZED = frozenset({OffsetCommitResult, OffsetFetchResult, OffsetDeleteResult, LeaveGroupResult,
-                       DescribeGroupsResult, DeleteGroupsResult})
+_ITEMIZED = ITEMIZED = frozenset({OffsetCommitResult, OffsetFetchResult, OffsetDeleteResult,
+                                  LeaveGroupResult, DescribeGroupsResult, DeleteGroupsResult})
 
 
 # a result and its Reply are built for every request: the cheaper frozen __init__ (kafka_emu/frozen.py)

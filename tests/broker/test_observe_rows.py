@@ -88,7 +88,8 @@ def test_the_request_path_makes_the_row_request_facts_describes():
     request = HeartbeatRequest(group_id="g", generation_id=3, member_id="m")
     response = HeartbeatResponse(throttle_time_ms=0, error_code=ErrorCode.ILLEGAL_GENERATION)
     make = request_row_maker(HeartbeatRequest, HeartbeatResponse)
-    row = make(request, response, 0.5, _lookup, 1, 2, "h:1", "Heartbeat", 12, 4, 5, "c", "n", "v")
+    topics = types.SimpleNamespace(lookup_id=_lookup)  # what the request path passes: the topics
+    row = make(request, response, 0.5, topics, 1, 2, "h:1", "Heartbeat", 12, 4, 5, "c", "n", "v")
     assert row == ("RequestHandled", 1, 2, "h:1", "Heartbeat", 12, 4, 5, "c", "n", "v",
                    *request_facts(request, response, 0.5, _lookup))
     assert as_event(row).error_code == ErrorCode.ILLEGAL_GENERATION
