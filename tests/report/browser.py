@@ -4,7 +4,9 @@ console errors, exceptions, network requests and what the page shows."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 import tempfile
 import time
@@ -54,11 +56,32 @@ class Page:
         return result["result"].get("value")
 
 
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill chromium and every process of its group, and wait until none is left."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+
+
 def open_page(path: Path, screenshot: Path | None = None) -> dict:
     """Load ``path`` and report {errors, requests, svgs, drawn, text} once it has loaded."""
+    # Chromium's helper processes (renderer, crash handler) can still be writing into the
+    # profile when the browser itself is killed, and the directory's removal then fails with
+    # "Directory not empty". Chromium runs in a session of its own so the whole process group
+    # goes at once, and the teardown waits until the group is gone before the profile goes.
     with tempfile.TemporaryDirectory() as profile:
         proc = subprocess.Popen([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
         try:
             port = None
             deadline = time.monotonic() + 60
@@ -97,8 +120,7 @@ def open_page(path: Path, screenshot: Path | None = None) -> dict:
             finally:
                 ws.close()
         finally:
-            proc.kill()
-            proc.wait()
+            _kill_group(proc)
     result = json.loads(found)
     result["errors"] = [e for e in events if e.get("method") == "Runtime.exceptionThrown"
                         or (e.get("method") == "Runtime.consoleAPICalled"
