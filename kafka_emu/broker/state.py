@@ -186,7 +186,10 @@ class Broker:
         after every request instead cost a task switch per request."""
         waiting_for = self._timer_waits_for
         if waiting_for is not None:
-            deadline = self.coordinator.next_deadline()
+            coordinator = self.coordinator
+            if coordinator.none_due_before(waiting_for):  # the usual answer, without settling
+                return
+            deadline = coordinator.next_deadline()
             if deadline is None or deadline >= waiting_for:
                 return
         self.timers_changed.set()

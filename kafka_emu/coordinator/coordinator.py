@@ -164,6 +164,11 @@ class Coordinator:
     def next_deadline(self) -> int | None:
         return self._core.timers.next_deadline()
 
+    def none_due_before(self, at_ms: int) -> bool:
+        """True if no timer falls due before ``at_ms``; cheaper than ``next_deadline`` (nothing
+        settled), and False only says to ask it."""
+        return self._core.timers.none_before(at_ms)
+
     def expire(self, now_ms: int) -> list[Reply]:
         self._start(now_ms, fire_due_at_now=True)
         return self._finish()

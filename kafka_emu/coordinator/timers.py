@@ -97,6 +97,14 @@ class Timers:
         heap = self._heap
         return bool(heap) and heap[0][0] <= now_ms  # a stale or dead top only sorts early
 
+    def none_before(self, at_ms: int) -> bool:
+        """True if no timer falls due before ``at_ms``; False: ``next_deadline`` says. Sure
+        without settling the heap: every live timer has a heap tuple whose deadline is no later
+        than its own (a later deadline is set in place, an earlier one pushed anew), so the
+        top's deadline is at most the earliest live one."""
+        heap = self._heap
+        return not heap or heap[0][0] >= at_ms
+
     def next_deadline(self) -> int | None:
         top = self._settle()
         return None if top is None else top[0]

@@ -278,3 +278,30 @@ def test_only_static_non_rejoined_members_rearms_join_timer():
     h.expire(10 + 30_000)
     assert h.group().state is GroupState.PREPARING_REBALANCE
     assert h.coord.next_deadline() == 10 + 60_000
+
+
+def test_timers_none_before_is_sure_with_stale_and_dead_heap_entries():
+    """Timers.none_before (the broker's cheap "nothing due before the deadline it sleeps until")
+    never says True when a live timer is due earlier, whatever the heap holds: deadlines moved
+    later in place, moved earlier (pushed anew), cancelled."""
+    import random
+
+    from kafka_emu.coordinator.timers import Timers
+
+    rng = random.Random(7)
+    timers = Timers()
+    live: dict[int, int] = {}
+    for _ in range(3000):
+        key, action = rng.randrange(40), rng.random()
+        if action < 0.7:
+            deadline = rng.randrange(1000)
+            timers.schedule(key, deadline)
+            live[key] = deadline
+        elif action < 0.85:
+            timers.cancel(key)
+            live.pop(key, None)
+        at = rng.randrange(1100)
+        if timers.none_before(at):
+            assert all(d >= at for d in live.values())
+        earliest = min(live.values(), default=None)
+        assert timers.next_deadline() == earliest
