@@ -62,6 +62,18 @@ def _recv_frame(sock: socket.socket) -> bytes:
     return exactly(size)
 
 
+def _drop_whole_frames(buf: bytearray) -> int:
+    """Remove the complete response frames at the front of ``buf``; how many there were."""
+    count = 0
+    while len(buf) >= 4:
+        (size,) = struct.unpack_from(">i", buf)
+        if len(buf) < 4 + size:
+            break
+        del buf[:4 + size]
+        count += 1
+    return count
+
+
 def _call(sock: socket.socket, api, version: int, body, corr: int = 1):
     sock.sendall(encode_request(api, version, corr, "bench-trace", body))
     r = Reader(_recv_frame(sock))
@@ -141,13 +153,7 @@ def heartbeats_per_s(host: str, port: int, pid: int | None = None) -> tuple[floa
             s = key.fileobj
             buf = pending[s]
             buf += s.recv(1 << 16)
-            answered = 0
-            while len(buf) >= 4:
-                (size,) = struct.unpack_from(">i", buf)
-                if len(buf) < 4 + size:
-                    break
-                del buf[:4 + size]
-                answered += 1
+            answered = _drop_whole_frames(buf)
             if answered:
                 done += answered
                 s.setblocking(True)
@@ -237,13 +243,7 @@ def send_heartbeats(host: str, port: int, member: str, generation: int, count: i
             if not chunk:
                 raise ConnectionError("the server closed a connection")
             buf += chunk
-            answered = 0
-            while len(buf) >= 4:
-                (size,) = struct.unpack_from(">i", buf)
-                if len(buf) < 4 + size:
-                    break
-                del buf[:4 + size]
-                answered += 1
+            answered = _drop_whole_frames(buf)
             answered_all += answered
             more = min(answered, count - sent)
             if more:

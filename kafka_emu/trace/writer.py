@@ -296,27 +296,28 @@ class TraceWriter:
             self._dropped += count
             return
         self._unsent, self._unsent_count = memoryview(data), count
-        pipe = self._pipe
         try:
-            while self._unsent:
-                try:
-                    self._unsent = self._unsent[os.write(pipe, self._unsent):]
-                except BlockingIOError:
-                    await trio.lowlevel.wait_writable(pipe)
+            while not self._write_unsent():
+                await trio.lowlevel.wait_writable(self._pipe)
         except OSError as exc:
             self._encoder_failed(exc)
 
     def _finish_unsent(self) -> None:
         """``_send``'s loop for the end of a run: blocks until the pipe has taken it all."""
-        pipe = self._pipe
         try:
-            while self._unsent:
-                try:
-                    self._unsent = self._unsent[os.write(pipe, self._unsent):]
-                except BlockingIOError:
-                    select.select([], [pipe], [], 1.0)
+            while not self._write_unsent():
+                select.select([], [self._pipe], [], 1.0)
         except OSError as exc:
             self._encoder_failed(exc)
+
+    def _write_unsent(self) -> bool:
+        """Write as much of the unsent messages as the pipe takes now; True once all are written."""
+        while self._unsent:
+            try:
+                self._unsent = self._unsent[os.write(self._pipe, self._unsent):]
+            except BlockingIOError:
+                return False
+        return True
 
     def _encoder_failed(self, exc: OSError) -> None:
         self._unsent = memoryview(b"")
