@@ -18,7 +18,6 @@ import math
 import time
 from functools import partial
 
-import attrs
 import pytest
 import trio
 from hypothesis import HealthCheck, given, settings
