@@ -31,24 +31,23 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TypeVar
 
-import attrs
 import trio
 
 from ..errors import KafkaError
 from ..protocol.errors import DecodeError
 from ..protocol.framing import FrameBuffer
 from ..protocol.headers import decode_request, encode_response, encode_response_parts, peek_api
-from ..protocol.schema import fields_of
 from .clock import io_now, perf_now
 from .context import ConnectionInfo, Parked, RequestContext
 from .error_response import error_response
+from .fault_actions import FaultClose, carry_out
 from .handlers import HANDLERS
 from .handlers.api_versions import unsupported_version_response
 from .log_limits import warn_limited
-from .observe import REQUEST_REFS, REQUEST_ROWS, request_identity, request_row_maker
+from .observe import REQUEST_REFS, REQUEST_ROWS, request_row_maker
 from .state import Broker, Pending
 from .throttle import client_throttles
-from .vectored import send_all, send_vectored
+from .vectored import RECEIVE_SIZE, recv_nowait, send_all, send_nowait, send_vectored
 
 log = logging.getLogger("kafka_emu")
 
@@ -60,7 +59,6 @@ _NO_MAKERS: dict = {}  # (REQUEST_ROWS for a request class not seen yet)
 # While a request is parked we keep reading, to notice the client leaving; pipelined frames read
 # meanwhile wait in the queue. Past this many bytes we stop reading until the queue drains.
 PARKED_READ_LIMIT = 1 << 20
-RECEIVE_SIZE = 1 << 16
 
 
 class CloseConnection(Exception):
@@ -69,10 +67,6 @@ class CloseConnection(Exception):
     def __init__(self, message: str, kind: str) -> None:
         super().__init__(message)
         self.kind = kind  # what the rate limiter groups by
-
-
-class FaultClose(Exception):
-    """A control-plane fault rule closes this connection (close_before / close_after)."""
 
 
 class PeerGone(Exception):
@@ -139,13 +133,13 @@ class Connection:
         if raw is None:
             return await self.stream.receive_some(RECEIVE_SIZE)  # type: ignore[union-attr]
         await trio.lowlevel.checkpoint_if_cancelled()
-        data = _recv_nowait(raw)
+        data = recv_nowait(raw)
         if data is not None:
             await trio.lowlevel.cancel_shielded_checkpoint()
             return data
         while data is None:
             await trio.lowlevel.wait_readable(raw)
-            data = _recv_nowait(raw)
+            data = recv_nowait(raw)
         return data
 
     def waiting_for_request(self) -> None:
@@ -258,7 +252,7 @@ class Connection:
                         if self.frames.buffered + sum(map(len, self.queue)) > PARKED_READ_LIMIT:
                             await pending.done.wait()  # enough queued; read again once answered
                             break
-                        data = _recv_nowait(raw)
+                        data = recv_nowait(raw)
                         if data is None:
                             try:
                                 await trio.lowlevel.wait_readable(raw)
@@ -345,7 +339,7 @@ class Connection:
                     # would otherwise each hold theirs until the next (the allocator then keeps
                     # that peak)
                     await trio.lowlevel.checkpoint_if_cancelled()
-                    sent = _send_nowait(raw, data)
+                    sent = send_nowait(raw, data)
                     if sent == len(data):
                         data = None  # type: ignore[assignment]
                         await trio.lowlevel.cancel_shielded_checkpoint()
@@ -370,25 +364,6 @@ def _host(text: str) -> str:
 
 def _as_is(result: T) -> T:
     return result
-
-
-def _send_nowait(raw, data: bytes | bytearray) -> int:
-    """Bytes of ``data`` the socket took now (0 if none); a function of its own for the reason
-    ``_recv_nowait`` gives."""
-    try:
-        return raw.send(data)  # type: ignore[no-any-return]
-    except BlockingIOError:
-        return 0
-
-
-def _recv_nowait(raw) -> bytes | None:
-    """What the socket has (b"" at its end), or None if nothing yet. A function of its own: the
-    BlockingIOError's traceback makes a frame object of the frame it passes through, which a
-    coroutine would keep for as long as it lives (about 200 bytes per waiting connection)."""
-    try:
-        return raw.recv(RECEIVE_SIZE)  # type: ignore[no-any-return]
-    except BlockingIOError:
-        return None
 
 
 async def serve_connection(broker: Broker, stream: trio.SocketStream,
@@ -441,13 +416,13 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
             # Waiting for the next request, on the socket itself and here: a coroutine of ours
             # between this one and trio's wait would be kept by every idle connection.
             await trio.lowlevel.checkpoint_if_cancelled()
-            data = _recv_nowait(raw)
+            data = recv_nowait(raw)
             if data is None:
                 conn.waiting_for_request()
                 try:
                     while data is None:
                         await trio.lowlevel.wait_readable(raw)
-                        data = _recv_nowait(raw)
+                        data = recv_nowait(raw)
                 except trio.ClosedResourceError:
                     conn.closed_while_waiting()
                     raise
@@ -564,7 +539,7 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
             return response
     else:
         ctx.deferrable = False  # the fault's action may still run after the handler
-        response = await _faulted(broker, conn, ctx, handler, request, fault)
+        response = await carry_out(broker, conn, ctx, handler, request, fault)
     emit = observation.emit  # a sink may have subscribed while the request was parked
     if emit is not None:
         # RequestHandled as a row (observe.py): the same fields, without building the object
@@ -621,45 +596,3 @@ def _answer_parked(broker: Broker, conn: Connection, parked: Parked) -> bytearra
                   api.name, api_key, version, correlation_id, parked.client_id,
                   info.client_software_name, info.client_software_version))
     return encode_response(api, version, correlation_id, response)
-
-
-async def _handle(handler, ctx: RequestContext, request):
-    """The handler's response, or the error response for a KafkaError it raised."""
-    try:
-        return await handler.fn(ctx, request)
-    except KafkaError as exc:
-        return error_response(ctx.api, ctx.version, request, exc.code, exc.message)
-
-
-async def _faulted(broker: Broker, conn: Connection, ctx: RequestContext, handler, request,
-                   fault):
-    """Carry out a fault rule's action on one request (control/faults.py describes them)."""
-    action = fault.action
-    emit = broker.observer
-    if emit is not None:
-        from .events import FaultFired
-        group, member, _, _ = request_identity(request)
-        emit(FaultFired(at_ms=broker.now_ms(), rule_id=fault.rule_id, action=action,
-                        connection_id=conn.id, peer=ctx.connection.peer, api=ctx.api.name,
-                        version=ctx.version, correlation_id=ctx.correlation_id,
-                        client_id=ctx.client_id, group_id=group, member_id=member,
-                        error_code=int(fault.error_code) if action == "error" else None,
-                        delay_ms=fault.delay_ms if action in ("delay", "throttle") else None))
-    if action == "error":
-        return error_response(ctx.api, ctx.version, request, fault.error_code, fault.message)
-    if action == "close_before":
-        raise FaultClose(f"closed by fault rule {fault.rule_id} before {ctx.api.name} "
-                         "was applied")
-    if action == "blackhole":
-        await conn.park(trio.sleep_forever)  # raises PeerGone once the client gives up
-    if action == "delay":
-        await conn.park(partial(trio.sleep, fault.delay_ms / 1000))
-    response = await _handle(handler, ctx, request)
-    if action == "throttle" and response is not None:
-        if any(s.name == "throttle_time_ms" and ctx.version in s.versions
-               for s in fields_of(type(response))):
-            response = attrs.evolve(response, throttle_time_ms=fault.delay_ms)
-        if not client_throttles(ctx.api.name, ctx.version):
-            # before KIP-219 the broker itself held the response back for the throttle time
-            await conn.park(partial(trio.sleep, fault.delay_ms / 1000))
-    return response

@@ -13,6 +13,9 @@ after each call a bisection finds the first buffer not fully sent -- so the Pyth
 call does not grow with the number of batches. Where the platform has no ``sendmsg`` the
 buffers are joined and sent with ``send_all``.
 
+The two calls that try a socket without waiting (``send_nowait``, ``recv_nowait``) live here
+too, beside the writes that wait.
+
 Socket errors come out as OSError, where SocketStream would raise BrokenResourceError (the
 connection treats them alike).
 """
@@ -27,6 +30,8 @@ from itertools import accumulate
 import trio
 
 from ..protocol.spliced import Buffer
+
+RECEIVE_SIZE = 1 << 16  # the most one read takes from a socket
 
 try:
     IOV_MAX = min(os.sysconf("SC_IOV_MAX"), 1024)
@@ -57,3 +62,22 @@ async def send_vectored(sock: trio.socket.SocketType, buffers: Sequence[Buffer])
         first = buffers[i] if done == start else memoryview(buffers[i])[done - start:]
         done += await sock.sendmsg([first, *buffers[i + 1:i + IOV_MAX]])
         i = bisect_right(ends, done, i)
+
+
+def send_nowait(raw, data: bytes | bytearray) -> int:
+    """Bytes of ``data`` the socket took now (0 if none); a function of its own for the reason
+    ``recv_nowait`` gives."""
+    try:
+        return raw.send(data)  # type: ignore[no-any-return]
+    except BlockingIOError:
+        return 0
+
+
+def recv_nowait(raw) -> bytes | None:
+    """What the socket has (b"" at its end), or None if nothing yet. A function of its own: the
+    BlockingIOError's traceback makes a frame object of the frame it passes through, which a
+    coroutine would keep for as long as it lives (about 200 bytes per waiting connection)."""
+    try:
+        return raw.recv(RECEIVE_SIZE)  # type: ignore[no-any-return]
+    except BlockingIOError:
+        return None

@@ -24,7 +24,7 @@ fixed-width read past the end raises struct.error or IndexError, which the entry
 into DecodeError; slices, which would silently come out short, are caught by the final
 position check; an array count is checked against the least its elements can take before any
 element is built, so a count of 2^31-1 fails at once. Decoded instances are filled in a mutable
-twin of the frozen class and then given their real class (see ``_builder``). Each generated line
+twin of the frozen class and then given their real class (see ``builder_twin``). Each generated line
 is recorded against the field it serves (``LINE_FIELDS``, used by codec.py to name the failing
 field; the source also goes to ``linecache`` so tracebacks show it); ``Plan.source`` shows what
 was generated. The module being written (``Source``) and the helpers its code calls are in
@@ -40,6 +40,7 @@ from typing import Any
 import attrs
 
 from . import primitives as p
+from .builder_twin import builder_twin, default_of
 from .generated_source import SHORT, Source, array_structs, overrun
 from .schema import (BOOL, BYTES, FLOAT64, INT8, INT16, INT32, INT64, RECORDS, STRING, UINT16,
                      UINT32, UUID, VARINT, VARLONG, Array, FieldSpec, fields_of)
@@ -205,11 +206,11 @@ def _emit_body_read(src: Source, ind: int, t: Any, version: int, flexible: bool,
 def _emit_struct_read(src: Source, ind: int, plan: "Plan", dst: str, path: str) -> None:
     """Read every field of a struct in wire order and build the instance in the local ``dst``.
 
-    With a builder twin (see ``_builder``) the values go straight into the new instance's
+    With a builder twin (see ``builder_twin``) the values go straight into the new instance's
     slots, which then gets its real class; otherwise into locals, then the constructor."""
     cls = plan.cls
     attributes = attrs.fields(cls)
-    twin = _builder(cls)
+    twin = builder_twin(cls)
     local: dict[str, str] = {}
     if twin is not None:
         src.emit(ind, f"{dst} = {src.const(twin, '_twin')}()")
@@ -217,7 +218,7 @@ def _emit_struct_read(src: Source, ind: int, plan: "Plan", dst: str, path: str) 
         for a in attributes:  # defaults first: tagged values read later overwrite them
             if a.name in wire:
                 continue
-            kind, value = _default_of(a)
+            kind, value = default_of(a)
             if kind == "factory":
                 src.emit(ind, f"{dst}.{a.name} = {src.const(value, '_fac')}()")
             elif value is None or type(value) in (bool, int) or (
@@ -270,48 +271,6 @@ def _emit_struct_read(src: Source, ind: int, plan: "Plan", dst: str, path: str) 
     aliases = src.const({a.name: a.alias for a in attributes}, "_al")
     src.emit(ind, f"{tv} = {{{aliases}[k]: x for k, x in {tv}.items()}}")
     src.emit(ind, f"{dst} = {ctor}({kw}{', ' if kw else ''}**{tv})")
-
-
-def _default_of(a: attrs.Attribute) -> tuple[str, Any]:
-    if isinstance(a.default, attrs.Factory):
-        return ("self", a.default.factory) if a.default.takes_self else (
-            "factory", a.default.factory)
-    return ("none", None) if a.default is attrs.NOTHING else ("value", a.default)
-
-
-@functools.cache
-def _builder(cls: type) -> type | None:
-    """A mutable twin of a frozen slotted attrs class, to build decoded instances in.
-
-    The twin subclasses ``cls`` without adding slots and restores plain attribute setting, so
-    the generated code fills an instance with ordinary (fast, specialised) attribute stores and
-    then gives it its real class by ``__class__`` assignment, which CPython allows between
-    layout-compatible heap types. The result is exactly what ``cls(...)`` would have built
-    (same class, same slot values) at about half the cost of going through the frozen
-    ``__setattr__`` or the keyword-argument ``__init__``. Classes that need their ``__init__``
-    (validators, converters, post-init hooks, defaults computed from self, hidden slots such as
-    a cached hash) get None and are built by calling them.
-    """
-    attributes = attrs.fields(cls)
-    slots = {s for k in cls.__mro__ for s in k.__dict__.get("__slots__", ())}
-    if ("__attrs_post_init__" in dir(cls) or "__attrs_pre_init__" in dir(cls)
-            or "__slots__" not in cls.__dict__
-            or slots - {a.name for a in attributes} - {"__weakref__"}
-            or any(a.validator is not None or a.converter is not None or not a.init
-                   or _default_of(a)[0] in ("self", "none") for a in attributes)):
-        return None
-    twin = type(f"_Building{cls.__name__}", (cls,), {
-        "__slots__": (), "__setattr__": object.__setattr__,
-        "__delattr__": object.__delattr__, "__init__": object.__init__,
-        "__module__": __name__})
-    try:  # prove the layout is compatible before any generated code relies on it
-        probe = twin()
-        for a in attributes:
-            setattr(probe, a.name, None)
-        probe.__class__ = cls
-    except TypeError:
-        return None
-    return twin if type(probe) is cls else None
 
 
 # -- writing --------------------------------------------------------------------------------

@@ -63,7 +63,7 @@ def test_round_trip(cls, version):
 
 def test_decoded_messages_are_real_frozen_instances():
     # Decoding builds instances in a mutable twin class and then gives them their real class
-    # (codegen._builder); nothing of that may show.
+    # (protocol/builder_twin.py); nothing of that may show.
     for cls in message_classes():
         version = cls.__kafka__.valid.hi
         msg = decode(cls, version, encode(cls(), version))
