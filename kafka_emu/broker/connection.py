@@ -33,6 +33,7 @@ from typing import TypeVar
 
 import trio
 
+from ..bounded import remember
 from ..errors import KafkaError
 from ..protocol.errors import DecodeError
 from ..protocol.framing import FrameBuffer
@@ -355,11 +356,7 @@ _HOSTS: dict[str, str] = {}  # one string per address text, shared by its connec
 def _host(text: str) -> str:
     """The shared string for an address (thousands of connections come from a few hosts)."""
     host = _HOSTS.get(text)
-    if host is None:
-        if len(_HOSTS) >= 4096:
-            _HOSTS.clear()  # many distinct peers: bound the table, sharing starts over
-        host = _HOSTS[text] = text
-    return host
+    return remember(_HOSTS, text, text) if host is None else host
 
 
 def _as_is(result: T) -> T:

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from typing import Callable
 
+from kafka_emu.bounded import remember
 from kafka_emu.errors import ErrorCode
 
 from .commands import OffsetCommit, OffsetDelete, OffsetFetch
-from .core import RETENTION_KEY, Core, heartbeat_key
+from .core import RETENTION_KEY, Core
 from .events import OffsetsCommitted, OffsetsRemoved
 from .group import Group
 from .offsets_store import StoredOffset
@@ -53,7 +54,6 @@ _new = object.__new__
 # without error, made on first use and shared (results are immutable): the answer is the same
 # every time. Bounded: cleared when full (topics come and go).
 _COMMITTED: dict[tuple[str, int], OffsetCommitResult] = {}
-_COMMITTED_MAX = 4096
 
 
 def handle_commit(core: Core, cmd: OffsetCommit) -> None:
@@ -78,8 +78,7 @@ def handle_commit(core: Core, cmd: OffsetCommit) -> None:
             member = group.members[cmd.member_id]
     # A commit doubles as a heartbeat in Stable and PreparingRebalance (4.1).
     if member is not None and not member.heartbeats_ignored:
-        core.timers.schedule(heartbeat_key(group_id, member.member_id),
-                             core.now + member.session_timeout_ms)
+        core.schedule_heartbeat(group, member.member_id, member.session_timeout_ms)
 
     now = core.now
     expire_at = None if cmd.retention_time_ms == -1 else now + cmd.retention_time_ms
@@ -104,10 +103,8 @@ def handle_commit(core: Core, cmd: OffsetCommit) -> None:
                                            offsets=((topic, partition, o.offset),)))
             result = _COMMITTED.get((topic, partition))
             if result is None:
-                if len(_COMMITTED) >= _COMMITTED_MAX:
-                    _COMMITTED.clear()
-                result = _COMMITTED[(topic, partition)] = OffsetCommitResult(partitions=(
-                    PartitionError(topic=topic, partition=partition, error=_NONE),))
+                result = remember(_COMMITTED, (topic, partition), OffsetCommitResult(partitions=(
+                    PartitionError(topic=topic, partition=partition, error=_NONE),)))
             return core.reply(cmd.request_id, COMMIT, group_id, result)
     put = core.offsets.put
     observing = core.observing

@@ -8,6 +8,7 @@ from __future__ import annotations
 from functools import partial
 
 from ... import coordinator as c
+from ...bounded import remember
 from ...errors import ErrorCode
 from ...protocol.messages.offset_commit import (API, OffsetCommitResponse,
                                                 OffsetCommitResponsePartition,
@@ -61,9 +62,8 @@ def render_all_known(order, result) -> OffsetCommitResponse:
 # One frozen response per (version, topic, partition, error) for the usual commit of one
 # partition, made on first use and shared (as Heartbeat's are), its one-topic array encoded once
 # (preencoded.py): a consumer committing the same partition again and again gets the same answer,
-# so it is neither built nor encoded again. Bounded: cleared when full (topics come and go).
+# so it is neither built nor encoded again. Bounded (topics come and go).
 _ONE: dict[tuple, OffsetCommitResponse] = {}
-_ONE_MAX = 4096
 
 
 def render_one(version: int, result) -> OffsetCommitResponse:
@@ -72,12 +72,10 @@ def render_one(version: int, result) -> OffsetCommitResponse:
     key = (version, p.topic, p.partition, p.error)
     response = _ONE.get(key)
     if response is None:
-        if len(_ONE) >= _ONE_MAX:
-            _ONE.clear()
         topic = OffsetCommitResponseTopic(name=p.topic, partitions=[
             OffsetCommitResponsePartition(partition_index=p.partition, error_code=p.error)])
-        response = _ONE[key] = OffsetCommitResponse(topics=encode_array(
-            OffsetCommitResponse, version, OffsetCommitResponseTopic, [topic]))
+        response = remember(_ONE, key, OffsetCommitResponse(topics=encode_array(
+            OffsetCommitResponse, version, OffsetCommitResponseTopic, [topic])))
     return response
 
 
