@@ -53,10 +53,17 @@ class Clock:
         once per observed request)."""
         base = self._epoch_start_ms + self._offset_ms
         shift, start = self._perf_shift, self._trio_start
+        # ``ms_later``: ``ms_at`` where its answer depends on its argument alone (a function of
+        # this clock's constants, which a change replaces), so that it may be asked later --
+        # a request kept by reference (broker/observe.py) stores it and its reading, not the
+        # answer; None where ``ms_at`` asks the clock (it must be asked at once)
+        self.ms_later: Callable[[float], int] | None
         if self.manual:
             self.ms_at: Callable[[float], int] = lambda perf: base
+            self.ms_later = self.ms_at
         elif shift is None:
             self.ms_at = lambda perf: self.now_ms()
+            self.ms_later = None
         else:
             # the same float operations as now_ms() on trio.current_time() == shift + perf,
             # done once per millisecond: readings in [lo, hi) give the value of the last one
@@ -75,7 +82,7 @@ class Clock:
                 lo = perf
                 hi = (elapsed + 1) / 1000 - shift + start - 1e-6 if elapsed >= 0 else -math.inf
                 return value
-            self.ms_at = ms_at
+            self.ms_at = self.ms_later = ms_at
 
     @property
     def advanced_ms(self) -> int:

@@ -542,9 +542,11 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         # RequestHandled as a row (observe.py): the same fields, without building the object
         observation.mark = done = perf_now()
         if type(request) in observation.by_reference:  # (a Heartbeat, with the timeline alone)
-            emit((REQUEST_REFS, request, response, started, done, broker.clock.ms_at(done),
-                  conn.id, conn.peer, api.name, api_key, version, correlation_id,
-                  header.client_id, info.client_software_name, info.client_software_version))
+            clock = broker.clock  # its ms_later tells at_ms when the record is read
+            emit((REQUEST_REFS, request, response, started, done,
+                  clock.ms_later or clock.ms_at(done), conn.id, conn.peer, api.name, api_key,
+                  version, correlation_id, header.client_id, info.client_software_name,
+                  info.client_software_version))
         else:
             make = REQUEST_ROWS.get(type(request), _NO_MAKERS).get(type(response))
             if make is None:

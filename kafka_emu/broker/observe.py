@@ -27,7 +27,9 @@ Cheaper still, where a request and its response hold only scalars (Heartbeat, In
 the request path records RequestHandled by reference (``REQUEST_REFS``: the frozen request and
 response and the values read when it was handled) for sinks that take such records
 (``refs=True``: the timeline), which make the row only when somebody reads it (``row_of``);
-while any other sink listens, the request path makes rows as before.
+while any other sink listens, the request path makes rows as before. A sink that never keeps
+the coordinator's ReplyEmitted (the trace writer) says so (``replies=False``): while no sink
+wants them the coordinator builds none; while one does, every sink gets them.
 
 The helpers below read the facts a request event carries from any request and response
 declaration (group, member, generation, per-partition errors) without a per-API table;
@@ -52,10 +54,13 @@ Sink = Callable[[Any], None]
 class Observation:
     def __init__(self, *, on_change: Callable[[Sink | None], None] | None = None,
                  on_error: Callable[[BaseException], None] | None = None) -> None:
-        self._sinks: list[tuple[Sink, bool, Callable[[list], None] | None, bool]] = []
+        self._sinks: list[tuple[Sink, bool, Callable[[list], None] | None, bool, bool]] = []
         self._on_change = on_change
         self._on_error = on_error
         self.emit: Sink | None = None
+        # False while no sink wants ReplyEmitted (``subscribe(replies=False)``): the coordinator
+        # then builds none (it is told with the observer, Coordinator.set_observer)
+        self.replies = True
         # The request classes the request path records by reference (``REQUEST_REFS``): those
         # of ``BY_REFERENCE`` while every sink takes such records, none otherwise.
         self.by_reference: set[type] | frozenset[type] = _NOTHING
@@ -74,18 +79,20 @@ class Observation:
 
     @property
     def sinks(self) -> tuple[Sink, ...]:
-        return tuple(sink for sink, _, _, _ in self._sinks)
+        return tuple(entry[0] for entry in self._sinks)
 
     def subscribe(self, sink: Sink, *, rows: bool = False,
                   many: Callable[[list], None] | None = None,
-                  refs: bool = False) -> Callable[[], None]:
+                  refs: bool = False, replies: bool = True) -> Callable[[], None]:
         """Start delivering events to ``sink``; returns the function that stops it. With
         ``rows=True`` the sink also accepts events in their row form (see the module doc);
         ``many(events)``, if given, takes a list of them at once (deferred delivery). With
         ``refs=True`` (implies ``rows``) it also accepts RequestHandled as a record of
-        references (``REQUEST_REFS``; ``row_of`` makes the row)."""
+        references (``REQUEST_REFS``; ``row_of`` makes the row). With ``replies=False`` it does
+        not want the coordinator's ReplyEmitted: while no sink wants them none is built (while
+        one does, every sink gets them, as any event)."""
         self.drain()  # a new sink sees nothing emitted before it came
-        entry = (sink, rows or refs, many, refs)
+        entry = (sink, rows or refs, many, refs, replies)
         self._sinks.append(entry)
         self._rebuild()
 
@@ -101,11 +108,12 @@ class Observation:
             self._on_error(exc)
 
     def _rebuild(self) -> None:
-        row_sinks = tuple(sink for sink, rows, _, _ in self._sinks if rows)
-        object_sinks = tuple(sink for sink, rows, _, _ in self._sinks if not rows)
+        row_sinks = tuple(sink for sink, rows, *_ in self._sinks if rows)
+        object_sinks = tuple(sink for sink, rows, *_ in self._sinks if not rows)
         failed = self._failed
-        self.by_reference = (BY_REFERENCE if self._sinks and all(refs for *_, refs in self._sinks)
+        self.by_reference = (BY_REFERENCE if self._sinks and all(e[3] for e in self._sinks)
                              else _NOTHING)
+        self.replies = any(e[4] for e in self._sinks)
 
         if self._deferring and row_sinks and not object_sinks:
             pending, append, wake = self._pending, self._pending.append, self._wake
@@ -181,7 +189,7 @@ class Observation:
             return
         batch = pending.copy()
         pending.clear()
-        for sink, _, many, _ in self._sinks:
+        for sink, _, many, *_ in self._sinks:
             try:
                 if many is not None:
                     many(batch)
@@ -252,10 +260,11 @@ def row_class(tag: str) -> type:
 #
 # Where a request and its response hold nothing but scalars (Heartbeat, InitProducerId: no
 # arrays of structs, so nothing to walk, no topic id to resolve, and small), the request path
-# records the request by reference, ``(REQUEST_REFS, request, response, started, done, at_ms,
+# records the request by reference, ``(REQUEST_REFS, request, response, started, done, at,
 # connection_id, peer, api, api_key, version, correlation_id, client_id, client_software_name,
 # client_software_version)`` -- the frozen request and response objects and the values that
-# could change later, read when the request was handled -- and the RequestHandled row is made
+# could change later, read when the request was handled; ``at`` is at_ms, or the clock's
+# ``ms_later`` (broker/clock.py) that tells it from ``done`` -- and the RequestHandled row is made
 # from it only when somebody reads it (``row_of``): the same row, by the same compiled function,
 # as the request path would have made. Only sinks that say so (``subscribe(refs=True)``: the
 # timeline) get such records; while any other listens, the request path makes rows.
@@ -272,7 +281,8 @@ def row_of(event: Any) -> Any:
     (_, q, r, started, done, at, connection, peer, api, key, version, correlation, client,
      software, software_version) = event
     make = request_row_maker(type(q), type(r))
-    return make(q, r, (done - started) * 1000 if started is not None else 0.0, None, at,
+    return make(q, r, (done - started) * 1000 if started is not None else 0.0, None,
+                at if type(at) is int else at(done),
                 connection, peer, api, key, version, correlation, client, software,
                 software_version)
 

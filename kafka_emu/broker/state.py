@@ -119,7 +119,7 @@ class Broker:
         coordinator = Coordinator(self.config.coordinator)
         emit = self.observation.emit
         if emit is not None:
-            coordinator.set_observer(emit, rows=True)
+            coordinator.set_observer(emit, rows=True, replies=self.observation.replies)
         return coordinator
 
     @functools.cached_property
@@ -130,7 +130,7 @@ class Broker:
     def _observer_changed(self, emit: Any) -> None:
         coordinator = self.__dict__.get("coordinator")
         if coordinator is not None:  # else it is given the observer when it is made
-            coordinator.set_observer(emit, rows=True)
+            coordinator.set_observer(emit, rows=True, replies=self.observation.replies)
 
     @property
     def observer(self) -> Callable[[Any], None] | None:

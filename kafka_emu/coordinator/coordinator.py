@@ -98,14 +98,17 @@ class Coordinator:
     def config(self) -> CoordinatorConfig:
         return self._core.config
 
-    def set_observer(self, observer: Observer | None, *, rows: bool = False) -> None:
+    def set_observer(self, observer: Observer | None, *, rows: bool = False,
+                     replies: bool = True) -> None:
         """Replace the observer (None: observation off, no event is built). With ``rows`` the
         observer also takes the events emitted once per request (``ReplyEmitted``) as rows:
         ``("ReplyEmitted", at_ms, group_id, request_id, api, error)``, the fields in declaration
-        order with the error as a plain int, which is cheaper than building the frozen object (the broker's observer seam
-        takes rows; see broker/observe.py)."""
+        order with the error as a plain int, which is cheaper than building the frozen object
+        (the broker's observer seam takes rows; see broker/observe.py). With ``replies=False``
+        the observer does not want ReplyEmitted: none is built (every other event is)."""
         self._core.observer = observer
         self._core.observing = observer is not None
+        self._core.observing_replies = observer is not None and replies
         self._core.observer_rows = rows
 
     # ------------------------------------------------------------------ doors
@@ -141,10 +144,11 @@ class Coordinator:
         core = self._core
         self._start(now_ms)
         observing, core.observing = core.observing, False
+        replies, core.observing_replies = core.observing_replies, False
         try:
             self._dispatch(command)
         finally:
-            core.observing = observing
+            core.observing, core.observing_replies = observing, replies
         return self._finish()
 
     def _dispatch(self, command: Command) -> None:

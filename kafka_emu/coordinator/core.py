@@ -48,6 +48,7 @@ class Core:
         self.config = config
         self.observer = observer
         self.observing = observer is not None
+        self.observing_replies = self.observing  # (Coordinator.set_observer(replies=False))
         self.observer_rows = False  # Coordinator.set_observer(..., rows=True)
         self.new_member_uuid = new_member_uuid or _uuid4
         self.groups: dict[str, Group] = {}
@@ -64,7 +65,7 @@ class Core:
 
     def reply(self, request_id: Hashable, api: str, group_id: str | None, result: Result) -> None:
         self.out.append(Reply(request_id, result))
-        if self.observing:
+        if self.observing_replies:
             if self.observer_rows:  # the same event as a row: one per request, so made cheap
                 # int(summary_error(result)) without the calls for the usual answer: no error
                 error = getattr(result, "error", None)

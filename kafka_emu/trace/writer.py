@@ -23,7 +23,8 @@ encoder received (it reads to the end of its input, then exits). With gzip each 
 own gzip member: concatenated members are a valid gzip stream (RFC 1952), so the file stays
 readable after a crash too.
 
-Every event is written except ``ReplyEmitted`` (see ``sink``). The sink runs on the emulator's
+Every event is written except ``ReplyEmitted`` (see ``sink``), which the writer tells the seam it
+does not want, so the coordinator builds none while the trace is the only listener. The sink runs on the emulator's
 trio thread, so it may read broker state: before an assignment
 goes out it queues a ``topics_known`` snapshot (partition counts), from which a reader can tell
 which subscribed partitions were left unassigned.
@@ -184,8 +185,9 @@ class TraceWriter:
         self._broker = broker
         if self.use_encoder:
             self._start_encoder()
+        # (replies=False: no ReplyEmitted is built for the trace alone; see ``sink``)
         self._unsubscribe = broker.observation.subscribe(self.sink, rows=True,
-                                                         many=self.sink_many)
+                                                         many=self.sink_many, replies=False)
         nursery.start_soon(self.flush_loop)
 
     # -- the sink: on the emulator's thread, cheap ------------------------------------------
