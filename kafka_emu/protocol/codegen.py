@@ -470,35 +470,55 @@ class Plan:
         self.min_size = min_size
         self._sources: dict[str, str] = {}
 
-    def __getattr__(self, name: str) -> Any:
-        """The generated parts, each made on its first use: a request body is only ever read
-        whole (``read_all``), a response only written, a header read at a position; and a
-        nested struct's own functions are never called, as its parent inlines its fields. So a
-        serve compiles what it answers with, not three functions for every struct it meets."""
-        if name in ("write", "read_at", "read_all"):
-            fn = self._compile(name)
-            setattr(self, name, fn)
-            return fn
-        if name in ("tag_readers", "tag_writers"):
-            self._compile_tags()
-            return getattr(self, name)
-        if name == "source":  # what was generated, for reading: all three functions
-            parts = ("write", "read_at", "read_all")
-            for part in parts:
-                getattr(self, part)
-            return "\n".join(self._sources[part] for part in parts)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    # The generated parts, each made on its first use: a request body is only ever read whole
+    # (``read_all``), a response only written, a header read at a position; and a nested
+    # struct's own functions are never called, as its parent inlines its fields. So a serve
+    # compiles what it answers with, not three functions for every struct it meets. Made by
+    # cached_property, then plain instance attributes: a class with ``__getattr__`` would make
+    # every ``plan.write`` / ``plan.read_all`` of the request path take CPython's unspecialised
+    # attribute lookup.
+    @functools.cached_property
+    def write(self) -> Any:
+        return self._compile("write")
+
+    @functools.cached_property
+    def read_at(self) -> Any:
+        return self._compile("read_at")
+
+    @functools.cached_property
+    def read_all(self) -> Any:
+        return self._compile("read_all")
+
+    @functools.cached_property
+    def tag_readers(self) -> dict[int, tuple[str, Any]]:
+        self._compile_tags()
+        return self.__dict__["tag_readers"]
+
+    @functools.cached_property
+    def tag_writers(self) -> tuple:
+        self._compile_tags()
+        return self.__dict__["tag_writers"]
+
+    @property
+    def source(self) -> str:
+        """What was generated, for reading: all three functions."""
+        parts = ("write", "read_at", "read_all")
+        for part in parts:
+            getattr(self, part)
+        return "\n".join(self._sources[part] for part in parts)
 
     def _compile_tags(self) -> None:
-        self.tag_readers: dict[int, tuple[str, Any]] = {}
+        readers: dict[int, tuple[str, Any]] = {}
         writers = []
         for tag, spec in self.tagged.items():
             w, r = _standalone(f"{self.cls.__name__}.{spec.name} v{self.version} tag {tag}",
                                spec.type, self.version, self.flexible,
                                self.version in spec.nullable)
-            self.tag_readers[tag] = (spec.name, r)
+            readers[tag] = (spec.name, r)
             writers.append((tag, spec.name, _default_value(spec), w))
-        self.tag_writers = tuple(writers)
+        # both at once (each cached_property above returns its own)
+        self.__dict__["tag_readers"] = readers
+        self.__dict__["tag_writers"] = tuple(writers)
 
     def _compile(self, name: str) -> Any:
         src = Source(f"{self.cls.__name__} v{self.version}{' flexible' if self.flexible else ''}"
