@@ -8,6 +8,7 @@ log.retention.bytes and .ms) and the wake-up that long-polling Fetch requests wa
 
 from __future__ import annotations
 
+import functools
 import uuid
 from typing import Any
 
@@ -31,24 +32,25 @@ class Topics:
         for name, partitions in config.topics:
             self.create(name, partitions)
 
-    def __getattr__(self, name: str) -> Any:
-        """``catalogue`` and ``producer_ids``, made on first use: the log package (batches,
-        records, producer state) is a tenth of a serve's start, and a broker answering only
-        ApiVersions, Metadata of no topics or group requests never needs it."""
-        if name == "catalogue":
-            from ..log.catalogue import TopicCatalogue
-            from ..log.config import LogConfig
-            config = self.config
-            self.catalogue = TopicCatalogue(
-                default_config=LogConfig(retention_bytes=config.log_retention_bytes,
-                                         retention_ms=config.log_retention_ms),
-                default_num_partitions=config.num_partitions)
-            return self.catalogue
-        if name == "producer_ids":
-            from ..log.producers import ProducerIdAllocator
-            self.producer_ids = ProducerIdAllocator()
-            return self.producer_ids
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    # ``catalogue`` and ``producer_ids`` are made on first use: the log package (batches,
+    # records, producer state) is a tenth of a serve's start, and a broker answering only
+    # ApiVersions, Metadata of no topics or group requests never needs it. cached_property, not
+    # ``__getattr__``: that would make every attribute read of Topics on the data path take
+    # CPython's unspecialised lookup.
+    @functools.cached_property
+    def catalogue(self) -> Any:
+        from ..log.catalogue import TopicCatalogue
+        from ..log.config import LogConfig
+        config = self.config
+        return TopicCatalogue(
+            default_config=LogConfig(retention_bytes=config.log_retention_bytes,
+                                     retention_ms=config.log_retention_ms),
+            default_num_partitions=config.num_partitions)
+
+    @functools.cached_property
+    def producer_ids(self) -> Any:
+        from ..log.producers import ProducerIdAllocator
+        return ProducerIdAllocator()
 
     # -- lookups ---------------------------------------------------------------------------
     def _info(self, topic) -> TopicInfo:
