@@ -68,6 +68,8 @@ class Member:
         self.client_id = _shared_text(self.client_id)
         self.client_host = _shared_text(self.client_host)
         self.protocol_type = _shared_text(self.protocol_type)
+        self.rebalance_timeout_ms = _shared_number(self.rebalance_timeout_ms)
+        self.session_timeout_ms = _shared_number(self.session_timeout_ms)
 
     @property
     def is_static(self) -> bool:
@@ -132,6 +134,12 @@ def _shared_text(text: str) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=_SHARED_ENTRIES)
+def _shared_number(value: int) -> int:
+    # timeouts past 256 are an int object each (32 bytes) unless shared
+    return value
+
+
 def _first_metadata(protocols: tuple[tuple[str, bytes], ...]) -> dict[str, bytes]:
     # Kafka keys a member's protocols by name; a duplicated name keeps its first metadata.
     out: dict[str, bytes] = {}
@@ -169,7 +177,8 @@ class Group:
         self.leader_id: str | None = None
         self.members: dict[str, Member] = {}
         self.static_members: dict[str, str] = {}
-        self.pending_members: dict[str, str] = {}  # pending member id -> client id
+        # pending member id -> the same id: the string handed out, which its member then keeps
+        self.pending_members: dict[str, str] = {}
         self.pending_sync: set[str] = set()
         self.num_awaiting_join = 0
         self.supported_protocols: dict[str, int] = {}
@@ -312,8 +321,8 @@ class Group:
         self._count_protocols(member, -1)
         member.set_protocols(protocols)
         self._count_protocols(member, +1)
-        member.rebalance_timeout_ms = rebalance_timeout_ms
-        member.session_timeout_ms = session_timeout_ms
+        member.rebalance_timeout_ms = _shared_number(rebalance_timeout_ms)
+        member.session_timeout_ms = _shared_number(session_timeout_ms)
         superseded = member.join_request
         if join_request is not None and superseded is None:
             self.num_awaiting_join += 1

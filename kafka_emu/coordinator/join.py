@@ -93,7 +93,7 @@ def _join_new_member(core: Core, group: Group, cmd: JoinGroup) -> None:
     if cmd.require_known_member_id:
         # 3.5 (KIP-394): hand out an id and wait for the client to come back with it. The group
         # state does not change, but the pending id blocks early join completion.
-        group.pending_members[new_id] = cmd.client_id
+        group.pending_members[new_id] = new_id
         core.timers.schedule(heartbeat_key(group.group_id, new_id), core.now + cmd.session_timeout_ms)
         if core.observing:
             core.emit(
@@ -225,7 +225,9 @@ def _join_existing_member(core: Core, group: Group, cmd: JoinGroup) -> None:
         if cmd.group_instance_id is not None:
             # Kafka throws IllegalStateException here -> UNKNOWN_SERVER_ERROR (3.8).
             return _fail(core, cmd, ErrorCode.UNKNOWN_SERVER_ERROR, "")
-        return _add_member(core, group, cmd, member_id)
+        # the id as handed out, not the request's copy of it: the member, its timer key and the
+        # group's maps then keep one string (memory: one per member of a large group)
+        return _add_member(core, group, cmd, group.pending_members[member_id])
     error = group.validate_member(member_id, cmd.group_instance_id)
     if error is not None:
         return _fail(core, cmd, error, member_id)
