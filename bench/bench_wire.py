@@ -476,8 +476,8 @@ def own_work(rounds: int = 60, per_round: int = 1000, members: int = 100) -> dic
 
     from kafka_emu.broker import connection
     from kafka_emu.broker.config import BrokerConfig
-    from kafka_emu.broker.context import ConnectionInfo, Parked
-    from kafka_emu.broker.state import Broker
+    from kafka_emu.broker.context import ConnectionInfo
+    from kafka_emu.broker.state import Broker, Pending
     from kafka_emu.protocol.messages.join_group import JoinGroupRequestProtocol
     from kafka_emu.protocol.messages.sync_group import SyncGroupRequestAssignment
 
@@ -490,9 +490,9 @@ def own_work(rounds: int = 60, per_round: int = 1000, members: int = 100) -> dic
 
     async def process(broker, conn, info, frame: bytes):
         """``connection._process``, waiting for a parked JoinGroup/SyncGroup and answering it as
-        the connection's loop does (``Connection.wait_parked``)."""
+        the connection's loop does (``serve_connection``)."""
         out = await connection._process(broker, conn, info, frame)
-        if out.__class__ is Parked:
+        if out.__class__ is Pending:
             await out.pending.done.wait()
             out = connection._answer_parked(broker, conn, out)
         return out

@@ -39,7 +39,7 @@ from ..protocol.errors import DecodeError
 from ..protocol.framing import FrameBuffer
 from ..protocol.headers import decode_request, encode_response, encode_response_parts, peek_api
 from .clock import io_now, perf_now
-from .context import ConnectionInfo, Parked, RequestContext
+from .context import ConnectionInfo, RequestContext
 from .error_response import error_response
 from .fault_actions import FaultClose, carry_out
 from .handlers import HANDLERS
@@ -225,66 +225,27 @@ class Connection:
             raise PeerGone("closed by peer while its request was parked")
         return result[0]
 
-    async def wait_parked(self, parked: Parked) -> bytearray:
-        """Wait for the coordinator's answer to a request ``_process`` handed back parked, and
-        return its response frame -- or raise PeerGone if the client goes first. The wait is
-        this connection's ordinary read (frames read meanwhile queue up behind the parked one;
-        the stream's end means the client left), woken by the answer (``_wake_parked``): a
-        parked request keeps no coroutine frames of its own and no cancel scope (one coroutine,
-        this one, over the idle connection's wait: 5000 members forming park 5000 at once).
+    def park_on_socket(self, parked: Pending) -> bool:
+        """Begin the wait for a request ``_process`` handed back parked, on this connection's
+        own socket (``serve_connection`` waits); False if it is answered already. The wait is
+        the connection's ordinary read -- frames read meanwhile queue up behind the parked one,
+        the stream's end means the client left -- woken by the answer (``Pending.resolve``)."""
+        if parked.resolved:
+            return False
+        parked.socket = self._raw
+        return True
 
-        ``pending`` is checked before every wait: an answer that came while this task was not
-        waiting on the socket woke nothing."""
-        pending = parked.pending
+    async def wait_parked(self, parked: Pending) -> bytearray:
+        """Wait in this task for a request ``_process`` handed back parked, where there is no
+        stdlib socket to wait on (a stream that is not trio's SocketStream), and return its
+        response frame -- or raise PeerGone if the client goes first."""
         try:
             await self.flush()  # answers to earlier requests must not wait behind this one
-            raw = self._raw
-            if pending.resolved:
-                pass
-            elif raw is None:
-                await self._park_pending(pending)
-            else:
-                # rendered here once answered, not where the answer is routed: an answer that
-                # completes a rebalance would render every member's response at once
-                parked.render, pending.render = pending.render, _as_is
-                pending.wake = self._wake_parked
-                try:
-                    while not pending.resolved:
-                        if self.frames.buffered + sum(map(len, self.queue)) > PARKED_READ_LIMIT:
-                            await pending.done.wait()  # enough queued; read again once answered
-                            break
-                        data = recv_nowait(raw)
-                        if data is None:
-                            try:
-                                await trio.lowlevel.wait_readable(raw)
-                            except trio.ClosedResourceError:
-                                if pending.resolved:
-                                    break  # woken by the answer (_wake_parked)
-                                raise
-                            continue
-                        if not data:
-                            self.eof = True  # the client left
-                            break
-                        self._take(data)
-                        data = None
-                        await trio.lowlevel.cancel_shielded_checkpoint()
-                except (OSError, trio.BrokenResourceError, trio.ClosedResourceError,
-                        DecodeError):
-                    self.eof = True  # these end the connection once the request is released
-                finally:
-                    pending.wake = None
-                if not pending.resolved:
-                    raise PeerGone("closed by peer while its request was parked")
+            await self._park_pending(parked)
         finally:
-            if not pending.resolved:
+            if not parked.resolved:
                 self.broker.forget(parked.request_id)
         return _answer_parked(self.broker, self, parked)
-
-    def _wake_parked(self) -> None:
-        # the read in wait_parked raises ClosedResourceError, which it takes as the answer once
-        # the Pending is resolved; the socket is not closed (the idle reaper wakes an idle read
-        # the same way, Connection.expire)
-        trio.lowlevel.notify_closing(self._raw)
 
     async def _park_pending(self, pending: Pending) -> None:
         """Wait in this task for the coordinator's answer to ``pending``: the connection goes on
@@ -359,10 +320,6 @@ def _host(text: str) -> str:
     return remember(_HOSTS, text, text) if host is None else host
 
 
-def _as_is(result: T) -> T:
-    return result
-
-
 async def serve_connection(broker: Broker, stream: trio.SocketStream,
                            node_id: int | None = None) -> None:
     """Serve one accepted connection until it closes. Never raises (see the module doc)."""
@@ -393,13 +350,54 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
                     # popped: a request parked below keeps no frame it was decoded from
                     frame = frames.pop()  # type: ignore[union-attr]
                     response = await _process(broker, conn, info, frame)
-                    if response is not None:
-                        if response.__class__ is Parked:
-                            frame = None  # type: ignore[assignment]
-                            if not frames:
-                                frames = ()  # type: ignore[assignment]  # no empty list kept
-                            response = await conn.wait_parked(response)
+                    if response is None:
+                        continue
+                    if response.__class__ is not Pending:
                         conn.enqueue(response)
+                        continue
+                    # Parked in the coordinator: wait for the answer here, reading on (frames
+                    # read meanwhile queue up; the stream's end means the client left) -- a
+                    # coroutine of its own per parked request would be kept by each of 5000
+                    # members forming a group. The answer wakes the read (Pending.resolve).
+                    frame = None  # type: ignore[assignment]
+                    if not frames:
+                        frames = ()  # type: ignore[assignment]  # no empty list kept
+                    if conn._raw is None:
+                        conn.enqueue(await conn.wait_parked(response))
+                        continue
+                    try:
+                        await conn.flush()  # answers to earlier requests go out first
+                        if conn.park_on_socket(response):
+                            raw = conn._raw
+                            try:
+                                while not response.resolved:
+                                    if (conn.frames.buffered + sum(map(len, conn.queue))
+                                            > PARKED_READ_LIMIT):
+                                        await response.done.wait()  # read on once answered
+                                        break
+                                    data = recv_nowait(raw)
+                                    if data is None:
+                                        await trio.lowlevel.wait_readable(raw)
+                                        continue
+                                    if not data:
+                                        conn.eof = True  # the client left
+                                        break
+                                    conn._take(data)
+                                    data = None
+                                    await trio.lowlevel.cancel_shielded_checkpoint()
+                            except (OSError, trio.BrokenResourceError, trio.ClosedResourceError,
+                                    DecodeError):
+                                # ClosedResourceError once resolved: the answer woke the read;
+                                # else these end the connection once the request is released
+                                if not response.resolved:
+                                    conn.eof = True
+                    finally:
+                        response.socket = data = None
+                        if not response.resolved:
+                            broker.forget(response.request_id)
+                    if not response.resolved:
+                        raise PeerGone("closed by peer while its request was parked")
+                    conn.enqueue(_answer_parked(broker, conn, response))
                 # an idle connection keeps neither its last frames nor its last response
                 frames = frame = response = None  # type: ignore[assignment]
             await conn.flush()
@@ -527,8 +525,8 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         except KafkaError as exc:
             # Kafka's handleError: the request fails as a whole, answered in its own shape
             response = error_response(api, version, request, exc.code, exc.message)
-        if response.__class__ is Parked:
-            # the connection waits for the answer (Connection.wait_parked), then responds
+        if response.__class__ is Pending:
+            # the connection waits for the answer (serve_connection), then responds
             # through _answer_parked with what is kept here
             response.request, response.started, response.api_key = request, started, api_key
             response.version, response.correlation_id = version, correlation_id
@@ -572,14 +570,12 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
     return data
 
 
-def _answer_parked(broker: Broker, conn: Connection, parked: Parked) -> bytearray:
+def _answer_parked(broker: Broker, conn: Connection, parked: Pending) -> bytearray:
     """The end of ``_process`` for a request answered after it was parked: RequestHandled (a
     sink may have subscribed meanwhile) and the response frame. Kept apart from _process, whose
     every request would otherwise pay a call."""
-    pending, request, version = parked.pending, parked.request, parked.version
-    response = pending.response
-    if parked.render is not None:
-        response = parked.render(response)
+    request, version = parked.request, parked.version
+    response = parked.rendered()
     api_key, correlation_id, started = parked.api_key, parked.correlation_id, parked.started
     api = HANDLERS[api_key].api
     observation = broker.observation

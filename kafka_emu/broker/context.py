@@ -31,22 +31,6 @@ class ConnectionInfo:
         return f"{self.peer_host}:{self.peer_port}"
 
 
-class Parked:
-    """A request parked in the coordinator, handed back to the connection instead of waited on
-    (``RequestContext.submit(..., defer=True)``): the connection's loop waits for the answer
-    itself (``Connection.wait_parked``) and then responds as ``_process`` would have. A group
-    of 5000 forming parks 5000 JoinGroups and then 5000 SyncGroups at once; parked this way each
-    keeps this record and its Pending, not a chain of coroutine frames and a cancel scope."""
-
-    __slots__ = ("pending", "request_id", "request", "started", "api_key", "version",
-                 "correlation_id", "client_id", "render")
-
-    def __init__(self, pending: Any, request_id: int) -> None:
-        self.pending = pending
-        self.request_id = request_id
-        self.render: Any = None  # the reply's renderer, when it runs at answering time
-
-
 @attrs.define
 class RequestContext:
     broker: Broker
@@ -56,7 +40,7 @@ class RequestContext:
     client_id: str
     connection: ConnectionInfo
     request_id: int
-    # the connection takes a parked request back (Parked) rather than waiting in the handler;
+    # the connection takes a parked request back (its Pending) rather than waiting in the handler;
     # False where something must still run after the handler (a fault rule's action)
     deferrable: bool = False
 
@@ -64,7 +48,7 @@ class RequestContext:
         """Hand a command to the coordinator; wait if it parks; return the rendered reply.
 
         With ``defer`` (a handler that returns this reply as it is: JoinGroup, SyncGroup) a
-        parked request comes back as a ``Parked`` for the connection to wait on, when the
+        parked request comes back as its ``Pending`` for the connection to wait on, when the
         connection can (``deferrable``)."""
         broker = self.broker
         if broker.cluster.multi:  # only the group's coordinator serves it (group_routing.py)
@@ -74,7 +58,8 @@ class RequestContext:
         pending = broker.submit(command, render)
         if not pending.resolved:
             if defer and self.deferrable:
-                return Parked(pending, command.request_id)
+                pending.request_id = command.request_id
+                return pending  # the connection waits for it (Pending's doc)
             try:
                 park = self.connection.park
                 await (pending.done.wait() if park is None else park(pending))
