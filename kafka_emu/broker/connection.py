@@ -46,6 +46,7 @@ from .handlers import HANDLERS
 from .handlers.api_versions import unsupported_version_response
 from .log_limits import warn_limited
 from .observe import REQUEST_REFS, REQUEST_ROWS, request_row_maker
+from .request_facts import parked_request
 from .state import Broker, Pending
 from .throttle import client_throttles
 from .vectored import RECEIVE_SIZE, recv_nowait, send_all, send_nowait, send_vectored
@@ -528,7 +529,9 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         if response.__class__ is Pending:
             # the connection waits for the answer (serve_connection), then responds
             # through _answer_parked with what is kept here
-            response.request, response.started, response.api_key = request, started, api_key
+            # (its RequestHandled row's facts, not the whole decoded request: request_facts.py)
+            response.request, response.started = parked_request(request), started
+            response.api_key = api_key
             response.version, response.correlation_id = version, correlation_id
             response.client_id = header.client_id
             return response

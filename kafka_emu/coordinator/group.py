@@ -150,14 +150,17 @@ def _first_metadata(protocols: tuple[tuple[str, bytes], ...]) -> dict[str, bytes
 
 @attrs.frozen
 class StoredGroup:
-    """A classic group as written to ``__consumer_offsets`` (GroupMetadataValue): fresh Member
-    copies, never parked, that a reload adopts."""
+    """A classic group as written to ``__consumer_offsets`` (GroupMetadataValue), which a reload
+    adopts: each member as a tuple of what is written of it -- (member_id, group_instance_id,
+    client_id, client_host, rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols,
+    assignment) -- a third smaller than a Member copy (thousands of members are stored at once
+    when a large group becomes Stable)."""
 
     generation: int
     protocol_type: str | None
     protocol_name: str | None
     leader_id: str | None
-    members: tuple[Member, ...]
+    members: tuple[tuple, ...]
 
 
 class Group:
@@ -179,7 +182,9 @@ class Group:
         self.static_members: dict[str, str] = {}
         # pending member id -> the same id: the string handed out, which its member then keeps
         self.pending_members: dict[str, str] = {}
-        self.pending_sync: set[str] = set()
+        # member ids whose SyncGroup is awaited, as keys (a dict: a third of a set's size for
+        # thousands of members)
+        self.pending_sync: dict[str, None] = {}
         self.num_awaiting_join = 0
         self.supported_protocols: dict[str, int] = {}
         self.subscribed_topics: frozenset[str] | None = None
@@ -211,19 +216,21 @@ class Group:
         self.stored = StoredGroup(
             generation=self.generation, protocol_type=self.protocol_type,
             protocol_name=self.protocol_name, leader_id=self.leader_id,
-            members=tuple(Member(
-                member_id=m.member_id, group_instance_id=m.group_instance_id,
-                client_id=m.client_id, client_host=m.client_host,
-                rebalance_timeout_ms=m.rebalance_timeout_ms,
-                session_timeout_ms=m.session_timeout_ms, protocol_type=m.protocol_type,
-                protocols=m.protocols, assignment=m.assignment)
-                for m in self.members.values()))
+            members=tuple((
+                m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                m.rebalance_timeout_ms, m.session_timeout_ms, m.protocol_type, m.protocols,
+                m.assignment) for m in self.members.values()))
 
     def load(self, stored: StoredGroup) -> None:
         """Adopt a stored group in a fresh Empty group: loading builds the group directly in
         its stored state (GroupMetadata.loadGroup), so this is not a transition."""
-        for kept in stored.members:
-            self.add(attrs.evolve(kept), None)
+        for (member_id, instance_id, client_id, client_host, rebalance_timeout_ms,
+             session_timeout_ms, protocol_type, protocols, assignment) in stored.members:
+            self.add(Member(member_id=member_id, group_instance_id=instance_id,
+                            client_id=client_id, client_host=client_host,
+                            rebalance_timeout_ms=rebalance_timeout_ms,
+                            session_timeout_ms=session_timeout_ms, protocol_type=protocol_type,
+                            protocols=protocols, assignment=assignment), None)
         self.generation = stored.generation
         self.protocol_type = stored.protocol_type
         self.protocol_name = stored.protocol_name
@@ -280,7 +287,7 @@ class Group:
         if self.leader_id == member_id:
             self._set_leader(next(iter(self.members), None))
         self.pending_members.pop(member_id, None)
-        self.pending_sync.discard(member_id)
+        self.pending_sync.pop(member_id, None)
         return member
 
     def replace_static_member(self, instance_id: str, old_id: str, new_id: str) -> tuple[Member, Member]:

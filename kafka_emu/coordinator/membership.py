@@ -106,8 +106,9 @@ def handle_sync(core: Core, cmd: SyncGroup) -> None:
 
 
 def _remove_pending_sync(core: Core, group: Group, member_id: str) -> None:
-    group.pending_sync.discard(member_id)
+    group.pending_sync.pop(member_id, None)
     if not group.pending_sync:
+        group.pending_sync = {}  # a new one: an emptied dict keeps its table
         core.timers.cancel(sync_key(group.group_id))
 
 

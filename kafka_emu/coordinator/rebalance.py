@@ -177,7 +177,7 @@ def complete_join(core: Core, group: Group) -> None:
             )
         timers.schedule(heartbeat_key(gid, member.member_id), deadline_base + member.session_timeout_ms)
         member.is_new = False
-        group.pending_sync.add(member.member_id)
+        group.pending_sync[member.member_id] = None
     timers.schedule(sync_key(gid), deadline_base + group.rebalance_timeout_ms(), generation)
 
 
@@ -267,7 +267,7 @@ def on_sync_expired(core: Core, group_id: str, generation: int) -> None:
     for member_id in laggards:
         member = group.members.get(member_id)
         if member is None:
-            group.pending_sync.discard(member_id)  # a replaced static member's old id
+            group.pending_sync.pop(member_id, None)  # a replaced static member's old id
         else:
             detach_member(core, group, member, RemovalReason.SYNC_TIMEOUT)
     prepare_rebalance(core, group, f"removing {laggards} on pending sync request expiration")
