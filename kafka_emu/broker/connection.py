@@ -348,9 +348,8 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
                     observation.mark = None
                 frames.reverse()  # type: ignore[union-attr]
                 while frames:
-                    # popped: a request parked below keeps no frame it was decoded from
-                    frame = frames.pop()  # type: ignore[union-attr]
-                    response = await _process(broker, conn, info, frame)
+                    # popped and handed over: no frame is kept once its request is decoded
+                    response = await _process(broker, conn, info, frames.pop())  # type: ignore[union-attr]
                     if response is None:
                         continue
                     if response.__class__ is not Pending:
@@ -360,7 +359,6 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
                     # read meanwhile queue up; the stream's end means the client left) -- a
                     # coroutine of its own per parked request would be kept by each of 5000
                     # members forming a group. The answer wakes the read (Pending.resolve).
-                    frame = None  # type: ignore[assignment]
                     if not frames:
                         frames = ()  # type: ignore[assignment]  # no empty list kept
                     if conn._raw is None:
@@ -400,7 +398,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
                         raise PeerGone("closed by peer while its request was parked")
                     conn.enqueue(_answer_parked(broker, conn, response))
                 # an idle connection keeps neither its last frames nor its last response
-                frames = frame = response = None  # type: ignore[assignment]
+                frames = response = None  # type: ignore[assignment]
             await conn.flush()
             if conn.eof:
                 break
@@ -511,6 +509,7 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         raise CloseConnection(f"unsupported {api.name} version {version} "
                               f"(supported {supported or 'none'})", "unsupported version")
     header, request, trailing = decode_request(api, version, frame)
+    frame = None  # type: ignore[assignment]  # (a leader's SyncGroup for 5000: ~300 KB)
     if trailing:
         # Kafka's request parser ignores bytes after the body, and real clients rely on it:
         # librdkafka 2.16 sends Metadata v13 with three extra bytes (list_topics()).
@@ -529,11 +528,17 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         if response.__class__ is Pending:
             # the connection waits for the answer (serve_connection), then responds
             # through _answer_parked with what is kept here
-            # (its RequestHandled row's facts, not the whole decoded request: request_facts.py)
-            response.request, response.started = parked_request(request), started
-            response.api_key = api_key
+            # (what its RequestHandled row reads, not the whole decoded request: request_facts.py)
+            # (its RequestHandled row's facts, sharing the group's and member's strings)
+            facts = parked_request(request)
+            if facts is not request:
+                facts.group_id, facts.member_id, response.client_id = (
+                    broker.coordinator.own_ids(facts.group_id, facts.member_id,
+                                               header.client_id))
+            else:
+                response.client_id = header.client_id
+            response.request, response.started, response.api_key = facts, started, api_key
             response.version, response.correlation_id = version, correlation_id
-            response.client_id = header.client_id
             return response
     else:
         ctx.deferrable = False  # the fault's action may still run after the handler

@@ -263,6 +263,21 @@ class Coordinator:
         """The live entity, for tests and read-only inspection. Do not mutate it."""
         return self._core.groups.get(group_id)
 
+    def own_ids(self, group_id: str, member_id: str | None, client_id: str | None
+                ) -> tuple[str, str | None, str | None]:
+        """The group's and the member's own strings equal to ``group_id``, ``member_id`` and
+        ``client_id`` (the member's client id), each the given one where there is no such
+        group or member or they differ: a caller keeping them a while (a parked request's
+        RequestHandled facts) shares them instead of keeping copies."""
+        group = self._core.groups.get(group_id)
+        if group is None:
+            return group_id, member_id, client_id
+        member = group.members.get(member_id) if member_id is not None else None
+        if member is None:
+            return group.group_id, member_id, client_id
+        return (group.group_id, member.member_id,
+                member.client_id if member.client_id == client_id else client_id)
+
     def has_group(self, group_id: str) -> bool:
         """A classic or a consumer (KIP-848) group of that id exists."""
         core = self._core

@@ -44,6 +44,13 @@ async def test_a_parked_join_waits_in_the_connection_loop_not_in_its_handler(sta
     # over trio's wait on its socket, no coroutine of its own
     (pending,) = bound.broker.pending.values()
     assert pending.socket is not None
+    # it keeps its RequestHandled facts, with the group's and member's own id strings
+    group = bound.broker.coordinator.group("g")
+    assert pending.request.member_id == member
+    assert pending.request.member_id is group.members[member].member_id
+    assert pending.request.group_id is group.group_id
+    assert pending.client_id == group.members[member].client_id
+    assert pending.client_id is group.members[member].client_id
     served = [s for s in stacks if "serve_connection" in s]
     assert served and all(s[s.index("serve_connection") + 1:][:2] == ["wait_readable"] * 2
                           for s in served), stacks
