@@ -343,7 +343,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
                     # the batch emits is delivered when it ends (``flush``), not by waking the
                     # delivery task (observe.py, ``held``)
                     observation.mark = perf_now()
-                    observation.held = True
+                    observation.hold()
                 else:
                     observation.mark = None
                 frames.reverse()  # type: ignore[union-attr]

@@ -46,7 +46,8 @@ from typing import Any
 
 import attrs
 
-from ..protocol.schema import Array, fields_of
+# the walks over a declaration (re-exported: request_facts compiles calls to them)
+from .request_walk import _struct_arrays, request_partitions, response_errors  # noqa: F401
 
 Sink = Callable[[Any], None]
 
@@ -58,6 +59,8 @@ class Observation:
         self._on_change = on_change
         self._on_error = on_error
         self.emit: Sink | None = None
+        self._free_emit: Sink | None = None  # ``emit`` outside and inside a held batch
+        self._held_emit: Sink | None = None
         # False while no sink wants ReplyEmitted (``subscribe(replies=False)``): the coordinator
         # then builds none (it is told with the observer, Coordinator.set_observer)
         self.replies = True
@@ -114,9 +117,10 @@ class Observation:
         self.by_reference = (BY_REFERENCE if self._sinks and all(e[3] for e in self._sinks)
                              else _NOTHING)
         self.replies = any(e[4] for e in self._sinks)
-
+        held_emit = None
         if self._deferring and row_sinks and not object_sinks:
             pending, append, wake = self._pending, self._pending.append, self._wake
+            held_emit = append  # while ``held``: no Python frame per event (see ``hold``)
 
             def emit(event: Any) -> None:
                 if not pending and not self.held:
@@ -152,7 +156,10 @@ class Observation:
                     except Exception as exc:
                         failed(exc)
 
-        self.emit = emit if self._sinks else None
+        self._free_emit = emit if self._sinks else None
+        self._held_emit = held_emit if self._sinks else None
+        self.emit = (self._held_emit if self.held and self._held_emit is not None
+                     else self._free_emit)
         if self._on_change is not None:
             self._on_change(self.emit)
 
@@ -162,9 +169,11 @@ class Observation:
     # is appending to a list: the sinks get the events in one batch when that task next runs --
     # right after the emitting task yields to trio's scheduler -- or sooner, whenever anybody
     # calls ``drain()``: a reader of the timeline, a waiter, a (un)subscribing sink, the trace
-    # writer before it writes. A connection serving a batch of requests ``held`` delivery: it
-    # calls ``release()`` before it next waits, which delivers at the same moment without
-    # waking the task. Order is kept; an object sink makes delivery immediate again.
+    # writer before it writes. A connection serving a batch of requests ``hold()``s delivery:
+    # it calls ``release()`` before it next waits, which delivers at the same moment without
+    # waking the task, and meanwhile ``emit`` is the list's own append (the coordinator is told
+    # too): nothing to wake, so no Python call per event. Order is kept; an object sink makes
+    # delivery immediate again.
 
     def _wake(self) -> None:
         task = self._waiting
@@ -176,9 +185,22 @@ class Observation:
         self._waiting = None
         return self._trio.lowlevel.Abort.SUCCEEDED
 
+    def hold(self) -> None:
+        """A serving task starts a batch: deliver what it emits when it ``release()``s."""
+        self.held = True
+        held = self._held_emit
+        if held is not None and self.emit is not held:
+            self.emit = held
+            if self._on_change is not None:
+                self._on_change(held)
+
     def release(self) -> None:
         """The serving task that ``held`` delivery is about to wait: deliver what it emitted."""
         self.held = False
+        if self.emit is not self._free_emit:
+            self.emit = self._free_emit
+            if self._on_change is not None:
+                self._on_change(self.emit)
         if self._pending:
             self.drain()
 
@@ -497,84 +519,3 @@ def _facts_reader(request_cls: type, response_cls: type,
                                  "partitions": request_partitions}
     exec(source, namespace)  # noqa: S102 - field names of the declarations
     return namespace["facts"]
-
-
-def _struct_arrays(cls: type) -> tuple[str, ...]:
-    """Names of the fields of ``cls`` that are arrays of structs (cached per class)."""
-    cached = cls.__dict__.get("__kafka_struct_arrays__")
-    if cached is None:
-        cached = tuple(f.name for f in fields_of(cls)
-                       if isinstance(f.type, Array) and isinstance(f.type.element, type))
-        setattr(cls, "__kafka_struct_arrays__", cached)
-    return cached
-
-
-def response_errors(response: Any) -> tuple[int | None, tuple[tuple[str, int, int], ...]]:
-    """The response's top-level error code (None where it has none) and every non-zero
-    per-partition error as (topic, partition, code), found by walking the declaration: a struct
-    with an ``error_code`` and a ``partition_index``/``partition`` sits under a topic struct
-    with a ``name``/``topic``."""
-    top = getattr(response, "error_code", None)
-    if top is not None:
-        top = int(top)  # by value, never an ErrorCode member: events hold plain values
-    if not _struct_arrays(type(response)):
-        return top, ()
-    found: list[tuple[str, int, int]] = []
-    _walk(response, None, found)
-    return top, tuple(found)
-
-
-def _walk(struct: Any, topic: str | None, found: list) -> None:
-    for name in _struct_arrays(type(struct)):
-        items = getattr(struct, name)
-        if not items:
-            continue
-        for item in items:
-            code = getattr(item, "error_code", 0)
-            partition = getattr(item, "partition_index", None)
-            if partition is None:
-                partition = getattr(item, "partition", None)
-            if partition is not None and isinstance(partition, int):
-                if code:
-                    found.append((topic or "", partition, int(code)))
-                continue
-            item_topic = getattr(item, "name", None) or getattr(item, "topic", None)
-            _walk(item, item_topic if isinstance(item_topic, str) else topic, found)
-
-
-def request_partitions(request: Any, lookup_id: Callable[[Any], Any]) -> tuple[tuple[str, int], ...]:
-    """Every (topic, partition) the request names, found by walking the declaration as
-    ``response_errors`` does: a struct of ``partition_index``/``partition`` structs or an array
-    of int partitions, under a topic struct with a ``name``/``topic`` or a ``topic_id`` (resolved
-    with ``lookup_id``, Fetch v13+; an unknown id stays as its text)."""
-    if not _struct_arrays(type(request)):
-        return ()
-    found: list[tuple[str, int]] = []
-    _walk_request(request, None, lookup_id, found)
-    return tuple(found)
-
-
-def _walk_request(struct: Any, topic: str | None, lookup_id, found: list) -> None:
-    for name in _struct_arrays(type(struct)):
-        items = getattr(struct, name)
-        if not items:
-            continue
-        for item in items:
-            partition = getattr(item, "partition_index", None)
-            if partition is None:
-                partition = getattr(item, "partition", None)
-            if isinstance(partition, int):
-                found.append((topic or "", partition))
-                continue
-            item_topic = getattr(item, "name", None) or getattr(item, "topic", None)
-            if not isinstance(item_topic, str) or not item_topic:
-                topic_id = getattr(item, "topic_id", None)
-                info = lookup_id(topic_id) if topic_id is not None else None
-                item_topic = info.name if info is not None else (
-                    str(topic_id) if topic_id is not None else topic)
-            ints = getattr(item, "partitions", None)
-            if ints and isinstance(ints[0], int) and name != "forgotten_topics_data":
-                found.extend((item_topic or "", p) for p in ints)
-                continue
-            if name != "forgotten_topics_data":
-                _walk_request(item, item_topic, lookup_id, found)

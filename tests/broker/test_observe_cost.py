@@ -12,6 +12,7 @@ from __future__ import annotations
 from functools import partial
 
 import trio
+import trio.testing
 
 from kafka_emu.broker.clock import Clock, perf_now
 from kafka_emu.broker.observe import REQUEST_REFS, Observation, event_class, row_of
@@ -109,4 +110,33 @@ async def test_a_sink_that_wants_no_replies_gets_them_while_another_sink_wants_t
         names = [cls.__name__ for cls in later]
         assert names.count("RequestHandled") == 2
         await client.aclose()
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_held_batch_appends_without_a_call_and_delivers_in_order_at_release():
+    told = []  # what the coordinator would be told (broker: Coordinator.set_observer)
+    observation = Observation(on_change=told.append)
+    seen: list = []
+    rows = [("ReplyEmitted", i, "g", i, "Heartbeat", 0) for i in range(4)]
+    async with trio.open_nursery() as nursery:
+        await nursery.start(observation.deliver_deferred)
+        observation.subscribe(seen.append, rows=True, many=seen.extend)
+        free = observation.emit
+        observation.hold()
+        held = observation.emit
+        assert held is not free and told[-1] is held
+        held(rows[0])
+        held(rows[1])
+        await trio.testing.wait_all_tasks_blocked()
+        assert seen == []  # nothing woke the delivery task: the batch's release delivers
+        observation.release()
+        assert observation.emit is free and told[-1] is free and seen == rows[:2]
+        observation.emit(rows[2])  # outside a batch: the delivery task is woken
+        await trio.testing.wait_all_tasks_blocked()
+        assert seen == rows[:3]
+        observation.hold()
+        observation.emit(rows[3])
+        observation.drain()  # a reader delivers what a held batch emitted so far
+        assert seen == rows
+        observation.release()
         nursery.cancel_scope.cancel()
