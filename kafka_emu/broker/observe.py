@@ -106,6 +106,13 @@ class Observation:
                 self._rebuild()
         return unsubscribe
 
+    def tell(self, coordinator: Any) -> None:
+        """Hand the coordinator the emitting callable and what the sinks take: rows; no
+        ReplyEmitted while none wants them; ReplyEmitted by reference while every sink takes
+        references (``REPLY_REFS``)."""
+        coordinator.set_observer(self.emit, rows=True, replies=self.replies,
+                                 reply_refs=bool(self.by_reference))
+
     def _failed(self, exc: Exception) -> None:  # a broken sink must not break serving
         if self._on_error is not None:
             self._on_error(exc)
@@ -274,6 +281,7 @@ def row_class(tag: str) -> type:
     if cls is None:
         _CLASSES.update(_event_classes())
         _CLASSES[REQUEST_REFS] = _CLASSES[_REQUEST_HANDLED]
+        _CLASSES[REPLY_REFS] = _CLASSES["ReplyEmitted"]
         cls = _CLASSES[tag]
     return cls
 
@@ -291,14 +299,22 @@ def row_class(tag: str) -> type:
 # as the request path would have made. Only sinks that say so (``subscribe(refs=True)``: the
 # timeline) get such records; while any other listens, the request path makes rows.
 REQUEST_REFS = "RequestHandled/refs"
+# the coordinator's ReplyEmitted by reference (coordinator/events.py's tag, interned there and
+# here, so that ``is`` matches it without the server importing the events before it observes)
+REPLY_REFS = sys.intern("ReplyEmitted/refs")
 # request classes recorded by reference (filled as ``request_row_maker`` meets them)
 BY_REFERENCE: set[type] = set()
 _NOTHING: frozenset[type] = frozenset()
 
 
 def row_of(event: Any) -> Any:
-    """``event`` with a by-reference record made into its RequestHandled row (else as it is)."""
-    if type(event) is not tuple or event[0] is not REQUEST_REFS:
+    """``event`` with a by-reference record made into its row (else as it is)."""
+    if type(event) is not tuple:
+        return event
+    if event[0] is not REQUEST_REFS:
+        if event[0] is REPLY_REFS:  # the coordinator's (coordinator/events.py): the error by value
+            from ..coordinator.results import summary_error
+            return ("ReplyEmitted", *event[1:5], int(summary_error(event[5])))
         return event
     (_, q, r, started, done, at, connection, peer, api, key, version, correlation, client,
      software, software_version) = event
@@ -344,7 +360,7 @@ def as_event(event: Any) -> Any:
     """The event object of an event in either form."""
     if type(event) is not tuple:
         return event
-    if event[0] is REQUEST_REFS:
+    if event[0] is REQUEST_REFS or event[0] is REPLY_REFS:
         event = row_of(event)
     build = _BUILDERS.get(event[0])
     if build is None:

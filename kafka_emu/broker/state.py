@@ -151,7 +151,7 @@ class Broker:
         coordinator = Coordinator(self.config.coordinator)
         emit = self.observation.emit
         if emit is not None:
-            coordinator.set_observer(emit, rows=True, replies=self.observation.replies)
+            self.observation.tell(coordinator)
         return coordinator
 
     @functools.cached_property
@@ -162,7 +162,7 @@ class Broker:
     def _observer_changed(self, emit: Any) -> None:
         coordinator = self.__dict__.get("coordinator")
         if coordinator is not None:  # else it is given the observer when it is made
-            coordinator.set_observer(emit, rows=True, replies=self.observation.replies)
+            self.observation.tell(coordinator)
 
     @property
     def observer(self) -> Callable[[Any], None] | None:

@@ -99,17 +99,20 @@ class Coordinator:
         return self._core.config
 
     def set_observer(self, observer: Observer | None, *, rows: bool = False,
-                     replies: bool = True) -> None:
+                     replies: bool = True, reply_refs: bool = False) -> None:
         """Replace the observer (None: observation off, no event is built). With ``rows`` the
         observer also takes the events emitted once per request (``ReplyEmitted``) as rows:
         ``("ReplyEmitted", at_ms, group_id, request_id, api, error)``, the fields in declaration
         order with the error as a plain int, which is cheaper than building the frozen object
         (the broker's observer seam takes rows; see broker/observe.py). With ``replies=False``
-        the observer does not want ReplyEmitted: none is built (every other event is)."""
+        the observer does not want ReplyEmitted: none is built (every other event is). With
+        ``reply_refs`` it takes them by reference: ``(events.REPLY_REFS, at_ms, group_id,
+        request_id, api, result)``, the error left for the reader to work out."""
         self._core.observer = observer
         self._core.observing = observer is not None
         self._core.observing_replies = observer is not None and replies
         self._core.observer_rows = rows
+        self._core.reply_refs = reply_refs
 
     # ------------------------------------------------------------------ doors
     def handle(self, command: Command, now_ms: int) -> list[Reply]:

@@ -12,7 +12,8 @@ import uuid
 from typing import Callable, Hashable
 
 from .config import CoordinatorConfig
-from .events import Event, GroupCreated, Observer, RequestDropped, RequestParked, ReplyEmitted
+from .events import (REPLY_REFS, Event, GroupCreated, Observer, ReplyEmitted, RequestDropped,
+                     RequestParked)
 from .group import Group
 from .offsets_store import OffsetStore
 from .results import ITEMIZED, Reply, Result, summary_error
@@ -50,6 +51,7 @@ class Core:
         self.observing = observer is not None
         self.observing_replies = self.observing  # (Coordinator.set_observer(replies=False))
         self.observer_rows = False  # Coordinator.set_observer(..., rows=True)
+        self.reply_refs = False  # Coordinator.set_observer(..., reply_refs=True)
         self.new_member_uuid = new_member_uuid or _uuid4
         self.groups: dict[str, Group] = {}
         self.consumer_groups: dict = {}  # group id -> consumer.ConsumerGroup (KIP-848)
@@ -66,6 +68,9 @@ class Core:
     def reply(self, request_id: Hashable, api: str, group_id: str | None, result: Result) -> None:
         self.out.append(Reply(request_id, result))
         if self.observing_replies:
+            if self.reply_refs:  # the result itself: the observer reads it only if asked
+                self.observer((REPLY_REFS, self.now, group_id, request_id, api, result))  # type: ignore[misc]
+                return
             if self.observer_rows:  # the same event as a row: one per request, so made cheap
                 # int(summary_error(result)) without the calls for the usual answer: no error
                 error = getattr(result, "error", None)

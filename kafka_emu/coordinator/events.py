@@ -14,6 +14,7 @@ The observer must not call back into the coordinator (it is invoked mid-operatio
 from __future__ import annotations
 
 import enum
+import sys
 from typing import Callable, Hashable, Union
 
 import attrs
@@ -207,3 +208,9 @@ Event = Union[
 ]
 
 Observer = Callable[[Event], None]
+
+# ReplyEmitted by reference (``Coordinator.set_observer(reply_refs=True)``): ``(REPLY_REFS, at_ms,
+# group_id, request_id, api, result)`` -- the reply's result itself, frozen, instead of its
+# summary error; the observer works the error out when somebody reads the event
+# (``results.summary_error``, as the row would have held it: by value)
+REPLY_REFS = sys.intern("ReplyEmitted/refs")  # (broker/observe.py interns the same)

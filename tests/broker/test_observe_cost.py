@@ -15,7 +15,7 @@ import trio
 import trio.testing
 
 from kafka_emu.broker.clock import Clock, perf_now
-from kafka_emu.broker.observe import REQUEST_REFS, Observation, event_class, row_of
+from kafka_emu.broker.observe import REQUEST_REFS, Observation, as_event, event_class, row_of
 from kafka_emu.coordinator import Coordinator, CoordinatorConfig
 from kafka_emu.coordinator.commands import Heartbeat, JoinGroup
 from kafka_emu.coordinator.events import GroupCreated, ReplyEmitted
@@ -140,3 +140,84 @@ async def test_a_held_batch_appends_without_a_call_and_delivers_in_order_at_rele
         assert seen == rows
         observation.release()
         nursery.cancel_scope.cancel()
+
+
+def _scenario(coordinator):
+    """Replies of several kinds: a join (MEMBER_ID_REQUIRED, then joined after the initial
+    delay), heartbeats ok and refused, commits with per-partition errors, a leave of unknown
+    members (per-member errors), a describe, deletes."""
+    from kafka_emu.coordinator.commands import (CommitOffset, DeleteGroups, DescribeGroups,
+                                                LeaveGroup, LeaveMember, OffsetCommit)
+
+    def join(rid, member, now):
+        return coordinator.handle(JoinGroup(
+            request_id=rid, group_id="g", member_id=member, group_instance_id=None,
+            client_id="c", client_host="h", session_timeout_ms=10000,
+            rebalance_timeout_ms=10000, protocol_type="consumer",
+            protocols=(("range", b""),)), now)
+    member = join(1, "", 1000)[0].result.member_id
+    join(2, member, 1001)
+    coordinator.expire(1000 + 60000)  # the initial delay passes: the join is answered
+    coordinator.handle(Heartbeat(request_id=3, group_id="g", member_id=member,
+                                 generation_id=1, group_instance_id=None), 61001)
+    coordinator.handle(Heartbeat(request_id=4, group_id="g", member_id="nobody",
+                                 generation_id=1, group_instance_id=None), 61002)
+    coordinator.handle(OffsetCommit(request_id=5, group_id="g", generation_id=7,
+                                    member_id=member, group_instance_id=None,
+                                    offsets=(CommitOffset(topic="t", partition=0, offset=1),)),
+                       61003)
+    coordinator.handle(OffsetCommit(request_id=6, group_id="other", generation_id=-1,
+                                    member_id="", group_instance_id=None,
+                                    offsets=(CommitOffset(topic="t", partition=0, offset=1),)),
+                       61004)
+    coordinator.handle(LeaveGroup(request_id=7, group_id="g",
+                                  members=(LeaveMember(member_id="x"),)), 61005)
+    coordinator.handle(DescribeGroups(request_id=8, group_ids=("g", "none")), 61006)
+    coordinator.handle(DeleteGroups(request_id=9, group_ids=("g", "other", "none")), 61007)
+
+
+def test_replies_by_reference_read_as_the_rows_the_coordinator_would_have_made():
+    def run(**mode):
+        seen = []
+        ids = iter(range(100))
+        coordinator = Coordinator(CoordinatorConfig(), new_member_uuid=lambda: f"u{next(ids)}")
+        coordinator.set_observer(seen.append, rows=True, **mode)
+        _scenario(coordinator)
+        return seen
+    rows, refs = run(), run(reply_refs=True)
+    kept = [e for e in refs if type(e) is tuple and e[0] == "ReplyEmitted/refs"]
+    assert len(kept) >= 9 and {row_of(e)[5] for e in kept} - {0}  # some errors among them
+    assert [row_of(e) for e in refs] == rows
+    assert all(event_class(e) is ReplyEmitted for e in kept)
+    assert [as_event(e) for e in refs] == [as_event(e) for e in rows]
+
+
+async def test_the_timeline_keeps_replies_by_reference_and_reads_them_as_before():
+    from kafka_emu.broker.server import serve
+    from kafka_emu.control.plane import control_of
+    from kafka_emu.control.timeline import event_dict
+    async with trio.open_nursery() as nursery:
+        bound = await nursery.start(partial(serve, make_config(
+            {"group.initial.rebalance.delay.ms": 0})))
+        timeline = control_of(bound.broker).timeline
+        client = await WireClient.connect(bound.host, bound.port, client_id="cost-test")
+        for i in range(3):
+            await client.request(HEARTBEAT, 4, HeartbeatRequest(
+                group_id="g", generation_id=i, member_id=f"m{i}", group_instance_id=None))
+        replies = timeline.select(types=("ReplyEmitted",))
+        raw = [e for e in timeline.events if type(e) is tuple and e[0] == "ReplyEmitted/refs"]
+        # one more sink (rows): the coordinator makes rows again, read the same way
+        rows: list = []
+        bound.broker.observation.subscribe(rows.append, rows=True)
+        await client.request(HEARTBEAT, 4, HeartbeatRequest(
+            group_id="g", generation_id=9, member_id="m9", group_instance_id=None))
+        await client.aclose()
+        later = timeline.select(types=("ReplyEmitted",))
+        nursery.cancel_scope.cancel()
+    assert len(raw) == 3 and len(replies) == 3
+    assert [event_dict(None, e) for e in raw] == [{k: v for k, v in d.items() if k != "seq"}
+                                                  for d in replies]
+    assert all(d["api"] == "Heartbeat" and d["error"] == 25 for d in later)  # UNKNOWN_MEMBER_ID
+    assert later[:3] == replies and len(later) == 4
+    assert [r for r in rows if type(r) is tuple and r[0] == "ReplyEmitted"][0][1:] == tuple(
+        v for k, v in later[3].items() if k not in ("seq", "type"))
