@@ -61,6 +61,9 @@ class Observation:
         self.emit: Sink | None = None
         self._free_emit: Sink | None = None  # ``emit`` outside and inside a held batch
         self._held_emit: Sink | None = None
+        # told of ``emit`` swapped for a held batch, nothing else changed (the coordinator's
+        # ``swap_observer``; every other change goes to ``on_change``)
+        self.on_swap: Callable[[Sink], None] | None = None
         # False while no sink wants ReplyEmitted (``subscribe(replies=False)``): the coordinator
         # then builds none (it is told with the observer, Coordinator.set_observer)
         self.replies = True
@@ -179,7 +182,7 @@ class Observation:
     # writer before it writes. A connection serving a batch of requests ``hold()``s delivery:
     # it calls ``release()`` before it next waits, which delivers at the same moment without
     # waking the task, and meanwhile ``emit`` is the list's own append (the coordinator is told
-    # too): nothing to wake, so no Python call per event. Order is kept; an object sink makes
+    # too, ``on_swap``): nothing to wake, so no Python call per event. Order is kept; an object sink makes
     # delivery immediate again.
 
     def _wake(self) -> None:
@@ -198,16 +201,19 @@ class Observation:
         held = self._held_emit
         if held is not None and self.emit is not held:
             self.emit = held
-            if self._on_change is not None:
-                self._on_change(held)
+            swap = self.on_swap
+            if swap is not None:
+                swap(held)
 
     def release(self) -> None:
         """The serving task that ``held`` delivery is about to wait: deliver what it emitted."""
         self.held = False
-        if self.emit is not self._free_emit:
-            self.emit = self._free_emit
-            if self._on_change is not None:
-                self._on_change(self.emit)
+        free = self._free_emit
+        if self.emit is not free:
+            self.emit = free
+            swap = self.on_swap
+            if swap is not None:
+                swap(free)
         if self._pending:
             self.drain()
 

@@ -152,6 +152,7 @@ class Broker:
         emit = self.observation.emit
         if emit is not None:
             self.observation.tell(coordinator)
+        self.observation.on_swap = coordinator.swap_observer  # (Observation.hold)
         return coordinator
 
     @functools.cached_property

@@ -114,6 +114,11 @@ class Coordinator:
         self._core.observer_rows = rows
         self._core.reply_refs = reply_refs
 
+    def swap_observer(self, observer: Observer) -> None:
+        """Replace the observer's callable only: the same observer, the same forms (the broker's
+        seam swaps its emitting callable for each batch a connection serves)."""
+        self._core.observer = observer
+
     # ------------------------------------------------------------------ doors
     def handle(self, command: Command, now_ms: int) -> list[Reply]:
         # _start, _dispatch and _finish, written out: this runs for every request

@@ -114,8 +114,9 @@ async def test_a_sink_that_wants_no_replies_gets_them_while_another_sink_wants_t
 
 
 async def test_a_held_batch_appends_without_a_call_and_delivers_in_order_at_release():
-    told = []  # what the coordinator would be told (broker: Coordinator.set_observer)
-    observation = Observation(on_change=told.append)
+    told = []  # what the coordinator would be told (the broker: swap_observer)
+    observation = Observation()
+    observation.on_swap = told.append
     seen: list = []
     rows = [("ReplyEmitted", i, "g", i, "Heartbeat", 0) for i in range(4)]
     async with trio.open_nursery() as nursery:
