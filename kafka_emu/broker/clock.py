@@ -61,7 +61,6 @@ class Clock:
         if self.manual:
             self.ms_at: Callable[[float], int] = lambda perf: base
             self.ms_later = self.ms_at
-            self.ms_at.constants = (base, None, None)  # type: ignore[attr-defined]
         elif shift is None:
             self.ms_at = lambda perf: self.now_ms()
             self.ms_later = None
@@ -84,9 +83,6 @@ class Clock:
                 hi = (elapsed + 1) / 1000 - shift + start - 1e-6 if elapsed >= 0 else -math.inf
                 return value
             self.ms_at = self.ms_later = ms_at
-            # what ``ms_later`` computes from, for another process to compute the same (the
-            # trace encoder, trace/refs_block.py): base, shift, start (None: always base)
-            ms_at.constants = (base, shift, start)  # type: ignore[attr-defined]
 
     @property
     def advanced_ms(self) -> int:

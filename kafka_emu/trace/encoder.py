@@ -10,9 +10,8 @@ to the run's file: the whole messages of what it could read at once (a flush, us
 write of whole lines (a gzip member per write).
 
 A message is a 4-byte big-endian length and ``marshal.dumps((first_seq, items))``: each item is
-a row, a dict (``topics_known``), a line the writer formatted itself, or a block of requests
-kept by reference (``refs_block.py``), which makes a line per request; lines are numbered from
-``first_seq`` on, in order. The process ends at end of input -- when the writer closes the pipe,
+a row, a dict (``topics_known``) or a line the writer formatted itself; item i gets sequence
+number ``first_seq + i``. The process ends at end of input -- when the writer closes the pipe,
 or when the emulator dies (a crash leaves every line of every whole message received complete;
 a message cut short is dropped) -- and prints the number of lines it could not write (a full
 disk) for ``run_end``.
@@ -32,7 +31,6 @@ import struct
 import sys
 from typing import Any
 
-from . import refs_block
 from .schema import encode_run, line_encoder
 
 HEADER = struct.Struct(">I")
@@ -49,17 +47,8 @@ def format_lines(first_seq: int, items: list, run: str) -> str:
     run_json = encode_run(run)
     encoders: dict[str, Any] = {}
     out = []
-    seq = first_seq
-    for item in items:
+    for seq, item in enumerate(items, first_seq):
         if type(item) is tuple:
-            if item[0] == refs_block.BLOCK:  # requests by reference: a line each
-                for row in refs_block.expand(item):
-                    encode = encoders.get(row[0])
-                    if encode is None:
-                        encode = encoders[row[0]] = line_encoder(row)
-                    out.append(encode(row, run_json, seq))
-                    seq += 1
-                continue
             encode = encoders.get(item[0])
             if encode is None:
                 encode = encoders[item[0]] = line_encoder(item)
@@ -68,7 +57,6 @@ def format_lines(first_seq: int, items: list, run: str) -> str:
             out.append(json.dumps(item | {"run": run, "seq": seq}, separators=(",", ":")) + "\n")
         else:
             out.append(item)
-        seq += 1
     return "".join(out)
 
 
@@ -115,7 +103,7 @@ def main(argv: list[str]) -> int:
         del buf[:used]
         if not messages:
             continue
-        lines = sum(refs_block.lines(items) for _, items in messages)
+        lines = sum(len(items) for _, items in messages)
         if broken:
             dropped += lines
             continue

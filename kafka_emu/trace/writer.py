@@ -53,19 +53,16 @@ from typing import Any
 
 import attrs
 
-from ..broker.observe import REPLY_REFS, REQUEST_REFS, event_row, row_of
+from ..broker.observe import event_row
 from ..coordinator.events import AssignmentsDistributed, ReplyEmitted
 import trio
 
-from . import refs_block
 from .encoder import format_lines
 from .encoder import message as encoder_message
 from .schema import SCHEMA_VERSION
 
 log = logging.getLogger("kafka_emu.trace")
 _REPLY_EMITTED = ReplyEmitted.__name__  # the tag of its rows
-_REPLY_TAGS = frozenset({_REPLY_EMITTED, REPLY_REFS})  # (never written: see ``sink``)
-_FIRST = refs_block._FIRST
 _PIPE_SIZE = 1 << 20  # asked of the encoder's pipe: a flush rarely has to wait for it
 _CHUNK = 5000  # events formatted at once without an encoder
 # Rows marshal-ed together for the encoder as soon as that many have queued (and at each flush):
@@ -129,7 +126,6 @@ class TraceWriter:
         self.flush_interval_s = flush_interval_s
         self.path: Path | None = None
         self._queue: list = []  # rows and dicts, for the encoder (see ``sink``)
-        self._extra = 0  # the lines the queue's blocks make beyond one each (refs_block.py)
         self._seq = 0
         self._dropped = 0
         self._fd: int | None = None
@@ -189,10 +185,9 @@ class TraceWriter:
         self._broker = broker
         if self.use_encoder:
             self._start_encoder()
-        # (replies=False: no ReplyEmitted is built for the trace alone; see ``sink``; refs:
-        # Heartbeats by reference, made into rows by the encoder, see ``sink_many``)
-        self._unsubscribe = broker.observation.subscribe(
-            self.sink, rows=True, many=self.sink_many, replies=False, refs=True)
+        # (replies=False: no ReplyEmitted is built for the trace alone; see ``sink``)
+        self._unsubscribe = broker.observation.subscribe(self.sink, rows=True,
+                                                         many=self.sink_many, replies=False)
         nursery.start_soon(self.flush_loop)
 
     # -- the sink: on the emulator's thread, cheap ------------------------------------------
@@ -204,10 +199,7 @@ class TraceWriter:
 
     def sink(self, event: Any) -> None:
         if type(event) is tuple:  # a row (broker/observe.py): RequestHandled or ReplyEmitted
-            tag = event[0]
-            if tag is REQUEST_REFS:  # a request by reference: its row, made here
-                self._queue.append(row_of(event))
-            elif tag not in _REPLY_TAGS:
+            if event[0] != _REPLY_EMITTED:
                 self._queue.append(event)
             return
         kind = type(event)
@@ -222,31 +214,16 @@ class TraceWriter:
 
     def sink_many(self, events: list) -> None:
         """``sink`` for a batch (the observer seam's deferred delivery, once per batch the
-        emulator's serving task emits between two yields), in C passes over the batch where it
-        can: a batch of requests by reference -- what serving Heartbeats emits -- becomes one
-        block for the encoder (``refs_block.pack``), a batch of rows is queued as it is (less
-        any ReplyEmitted); a batch holding an event object (an attrs instance: ``event[0]``
-        raises TypeError), or mixing references with rows, goes through ``sink`` one event at
-        a time."""
+        emulator's serving task emits between two yields). A batch of rows only -- what serving
+        requests emits -- is filtered by one comprehension; a batch holding an event object
+        (an attrs instance: ``event[0]`` raises TypeError) goes through ``sink`` one event at a
+        time."""
         try:
-            tags = set(map(_FIRST, events))
+            self._queue += [row for row in events if row[0] != _REPLY_EMITTED]
         except TypeError:
-            tags = None
-        if tags is None or (REQUEST_REFS in tags and (len(tags) > 1 or self._encoder is None)):
             for event in events:
                 self.sink(event)
-        elif REQUEST_REFS in tags:
-            block = refs_block.pack(events)
-            if block is None:
-                self._queue += map(row_of, events)
-            else:
-                self._queue.append(block)
-                self._extra += len(events) - 1
-        elif tags.isdisjoint(_REPLY_TAGS):
-            self._queue += events
-        else:
-            self._queue += [row for row in events if row[0] not in _REPLY_TAGS]
-        if len(self._queue) + self._extra >= PACK_ROWS and self._encoder is not None:
+        if len(self._queue) >= PACK_ROWS and self._encoder is not None:
             self._pack()
 
     def _snapshot_topics(self, at_ms: int) -> None:
@@ -288,30 +265,25 @@ class TraceWriter:
         queue = self._queue
         if len(queue) <= limit:
             items, self._queue = queue, []
-            count = len(items) + self._extra
-            self._extra = 0
         else:
             items = queue[:limit]
             del queue[:limit]
-            count = refs_block.lines(items) if self._extra else len(items)
-            self._extra -= count - len(items)
         first = self._seq
-        self._seq += count
+        self._seq += len(items)
         return first, items
 
     def _pack(self) -> None:
         """The queue, as one message for the encoder."""
         first, items = self._take(len(self._queue))
-        count = self._seq - first
         if self._encoder_broken:
-            self._dropped += count
+            self._dropped += len(items)
             return
         try:
             message = encoder_message(first, items)
         except ValueError:  # a value marshal cannot carry: format here, send the text
             message = encoder_message(first, [format_lines(first, items, self.run_id)])
         self._packed.append(message)
-        self._packed_lines += count
+        self._packed_lines += len(items)
 
     def _take_packed(self) -> tuple[int, bytes]:
         """(lines, bytes) of the messages packed since the last flush."""
