@@ -58,9 +58,13 @@ class Clock:
         # a request kept by reference (broker/observe.py) stores it and its reading, not the
         # answer; None where ``ms_at`` asks the clock (it must be asked at once)
         self.ms_later: Callable[[float], int] | None
+        # ``ms_at(perf)`` is ``ms_cache[2]`` for ``ms_cache[0] <= perf < ms_cache[1]``: the
+        # request path tests that inline, without the call (never true: ask ``ms_at``)
+        self.ms_cache: list = [math.inf, -math.inf, 0]
         if self.manual:
             self.ms_at: Callable[[float], int] = lambda perf: base
             self.ms_later = self.ms_at
+            self.ms_cache = [-math.inf, math.inf, base]  # always base
         elif shift is None:
             self.ms_at = lambda perf: self.now_ms()
             self.ms_later = None
@@ -70,17 +74,18 @@ class Clock:
             # done (every float operation here is monotonic, and ``hi`` stays a microsecond
             # short of where the expression reaches the next millisecond -- float rounding at
             # these magnitudes is ten thousand times smaller), so the answer is the same
-            lo = hi = -math.inf
-            value = base
+            # [lo, hi, value]: this closure's own (an older one, kept by a record read later,
+            # never touches the newer one's), and ``ms_cache`` for a caller to test inline
+            cache = self.ms_cache = [-math.inf, -math.inf, base]
 
             def ms_at(perf: float) -> int:
-                nonlocal lo, hi, value
-                if lo <= perf < hi:
-                    return value
+                if cache[0] <= perf < cache[1]:
+                    return cache[2]
                 elapsed = int((shift + perf - start) * 1000)
-                value = base + elapsed
-                lo = perf
-                hi = (elapsed + 1) / 1000 - shift + start - 1e-6 if elapsed >= 0 else -math.inf
+                value = cache[2] = base + elapsed
+                cache[0] = perf
+                cache[1] = ((elapsed + 1) / 1000 - shift + start - 1e-6 if elapsed >= 0
+                            else -math.inf)
                 return value
             self.ms_at = self.ms_later = ms_at
 

@@ -557,8 +557,11 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
             make = REQUEST_ROWS.get(type(request), _NO_MAKERS).get(type(response))
             if make is None:
                 make = request_row_maker(type(request), type(response))
+            cache = broker.clock.ms_cache  # (Clock.ms_at, its answer within the millisecond)
             emit(make(request, response, (done - started) * 1000 if started is not None else 0.0,
-                      broker.topics, broker.clock.ms_at(done), conn.id, conn.peer,
+                      broker.topics,
+                      cache[2] if cache[0] <= done < cache[1] else broker.clock.ms_at(done),
+                      conn.id, conn.peer,
                       api.name, api_key, version, correlation_id, header.client_id,
                       info.client_software_name, info.client_software_version))
     if fault is not None and fault.action == "close_after":

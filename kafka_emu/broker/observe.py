@@ -17,19 +17,20 @@ classes) is what a sink gets by default. The request path, which emits an event 
 request, emits the event's *row* instead: a plain tuple ``("EventClass", value, ...)``, the
 class's name and its attrs fields in declaration order (enums by value), which costs a tenth
 of building the frozen object. A sink that subscribes with ``rows=True`` (the timeline, the
-trace writer, the log lines) receives rows as they are and turns them into objects, dicts or JSON only when it needs
-to (``as_event``, ``event_class``); every other sink receives objects, the row converted once
-per event whoever else listens. Rows are an encoding, not a second path: they are emitted
+trace writer, the log lines) receives rows as they are and turns them into objects, dicts or
+JSON only when it needs to (``as_event``, ``event_class``); every other sink receives objects,
+the row converted once per event whoever else listens. Rows are an encoding, not a second path: they are emitted
 through the same ``emit`` to the same sinks in the same order, and ``as_event(row)`` equals
 the object the request path would have built.
 
 Cheaper still, where a request and its response hold only scalars (Heartbeat, InitProducerId),
 the request path records RequestHandled by reference (``REQUEST_REFS``: the frozen request and
-response and the values read when it was handled) for sinks that take such records
-(``refs=True``: the timeline), which make the row only when somebody reads it (``row_of``);
-while any other sink listens, the request path makes rows as before. A sink that never keeps
-the coordinator's ReplyEmitted (the trace writer) says so (``replies=False``): while no sink
-wants them the coordinator builds none; while one does, every sink gets them.
+response, the clock reading and the values read when it was handled) for sinks that take such
+records (``refs=True``: the timeline), which make the row only when somebody reads it
+(``row_of``); so does the coordinator with its ReplyEmitted (``REPLY_REFS``: the reply's
+result, its error worked out when read). While any other sink listens, rows are made as before. A sink that never keeps the
+coordinator's ReplyEmitted (the trace writer) says so (``replies=False``): while no sink wants
+them the coordinator builds none; while one does, every sink gets them.
 
 The helpers below read the facts a request event carries from any request and response
 declaration (group, member, generation, per-partition errors) without a per-API table;

@@ -3,11 +3,13 @@
 Theory of operation. ``Timeline.record`` is a sink on the one observer seam
 (``broker.observation``), so it sees every server event (connections, requests, faults, time
 moves) and every coordinator event, in emission order. Recording is one counter increment and
-one ``deque.append`` of the event (its sequence number follows from its position): events stay
-in the form they were emitted in -- frozen attrs objects, rows for the request path's
-RequestHandled and the coordinator's ReplyEmitted, or a Heartbeat's RequestHandled kept by
-reference (``broker/observe.py``, ``REQUEST_REFS``) -- and become rows and JSON-able dicts
-(``event_dict``) only when somebody reads them; filters read a row's fields by position without building the object. The deque keeps the
+one ``deque.append`` of the event (its sequence number follows from its position; deferred
+events come in batches, one ``extend`` each): events stay in the form they were emitted in --
+frozen attrs objects, rows for the request path's RequestHandled, or records by reference: a
+Heartbeat's RequestHandled and the coordinator's ReplyEmitted while the timeline is the only
+sink (``broker/observe.py``, ``REQUEST_REFS``, ``REPLY_REFS``) -- and become rows and JSON-able
+dicts (``event_dict``) only when somebody reads them, the same rows as ever; filters read a
+row's fields by position without building the object. The deque keeps the
 newest ``emu.timeline.max.events``; sequence numbers keep counting, so ``since=seq`` still means
 "after that event" once older events have fallen off.
 

@@ -222,3 +222,32 @@ async def test_the_timeline_keeps_replies_by_reference_and_reads_them_as_before(
     assert later[:3] == replies and len(later) == 4
     assert [r for r in rows if type(r) is tuple and r[0] == "ReplyEmitted"][0][1:] == tuple(
         v for k, v in later[3].items() if k not in ("seq", "type"))
+
+
+async def test_the_inline_millisecond_test_answers_what_ms_at_answers():
+    """The request path tests ``Clock.ms_cache`` inline before it calls ``ms_at``: the answer
+    is the same for every reading, and a record's older ``ms_later`` asked later (after an
+    advance) never changes what the newer clock's cache says."""
+    import math
+    for clock in (Clock(), Clock(manual=True)):
+        now = perf_now()
+        old = clock.ms_later
+        readings = [now + k * 0.00037 for k in range(2000)] + [now - 1.0, now + 5.0, now]
+
+        def inline(perf, clock=clock):
+            cache = clock.ms_cache
+            return cache[2] if cache[0] <= perf < cache[1] else clock.ms_at(perf)
+        expected = [clock.ms_at(p) for p in readings]
+        assert [inline(p) for p in readings] == expected
+        clock.advance(3000)
+        newer = [inline(p) for p in readings]
+        assert [old(p) for p in readings] == expected  # the older closure: its own answers
+        assert [inline(p) for p in readings] == newer == [clock.ms_at(p) for p in readings]
+        assert all(n == e + 3000 for n, e in zip(newer, expected))
+        assert not math.isnan(clock.ms_cache[0])
+
+
+async def test_under_a_mock_clock_the_inline_test_never_answers(autojump_clock):
+    clock = Clock()
+    cache = clock.ms_cache
+    assert not cache[0] <= perf_now() < cache[1]
