@@ -548,22 +548,19 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         # RequestHandled as a row (observe.py): the same fields, without building the object
         observation.mark = done = perf_now()
         if type(request) in observation.by_reference:  # (a Heartbeat, with the timeline alone)
-            clock = broker.clock  # its ms_later tells at_ms when the record is read
-            emit((REQUEST_REFS, request, response, started, done,
-                  clock.ms_later or clock.ms_at(done), conn.id, conn.peer, api.name, api_key,
-                  version, correlation_id, header.client_id, info.client_software_name,
-                  info.client_software_version))
+            emit((REQUEST_REFS, request, response, started, done,  # (ms_later: at_ms when read)
+                  broker.clock.ms_later or broker.clock.ms_at(done), conn.id, conn.peer,
+                  api.name, api_key, version, correlation_id, header.client_id,
+                  info.client_software_name, info.client_software_version))
         else:
-            make = REQUEST_ROWS.get(type(request), _NO_MAKERS).get(type(response))
-            if make is None:
-                make = request_row_maker(type(request), type(response))
+            make = (REQUEST_ROWS.get(type(request), _NO_MAKERS).get(type(response))
+                    or request_row_maker(type(request), type(response)))
             cache = broker.clock.ms_cache  # (Clock.ms_at, its answer within the millisecond)
             emit(make(request, response, (done - started) * 1000 if started is not None else 0.0,
                       broker.topics,
                       cache[2] if cache[0] <= done < cache[1] else broker.clock.ms_at(done),
-                      conn.id, conn.peer,
-                      api.name, api_key, version, correlation_id, header.client_id,
-                      info.client_software_name, info.client_software_version))
+                      conn.id, conn.peer, api.name, api_key, version, correlation_id,
+                      header.client_id, info.client_software_name, info.client_software_version))
     if fault is not None and fault.action == "close_after":
         # applied (and recorded above), but the client never sees the answer
         raise FaultClose(f"closed by fault rule {fault.rule_id} after {api.name} was applied")
@@ -593,9 +590,8 @@ def _answer_parked(broker: Broker, conn: Connection, parked: Pending) -> bytearr
     emit = observation.emit
     if emit is not None:
         observation.mark = done = perf_now()  # (the next request of the batch starts here)
-        make = REQUEST_ROWS.get(type(request), _NO_MAKERS).get(type(response))
-        if make is None:
-            make = request_row_maker(type(request), type(response))
+        make = (REQUEST_ROWS.get(type(request), _NO_MAKERS).get(type(response))
+                or request_row_maker(type(request), type(response)))
         info = conn.info
         emit(make(request, response, (done - started) * 1000 if started is not None else 0.0,
                   broker.topics, broker.clock.ms_at(done), conn.id, conn.peer,
