@@ -71,6 +71,7 @@ class Observation:
         # The request classes the request path records by reference (``REQUEST_REFS``): those
         # of ``BY_REFERENCE`` while every sink takes such records, none otherwise.
         self.by_reference: set[type] | frozenset[type] = _NOTHING
+        self.all_refs = False
         self._pending: list = []  # deferred events (see ``deliver_deferred``)
         # When the request being served started (perf_now): the request path keeps it here,
         # one clock reading per observed request (broker/connection.py); None while the batch
@@ -115,7 +116,7 @@ class Observation:
         ReplyEmitted while none wants them; ReplyEmitted by reference while every sink takes
         references (``REPLY_REFS``)."""
         coordinator.set_observer(self.emit, rows=True, replies=self.replies,
-                                 reply_refs=bool(self.by_reference))
+                                 reply_refs=self.all_refs)
 
     def _failed(self, exc: Exception) -> None:  # a broken sink must not break serving
         if self._on_error is not None:
@@ -125,8 +126,9 @@ class Observation:
         row_sinks = tuple(sink for sink, rows, *_ in self._sinks if rows)
         object_sinks = tuple(sink for sink, rows, *_ in self._sinks if not rows)
         failed = self._failed
-        self.by_reference = (BY_REFERENCE if self._sinks and all(e[3] for e in self._sinks)
-                             else _NOTHING)
+        # every sink takes references (BY_REFERENCE fills as the request path meets classes)
+        self.all_refs = bool(self._sinks) and all(e[3] for e in self._sinks)
+        self.by_reference = BY_REFERENCE if self.all_refs else _NOTHING
         self.replies = any(e[4] for e in self._sinks)
         held_emit = None
         if self._deferring and row_sinks and not object_sinks:

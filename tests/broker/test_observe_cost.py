@@ -251,3 +251,23 @@ async def test_under_a_mock_clock_the_inline_test_never_answers(autojump_clock):
     clock = Clock()
     cache = clock.ms_cache
     assert not cache[0] <= perf_now() < cache[1]
+
+
+def test_the_coordinator_keeps_replies_by_reference_from_the_first_one(monkeypatch):
+    """Replies go by reference as soon as every sink takes references -- also before the
+    request path has met any request class it keeps by reference (a fresh server)."""
+    from kafka_emu.broker import observe
+    monkeypatch.setattr(observe, "BY_REFERENCE", set())  # as in a fresh process
+    told = {}
+
+    class Coordinator:  # what Observation.tell hands over
+        def set_observer(self, observer, **forms):
+            told.update(forms)
+    observation = Observation()
+    stop = observation.subscribe(lambda e: None, rows=True, refs=True)
+    observation.tell(Coordinator())
+    assert told["reply_refs"] is True and not observation.by_reference
+    observation.subscribe(lambda e: None, rows=True)
+    observation.tell(Coordinator())
+    assert told["reply_refs"] is False
+    stop()
