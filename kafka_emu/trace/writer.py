@@ -63,6 +63,7 @@ from .schema import SCHEMA_VERSION
 
 log = logging.getLogger("kafka_emu.trace")
 _REPLY_EMITTED = ReplyEmitted.__name__  # the tag of its rows
+_ROWS_ONLY = {tuple}
 _PIPE_SIZE = 1 << 20  # asked of the encoder's pipe: a flush rarely has to wait for it
 _CHUNK = 5000  # events formatted at once without an encoder
 # Rows marshal-ed together for the encoder as soon as that many have queued (and at each flush):
@@ -215,14 +216,20 @@ class TraceWriter:
     def sink_many(self, events: list) -> None:
         """``sink`` for a batch (the observer seam's deferred delivery, once per batch the
         emulator's serving task emits between two yields). A batch of rows only -- what serving
-        requests emits -- is filtered by one comprehension; a batch holding an event object
-        (an attrs instance: ``event[0]`` raises TypeError) goes through ``sink`` one event at a
-        time."""
-        try:
-            self._queue += [row for row in events if row[0] != _REPLY_EMITTED]
-        except TypeError:
-            for event in events:
-                self.sink(event)
+        requests emits -- is queued as it is while no sink wants ReplyEmitted (none is built:
+        a C pass over the batch tells it holds rows only), else filtered by one comprehension;
+        a batch holding an event object (an attrs instance: ``event[0]`` raises TypeError)
+        goes through ``sink`` one event at a time."""
+        broker = self._broker
+        if (broker is not None and not broker.observation.replies
+                and set(map(type, events)) == _ROWS_ONLY):
+            self._queue += events
+        else:
+            try:
+                self._queue += [row for row in events if row[0] != _REPLY_EMITTED]
+            except TypeError:
+                for event in events:
+                    self.sink(event)
         if len(self._queue) >= PACK_ROWS and self._encoder is not None:
             self._pack()
 
