@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .load import Traces
+from .load import Traces, ordered
 
 
 def _F():
@@ -44,33 +44,33 @@ def client_matrix(t: Traces) -> Any:
                            .alias("throttled"),
                            F.sum(F.when(F.col("faulted"), 1).otherwise(0)).alias("faulted")))
     share = lambda col: F.sum(col).cast("double") / F.sum("n").cast("double")  # noqa: E731
-    return (per_connection.groupBy("client_name", "client_version")
+    return ordered(per_connection.groupBy("client_name", "client_version")
             .agg(F.countDistinct("run").alias("runs"),
                  F.count(F.col("connection_id")).alias("connections"),
                  F.sum("n").alias("requests"),
                  F.sum("errors").alias("error_responses"),
                  share("throttled").alias("throttled_share"),
-                 share("faulted").alias("faulted_share"))
-            .orderBy("client_name", "client_version"))
+                 share("faulted").alias("faulted_share")),
+                   "client_name", "client_version")
 
 
 def api_versions(t: Traces) -> Any:
     F = _F()
     broker_max = (t.runs.select(F.explode("broker_api_versions").alias("api", "broker_max"))
                   .groupBy("api").agg(F.max("broker_max").alias("broker_max")))
-    return (t.requests.groupBy("client_name", "client_version", "api", "version")
+    return ordered(t.requests.groupBy("client_name", "client_version", "api", "version")
             .agg(F.count(F.lit(1)).alias("requests"))
             .join(broker_max, "api", "left")
-            .select("client_name", "client_version", "api", "version", "requests", "broker_max")
-            .orderBy("client_name", "client_version", "api", "version"))
+            .select("client_name", "client_version", "api", "version", "requests", "broker_max"),
+                   "client_name", "client_version", "api", "version")
 
 
 def client_errors(t: Traces) -> Any:
     F = _F()
-    return (t.requests.where(F.col("err") != 0)
+    return ordered(t.requests.where(F.col("err") != 0)
             .groupBy("client_name", "client_version", "api", F.col("err").alias("error_code"))
-            .agg(F.count(F.lit(1)).alias("responses"))
-            .orderBy("client_name", "client_version", "api", "error_code"))
+            .agg(F.count(F.lit(1)).alias("responses")),
+                   "client_name", "client_version", "api", "error_code")
 
 
 def group_clients(t: Traces) -> Any:
@@ -144,35 +144,35 @@ def rebalances(t: Traces) -> Any:
            .withColumn("duration_ms", F.col("stable_ms") - F.col("started_ms"))
            .join(group_clients(t), ["run", "group_id"], "left")
            .drop("target"))
-    return out.select("run", "group_id", "generation", "reason", "started_ms", "stable_ms",
-                      "duration_ms", "members_before", "members_after", "joined", "left",
-                      "removed", "client_name", "client_version").orderBy(
-        "run", "group_id", "generation")
+    return ordered(out.select("run", "group_id", "generation", "reason", "started_ms",
+                              "stable_ms", "duration_ms", "members_before", "members_after",
+                              "joined", "left", "removed", "client_name", "client_version"),
+                   "run", "group_id", "generation")
 
 
 def rebalance_percentiles(rebalances_df: Any) -> Any:
     F = _F()
     q = F.percentile_approx("duration_ms", [0.5, 0.95, 0.99], 10000)
-    return (rebalances_df.where(F.col("duration_ms").isNotNull())
+    return ordered(rebalances_df.where(F.col("duration_ms").isNotNull())
             .groupBy("client_name", "client_version")
             .agg(F.count(F.lit(1)).alias("rebalances"), q.alias("q"),
                  F.max("duration_ms").alias("max_ms"))
             .select("client_name", "client_version", "rebalances",
                     F.col("q")[0].alias("p50_ms"), F.col("q")[1].alias("p95_ms"),
-                    F.col("q")[2].alias("p99_ms"), "max_ms")
-            .orderBy("client_name", "client_version"))
+                    F.col("q")[2].alias("p99_ms"), "max_ms"),
+                   "client_name", "client_version")
 
 
 def conformance(t: Traces) -> Any:
     F = _F()
     v = t.events.where(F.col("kind") == "scenario_verdict")
-    return (v.groupBy("scenario", "client", "client_version")
+    return ordered(v.groupBy("scenario", "client", "client_version")
             .agg(F.count(F.lit(1)).alias("runs"),
                  F.sum(F.when(F.col("verdict") == "pass", 1).otherwise(0)).alias("passed"),
                  F.sum(F.when(F.col("verdict") != "pass", 1).otherwise(0)).alias("failed"),
                  F.max(F.when(F.col("verdict") != "pass", F.col("reason"))).alias("a_reason"))
-            .withColumn("verdict", F.when(F.col("failed") > 0, "fail").otherwise("pass"))
-            .orderBy("scenario", "client", "client_version"))
+            .withColumn("verdict", F.when(F.col("failed") > 0, "fail").otherwise("pass")),
+                   "scenario", "client", "client_version")
 
 
 def runs_table(t: Traces) -> Any:
@@ -182,6 +182,7 @@ def runs_table(t: Traces) -> Any:
     counts = every.groupBy("run").agg(F.count(F.lit(1)).alias("events"),
                                       F.max(F.when(F.col("kind") == "run_end", 1))
                                       .isNotNull().alias("ended_cleanly"))
-    return (t.runs.join(counts, "run", "left")
-            .select("run", "started_ms", "emu_version", "labels", "events", "ended_cleanly")
-            .orderBy("started_ms"))
+    return ordered(t.runs.join(counts, "run", "left")
+                   .select("run", "started_ms", "emu_version", "labels", "events",
+                           "ended_cleanly"),
+                   "started_ms")

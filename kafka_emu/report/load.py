@@ -51,6 +51,16 @@ LINE_COLUMNS = tuple(dict.fromkeys(
     + ("client_software_name", "client_software_version")))
 
 
+def ordered(df: Any, *cols: Any) -> Any:
+    """A table sorted for output: gathered into one partition and sorted there.
+
+    Every table is written as one file and is small next to the traces, and a global
+    ``orderBy`` would range-partition it: Spark first samples its input to find the ranges,
+    which computes the whole plan below (windows over every request, the scans of the cached
+    traces) twice."""
+    return df.repartition(1).sortWithinPartitions(*cols)
+
+
 def _ms(text: str, end: bool) -> int:
     """An ISO date or timestamp (UTC unless it says otherwise) as epoch ms; a bare date used
     as --until means the end of that day."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .load import Traces
+from .load import Traces, ordered
 
 REJOIN_ERRORS = (27, 22, 25)  # REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID
 STALE_ERRORS = (22, 25)
@@ -312,4 +312,4 @@ def violations(t: Traces) -> Any:
     out = member_violations(t)
     for fn in OTHERS:
         out = out.unionByName(fn(t))
-    return out.orderBy("kind", "run", "seq")
+    return ordered(out, "kind", "run", "seq")
