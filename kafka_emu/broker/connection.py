@@ -528,8 +528,8 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         if response.__class__ is Pending:
             # the connection waits for the answer (serve_connection), then responds
             # through _answer_parked with what is kept here
-            # (what its RequestHandled row reads, not the whole decoded request: request_facts.py)
-            # (its RequestHandled row's facts, sharing the group's and member's strings)
+            # what its RequestHandled row reads, not the whole decoded request (request_facts.py),
+            # sharing the group's and the member's strings
             facts = parked_request(request)
             if facts is not request:
                 facts.group_id, facts.member_id, response.client_id = (

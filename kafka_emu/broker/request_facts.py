@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from ..bounded import remember
+from ..bounded import shared_number
 from ..protocol.schema import Array, fields_of
 
 _NAMES = ("group_id", "member_id", "group_instance_id", "generation_id", "session_timeout_ms",
@@ -36,19 +36,9 @@ class RequestFacts:
     def __init__(self, request: Any) -> None:
         for name in _NAMES:
             setattr(self, name, getattr(request, name, None))
-        # timeouts past 256 are an int object each; the same few values come from every member
-        self.session_timeout_ms = _shared_number(self.session_timeout_ms)
-        self.rebalance_timeout_ms = _shared_number(self.rebalance_timeout_ms)
-
-
-_NUMBERS: dict[int, int] = {}
-
-
-def _shared_number(value: Any) -> Any:
-    if type(value) is not int:
-        return value
-    kept = _NUMBERS.get(value)
-    return remember(_NUMBERS, value, value) if kept is None else kept
+        # the same few values come from every member: the coordinator's own int objects
+        self.session_timeout_ms = shared_number(self.session_timeout_ms)
+        self.rebalance_timeout_ms = shared_number(self.rebalance_timeout_ms)
 
 
 def parked_request(request: Any) -> Any:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Hashable, Iterable
 
 import attrs
 
+from kafka_emu.bounded import shared_number
 from kafka_emu.errors import ErrorCode
 
 from .events import LeaderChanged, StateChanged
@@ -68,8 +69,8 @@ class Member:
         self.client_id = _shared_text(self.client_id)
         self.client_host = _shared_text(self.client_host)
         self.protocol_type = _shared_text(self.protocol_type)
-        self.rebalance_timeout_ms = _shared_number(self.rebalance_timeout_ms)
-        self.session_timeout_ms = _shared_number(self.session_timeout_ms)
+        self.rebalance_timeout_ms = shared_number(self.rebalance_timeout_ms)
+        self.session_timeout_ms = shared_number(self.session_timeout_ms)
 
     @property
     def is_static(self) -> bool:
@@ -132,12 +133,6 @@ def _shared(protocols: tuple[tuple[str, bytes], ...]
 @functools.lru_cache(maxsize=_SHARED_ENTRIES)
 def _shared_text(text: str) -> str:
     return text
-
-
-@functools.lru_cache(maxsize=_SHARED_ENTRIES)
-def _shared_number(value: int) -> int:
-    # timeouts past 256 are an int object each (32 bytes) unless shared
-    return value
 
 
 def _first_metadata(protocols: tuple[tuple[str, bytes], ...]) -> dict[str, bytes]:
@@ -328,8 +323,8 @@ class Group:
         self._count_protocols(member, -1)
         member.set_protocols(protocols)
         self._count_protocols(member, +1)
-        member.rebalance_timeout_ms = _shared_number(rebalance_timeout_ms)
-        member.session_timeout_ms = _shared_number(session_timeout_ms)
+        member.rebalance_timeout_ms = shared_number(rebalance_timeout_ms)
+        member.session_timeout_ms = shared_number(session_timeout_ms)
         superseded = member.join_request
         if join_request is not None and superseded is None:
             self.num_awaiting_join += 1

@@ -24,9 +24,9 @@ own gzip member: concatenated members are a valid gzip stream (RFC 1952), so the
 readable after a crash too.
 
 Every event is written except ``ReplyEmitted`` (see ``sink``), which the writer tells the seam it
-does not want, so the coordinator builds none while the trace is the only listener. The sink runs on the emulator's
-trio thread, so it may read broker state: before an assignment
-goes out it queues a ``topics_known`` snapshot (partition counts), from which a reader can tell
+does not want, so the coordinator builds none while the trace is the only listener. The sink
+runs on the emulator's trio thread, so it may read broker state: before an assignment goes out
+it queues a ``topics_known`` snapshot (partition counts), from which a reader can tell
 which subscribed partitions were left unassigned.
 
 A write error mid-run (disk full), or the encoder dying, is logged once; the run goes on and
