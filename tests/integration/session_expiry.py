@@ -3,7 +3,8 @@
 Two consumers of one client library share a topic with session.timeout.ms=45000 and
 heartbeat.interval.ms=500: a survivor polled in a thread of this process, and a victim in a
 subprocess (``crash_consumer.py``). The victim is killed with SIGKILL (no LeaveGroup); after
-one heartbeat interval, and once the survivor has heartbeated since the kill, the emulator's
+one heartbeat interval, and once the emulator has read the last of the victim and the survivor
+has heartbeated since, the emulator's
 ``advance_to_next_deadline(group, kind="session")`` expires the victim -- only it, since the
 survivor's session deadline lies later -- and the survivor is reassigned every partition.
 """
@@ -132,14 +133,16 @@ def run(emu, client: str, group: str, topic: str, *, timeout: float = 60.0) -> O
         victim_id = next(m["member_id"] for m in view["members"] if m["client_id"] == "victim")
         survivor_id = next(m["member_id"] for m in view["members"] if m["client_id"] == "survivor")
 
-        mark = emu.timeline_seq()
         killed = time.monotonic()
         victim.send_signal(signal.SIGKILL)
         victim.wait(timeout=30)
         time.sleep(HEARTBEAT_MS / 1000)  # one heartbeat interval later ...
-        # ... and the survivor has heartbeated since the kill, so its deadline lies later.
-        emu.wait_for(lambda: [r for r in emu.requests(api="Heartbeat", group_id=group, since=mark)
-                              if r["member_id"] == survivor_id and r["error_code"] == 0],
+        # ... once the emulator has read the last of the victim (every connection of its closed:
+        # on a loaded machine a heartbeat it sent just before the kill can still be read after
+        # the survivor's next one) and the survivor has heartbeated since, so the survivor's
+        # deadline lies later than the victim's.
+        victim_connections = {r["connection_id"] for r in emu.requests(client_id="victim")}
+        emu.wait_for(lambda: _heard_after(emu, group, survivor_id, victim_connections),
                      timeout=timeout)
         advanced_at = time.monotonic()
         answer = emu.advance_to_next_deadline(group, kind="session")
@@ -160,6 +163,16 @@ def run(emu, client: str, group: str, topic: str, *, timeout: float = 60.0) -> O
             victim.kill()
             victim.wait(timeout=30)
         survivor.close()
+
+
+def _heard_after(emu, group: str, survivor_id: str, victim_connections: set[int]) -> bool:
+    """Every victim connection is closed, and the survivor heartbeated (no error) after that."""
+    closed = [e["seq"] for e in emu.timeline(types=("ConnectionClosed",))
+              if e["connection_id"] in victim_connections]
+    if len(closed) < len(victim_connections):
+        return False
+    return any(r["member_id"] == survivor_id and r["error_code"] == 0
+               for r in emu.requests(api="Heartbeat", group_id=group, since=max(closed)))
 
 
 def _split(emu, group: str, survivor: Survivor) -> bool:
