@@ -135,7 +135,8 @@ def start_cases(wheel: str | None, tmp: str) -> dict[str, tuple[list[str], str |
     cases = {"CLI serve, editable install": ([sys.executable, *SERVE], None)}
     if wheel is not None:
         cases["CLI serve, wheel install"] = ([wheel, *SERVE], tmp)
-    cases["(floor: bare trio server)"] = ([sys.executable, *BARE_TRIO], None)
+    # the floor with the wheel's python when there is one: no editable finder there either
+    cases["(floor: bare trio server)"] = ([wheel or sys.executable, *BARE_TRIO], None)
     return cases
 
 
