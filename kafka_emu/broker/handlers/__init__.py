@@ -14,7 +14,6 @@ the module on first use and checks it against its entry. ApiVersions answers fro
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -52,6 +51,8 @@ def _load(key: int) -> Handler:
 def scan() -> dict[int, tuple[Handler, str]]:
     """Every ``HANDLER`` in this package, by importing every module: key -> (handler, module).
     What the index is generated from and checked against."""
+    import pkgutil  # here, not at the top: a serve never scans
+
     table: dict[int, tuple[Handler, str]] = {}
     for mod in pkgutil.iter_modules(__path__):
         if mod.name.startswith("_"):
