@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from ...frozen import lazy_dunders
 from ...protocol.lazy_table import LazyTable
 from ...protocol.registry import REGENERATE, name_of
 from ...protocol.schema import Api
@@ -26,7 +27,8 @@ from ...protocol.versions import Versions, versions
 from ._index import INDEX
 
 
-@attrs.frozen
+@lazy_dunders  # __repr__, __eq__, __hash__ made on first use
+@attrs.frozen(repr=False, eq=False)
 class Handler:
     api: Api
     supported: Versions
