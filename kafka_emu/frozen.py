@@ -17,12 +17,14 @@ self, hidden slots such as a cached hash -- keeps attrs' own ``__init__``.
 from __future__ import annotations
 
 import itertools
+import threading
 from typing import Any, TypeVar
 
 import attrs
 
 _C = TypeVar("_C", bound=type)
 _COUNT = itertools.count(1)
+_MAKING = threading.RLock()  # lazy_dunders
 
 
 def fast_init(cls: _C) -> _C:
@@ -130,10 +132,13 @@ def lazy_dunders(cls: _C) -> _C:
     instances still hash equal). ``__init__`` and everything else is attrs' as declared.
     """
     def made(name: str) -> Any:
-        if cls.__dict__.get("__eq__") is __eq__:
-            twin = _twin(cls)
-            for method in ("__repr__", "__eq__", "__ne__", "__hash__"):
-                setattr(cls, method, twin.__dict__[method])
+        # under a lock: two threads making two twins would install two __hash__ functions with
+        # different constants, and an instance hashed by the first missed by the second
+        with _MAKING:
+            if cls.__dict__.get("__eq__") is __eq__:
+                twin = _twin(cls)
+                for method in ("__repr__", "__eq__", "__ne__", "__hash__"):
+                    setattr(cls, method, twin.__dict__[method])
         return cls.__dict__[name]
 
     def __repr__(self: Any) -> str:

@@ -159,3 +159,22 @@ def test_start_path_classes_compare_and_print_as_declared():
     assert repr(config).startswith("BrokerConfig(host='127.0.0.1', port=9092, node_id=1, ")
     with pytest.raises(TypeError):
         hash(config)  # a dict field, as with attrs' own __hash__
+
+
+def test_lazy_dunders_made_once_when_threads_race():
+    """One __hash__ for every thread: an instance hashed in one is found from another."""
+    import threading
+
+    _, lazy = _lazy_pair()
+    value, barrier, hashes = lazy(a=1), threading.Barrier(8), []
+
+    def first_use():
+        barrier.wait()
+        hashes.append(hash(value))
+
+    threads = [threading.Thread(target=first_use) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(hashes)) == 1 and hash(value) == hashes[0]
