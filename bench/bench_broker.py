@@ -6,17 +6,22 @@ table and ratios, and always exits 0; a missed target is printed as "target miss
 1. In-process start: ``run_in_thread(make_config())`` entered, then a raw TCP socket sends an
    ApiVersions v0 request and reads the answer. Median over 30 starts; target < 10 ms.
 2. CLI start: ``python -m kafka_emu serve --port 0`` as a subprocess, read the address it prints,
-   then the same ApiVersions round trip. Median over 5 starts; target < 100 ms. A bare
-   ``python -c pass`` start is printed beside it for scale, and the CPU time the serve process
-   has used by its first answer beside that of a bare python that has started (wall time on a
-   shared machine moves with the load; CPU time much less). ``--only start`` runs 1 and 2. The CLI is timed with a warm bytecode
+   then the same ApiVersions round trip. Median over 5 starts; target < 100 ms. Timed in the same
+   rounds, interleaved: the serve from the editable install ``make setup`` makes, the serve from
+   a wheel of the checkout installed into a temporary venv (as users get it: no editable finder
+   run at every start; see _wheel_venv.py, skipped when the wheel cannot be built), and the
+   floor, a bare trio server that answers one fixed ApiVersions frame (_bare_trio_serve.py):
+   what a serve takes over it is kafka-emu's own. A bare ``python -c pass`` start is printed
+   for scale, and the CPU time each has used by its first answer beside that of a bare python
+   that has started (wall time on a shared machine moves with the load; CPU time much less).
+   ``--only start`` runs 1 and 2. The CLI is timed with a warm bytecode
    cache (in a temporary PYTHONPYCACHEPREFIX, as an installed package has), and once more without
    one for information: this environment sets PYTHONDONTWRITEBYTECODE.
    Then where that start goes, stage by stage from exec (each stage a child python that stops
    there; median wall and CPU ms): python started; + ``import trio``; + the rest of the stdlib
    and then kafka-emu's own modules, those a serve has loaded by its first answer; the serve
-   listening; its first answer. ``--callgrind`` adds each stage's instruction count
-   (deterministic, so a loaded machine does not blur where the time goes).
+   listening; its first answer. ``--callgrind`` adds each stage's instruction count, and each
+   start case's (deterministic, so a loaded machine does not blur where the time goes).
 3. Consumer group, against kafka-emu and against librdkafka's own mock cluster started here (the
    peer; see _mock_cluster.py), same settings on both (heartbeat.interval.ms=500,
    session.timeout.ms=6000, initial rebalance delay 0 on both, so the join itself is measured):
@@ -49,6 +54,7 @@ from kafka_emu.testing import make_config, run_in_thread
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from _mock_cluster import MockCluster  # noqa: E402
+from _wheel_venv import wheel_python  # noqa: E402
 
 TARGET_INPROCESS_MS = 10.0
 TARGET_CLI_MS = 100.0  # issue 14
@@ -116,30 +122,49 @@ def _cpu_ms(pid: int) -> float:
     return total / 1e6
 
 
-CLI_CPU: list[float] = []  # CPU ms of each timed serve by its first answer (Linux only)
+CLI_CPU: dict[str, list[float]] = {}  # CPU ms of each timed start by its first answer (Linux)
+
+SERVE = ["-m", "kafka_emu", "serve", "--port", "0", "--log-level", "WARNING"]
+BARE_TRIO = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bare_trio_serve.py")]
 
 
-def cli_start_ms(starts: int, pycache: str | None) -> list[float]:
+def start_cases(wheel: str | None, tmp: str) -> dict[str, tuple[list[str], str | None]]:
+    """name -> (argv, cwd) of each start timed: the serve as ``make setup`` installs it
+    (editable), as a wheel installs it (run from ``tmp``, so that the checkout is not on its
+    path), and the bare trio server, the floor (_bare_trio_serve.py)."""
+    cases = {"CLI serve, editable install": ([sys.executable, *SERVE], None)}
+    if wheel is not None:
+        cases["CLI serve, wheel install"] = ([wheel, *SERVE], tmp)
+    # the floor with the wheel's python when there is one: no editable finder there either
+    cases["(floor: bare trio server)"] = ([wheel or sys.executable, *BARE_TRIO], None)
+    return cases
+
+
+def cli_start_ms(starts: int, pycache: str | None,
+                 cases: dict[str, tuple[list[str], str | None]]) -> dict[str, list[float]]:
+    """Wall ms from exec to the first answer of each case, ``starts`` times, the cases
+    interleaved so that a change in the machine's load hits them alike."""
     env = _env(pycache)
     if pycache is not None:  # fill the cache once, as installing the package would
-        subprocess.run([sys.executable, "-c", "import kafka_emu.cli, kafka_emu.broker.server; "
-                        "kafka_emu.cli.build_parser()"], env=env, check=True)
-    times = []
+        for argv, cwd in cases.values():
+            subprocess.run([argv[0], "-c", "import trio, kafka_emu.cli, kafka_emu.broker.server; "
+                            "kafka_emu.cli.build_parser()"], env=env, cwd=cwd, check=True)
+    times: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(starts):
-        t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "kafka_emu", "serve", "--port", "0",
-                                 "--log-level", "WARNING"], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        try:
-            line = proc.stdout.readline().strip()
-            host, _, port = line.rpartition(":")
-            api_versions_roundtrip(host, int(port))
-            times.append((time.perf_counter() - t0) * 1000)
-            if pycache is not None and os.path.isdir(f"/proc/{proc.pid}"):
-                CLI_CPU.append(_cpu_ms(proc.pid))
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+        for name, (argv, cwd) in cases.items():
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, text=True)
+            try:
+                line = proc.stdout.readline().strip()
+                host, _, port = line.rpartition(":")
+                api_versions_roundtrip(host, int(port))
+                times[name].append((time.perf_counter() - t0) * 1000)
+                if pycache is not None and os.path.isdir(f"/proc/{proc.pid}"):
+                    CLI_CPU.setdefault(name, []).append(_cpu_ms(proc.pid))
+            finally:
+                proc.terminate()
+                proc.wait(timeout=10)
     return times
 
 
@@ -265,33 +290,43 @@ def start_breakdown(starts: int, pycache: str) -> dict[str, list[tuple[float, fl
     return out
 
 
-def start_instructions(pycache: str) -> dict[str, int] | None:
+def start_instructions(pycache: str, cases: dict[str, tuple[list[str], str | None]]
+                       ) -> dict[str, int] | None:
     """The same stages counted in instructions under callgrind (deterministic, whatever the
     load; hash seed fixed): a stage's child exits where the timed one prints, a serve is
     stopped by a signal it does not handle right after its first answer, so neither counts
-    Python's exit. None without valgrind."""
+    Python's exit. Then each start case of the table the same way (the editable serve is the
+    last stage). None without valgrind."""
     if shutil.which("valgrind") is None:
         return None
     env = dict(_env(pycache), PYTHONHASHSEED="0")
-    grind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
     exit_now = "import os; os._exit(0)"
     codes = [code.replace(_WAIT, exit_now) for code in _stage_codes(serve_modules(pycache))]
     counts: dict[str, int] = {}
     for name, code in zip(STAGES, codes):
-        done = subprocess.run(grind + [sys.executable, "-c", code], env=env,
+        done = subprocess.run(_GRIND + [sys.executable, "-c", code], env=env,
                               capture_output=True, text=True, timeout=600)
         counts[name] = _collected(done.stderr)
-    proc = subprocess.Popen(grind + [sys.executable, "-m", "kafka_emu", "serve", "--port", "0",
-                                     "--log-level", "WARNING"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for name, (argv, cwd) in cases.items():
+        counts[name] = _count_start(argv, env, cwd)
+    counts[STAGES[-1]] = counts[next(iter(cases))]
+    return counts
+
+
+_GRIND = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+
+
+def _count_start(argv: list[str], env: dict[str, str], cwd: str | None) -> int:
+    """Instructions from exec to the first ApiVersions answer of a server (``argv``)."""
+    proc = subprocess.Popen(_GRIND + argv, env=env, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     try:
         host, _, port = proc.stdout.readline().strip().rpartition(":")
         api_versions_roundtrip(host, int(port))
     finally:
         proc.send_signal(signal.SIGUSR1)  # fatal, unhandled: callgrind writes its totals
         _, err = proc.communicate(timeout=60)
-    counts[STAGES[-1]] = _collected(err)
-    return counts
+    return _collected(err)
 
 
 def _collected(stderr: str) -> int:
@@ -415,23 +450,39 @@ def main() -> int:
 
     in_process_start_ms(2)  # warm: imports, first trio.run
     inproc = in_process_start_ms(args.starts)
-    with tempfile.TemporaryDirectory(prefix="kafka-emu-pycache-") as pycache:
-        cli = cli_start_ms(args.cli_starts, pycache)
+    with tempfile.TemporaryDirectory(prefix="kafka-emu-pycache-") as pycache, \
+            tempfile.TemporaryDirectory(prefix="kafka-emu-wheel-") as tmp:
+        cases = start_cases(wheel_python(tmp), tmp)
+        cli = cli_start_ms(args.cli_starts, pycache, cases)
         bare = bare_python_ms(args.cli_starts, pycache)
         bare_cpu = bare_python_cpu_ms(args.cli_starts, pycache)
         stages = start_breakdown(args.cli_starts, pycache)
-        counts = start_instructions(pycache) if args.callgrind else None
-    cli_cold = cli_start_ms(args.cli_starts, None)
+        counts = start_instructions(pycache, cases) if args.callgrind else None
+    serve = next(iter(cases))
+    cli_cold = cli_start_ms(args.cli_starts, None, {serve: cases[serve]})[serve]
     print("== start to first ApiVersions v0 answer")
     print(f"{'case':<40} {'median ms':>10} {'min-max ms':>17} {'target':>10}")
     _row(f"in-process run_in_thread (n={len(inproc)})", inproc, TARGET_INPROCESS_MS)
-    _row(f"CLI serve, bytecode cached (n={len(cli)})", cli, TARGET_CLI_MS)
-    _row("CLI serve, no bytecode cache (info)", cli_cold)
+    for name, times in cli.items():
+        target = TARGET_CLI_MS if name.startswith("CLI") else None
+        _row(f"{name} (n={len(times)})", times, target)
+    _row("CLI serve, editable, no bytecode cache", cli_cold)
     _row("(scale: python -c pass)", bare)
-    if CLI_CPU and bare_cpu:
-        _row("CLI serve: CPU ms by its first answer", CLI_CPU)
+    for name, cpu in CLI_CPU.items():
+        _row(f"{name.split(',')[-1].strip(' ()')}: CPU ms", cpu)
+    if bare_cpu:
         _row("(scale: CPU ms of a started python)", bare_cpu)
+    print("(the bytecode-cached cases, interleaved; a serve's figure over the floor's is "
+          "kafka-emu's own)")
     print_breakdown(stages, counts)
+    if counts:
+        floor = counts[list(cases)[-1]]
+        print()
+        print("== instructions from exec to the first answer (callgrind, millions)")
+        for name in cases:
+            over = "" if counts[name] == floor else f"  {(counts[name] - floor) / 1e6:+7.1f} " \
+                f"over the floor ({100 * (counts[name] - floor) / counts[name]:.0f}% of it)"
+            print(f"{name:<40} {counts[name] / 1e6:9.1f}{over}")
     if args.only == "start":
         return 0
 

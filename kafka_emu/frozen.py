@@ -17,12 +17,14 @@ self, hidden slots such as a cached hash -- keeps attrs' own ``__init__``.
 from __future__ import annotations
 
 import itertools
+import threading
 from typing import Any, TypeVar
 
 import attrs
 
 _C = TypeVar("_C", bound=type)
 _COUNT = itertools.count(1)
+_MAKING = threading.RLock()  # lazy_dunders
 
 
 def fast_init(cls: _C) -> _C:
@@ -115,3 +117,55 @@ def fast_init_module(namespace: dict[str, Any]) -> None:
     for value in list(namespace.values()):
         if isinstance(value, type) and value.__module__ == module and attrs.has(value):
             fast_init(value)
+
+
+def lazy_dunders(cls: _C) -> _C:
+    """Give a frozen attrs class declared with ``repr=False, eq=False`` the ``__repr__``,
+    ``__eq__``, ``__ne__`` and ``__hash__`` attrs makes by default, compiled on first use.
+
+    attrs compiles a class's methods when the class is made; for the classes a serve makes
+    before its first answer that is several ms of its start, and most of them are never
+    compared, hashed or printed then. Here those four are stubs until one of them is first
+    called; then attrs makes them, from the same fields, on a throwaway class with the same
+    names (``_twin``), and they replace the stubs for good. What they return is what attrs'
+    own would (the hash differs only in the per-class constant attrs mixes in, so equal
+    instances still hash equal). ``__init__`` and everything else is attrs' as declared.
+    """
+    def made(name: str) -> Any:
+        # under a lock: two threads making two twins would install two __hash__ functions with
+        # different constants, and an instance hashed by the first missed by the second
+        with _MAKING:
+            if cls.__dict__.get("__eq__") is __eq__:
+                twin = _twin(cls)
+                for method in ("__repr__", "__eq__", "__ne__", "__hash__"):
+                    setattr(cls, method, twin.__dict__[method])
+        return cls.__dict__[name]
+
+    def __repr__(self: Any) -> str:
+        return made("__repr__")(self)  # type: ignore[no-any-return]
+
+    def __eq__(self: Any, other: object) -> Any:
+        return made("__eq__")(self, other)
+
+    def __ne__(self: Any, other: object) -> Any:
+        return made("__ne__")(self, other)
+
+    def __hash__(self: Any) -> int:
+        return made("__hash__")(self)  # type: ignore[no-any-return]
+
+    for stub in (__repr__, __eq__, __ne__, __hash__):
+        stub.__qualname__ = f"{cls.__qualname__}.{stub.__name__}"
+        setattr(cls, stub.__name__, stub)
+    return cls
+
+
+def _twin(cls: type) -> type:
+    """A plain (unslotted, no ``__init__``) frozen attrs class with ``cls``'s name and fields,
+    made only for the methods attrs generates on it."""
+    these = {a.name: attrs.field(init=False, repr=a.repr, eq=a.eq_key or a.eq, hash=a.hash)
+             for a in attrs.fields(cls)}
+    shell = type(cls.__name__, (), {"__qualname__": cls.__qualname__,
+                                    "__module__": cls.__module__})
+    made: type = attrs.define(these=these, frozen=True, slots=False, init=False, order=False,
+                              match_args=False, getstate_setstate=False)(shell)
+    return made

@@ -1,4 +1,5 @@
-"""kafka_emu/frozen.py: the cheaper __init__ builds what attrs' own builds, and stays frozen."""
+"""kafka_emu/frozen.py: the cheaper __init__ builds what attrs' own builds, and stays frozen; the
+__repr__, __eq__ and __hash__ made on first use answer as attrs' own."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import attrs
 import pytest
 
 from kafka_emu.coordinator import commands, results
-from kafka_emu.frozen import compile_init, fast_init
+from kafka_emu.frozen import compile_init, fast_init, lazy_dunders
 from kafka_emu.protocol import APIS
 
 
@@ -110,3 +111,70 @@ def test_declared_classes_build_their_defaults(cls):
             assert value is a.default
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         setattr(built, attrs.fields(cls)[0].name, None)
+
+
+def _lazy_pair():
+    """The same declaration twice: attrs' own methods, and the ones made on first use."""
+    def declare(lazy):
+        @attrs.frozen(kw_only=True, repr=not lazy, eq=not lazy)
+        class C:
+            a: int
+            b: str = "x"
+            c: object = attrs.field(default=None, eq=False, repr=False)
+            d: str = attrs.field(default="k", eq=str.lower, repr=lambda v: v.upper())
+        return lazy_dunders(C) if lazy else C
+    return declare(False), declare(True)
+
+
+@pytest.mark.parametrize("first", ["repr", "eq", "ne", "hash"])
+def test_lazy_dunders_answer_as_attrs_own(first):
+    plain, lazy = _lazy_pair()
+    stub = lazy.__eq__
+    one, same, other = lazy(a=1, c=1, d="K"), lazy(a=1, c=2), lazy(a=2)
+    {"repr": repr, "eq": lambda v: v == same, "ne": lambda v: v != same, "hash": hash}[first](one)
+    assert lazy.__eq__ is not stub and lazy.__eq__.__code__.co_filename.startswith("<attrs")
+    for a, b in ((one, same), (one, other), (same, other)):
+        pa, pb = (plain(**attrs.asdict(v)) for v in (a, b))
+        assert (a == b, a != b, repr(a)) == (pa == pb, pa != pb, repr(pa))
+        assert (hash(a) == hash(b)) == (hash(pa) == hash(pb))
+    assert one.__eq__(3) is NotImplemented and one != 3
+    assert {one: "v"}[same] == "v" and lazy.__eq__(one, same)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        one.a = 2
+
+
+def test_start_path_classes_compare_and_print_as_declared():
+    """The classes a serve makes before its first answer (their stubs stay until then: see
+    tests/protocol/test_api_index.py) compare, print and refuse to hash as attrs' own did."""
+    from kafka_emu.broker.config import BrokerConfig
+    from kafka_emu.coordinator import CoordinatorConfig
+    from kafka_emu.protocol.schema import Api, FieldSpec
+    from kafka_emu.protocol.versions import Versions
+
+    for cls in (BrokerConfig, CoordinatorConfig, Api, FieldSpec, Versions,
+                APIS[18].request, APIS[18].response):
+        assert attrs.has(cls) and {"__eq__", "__ne__", "__hash__", "__repr__"} <= set(vars(cls))
+    config = BrokerConfig(cluster_id="c")
+    assert config == BrokerConfig(cluster_id="c") and config != BrokerConfig(cluster_id="d")
+    assert repr(config).startswith("BrokerConfig(host='127.0.0.1', port=9092, node_id=1, ")
+    with pytest.raises(TypeError):
+        hash(config)  # a dict field, as with attrs' own __hash__
+
+
+def test_lazy_dunders_made_once_when_threads_race():
+    """One __hash__ for every thread: an instance hashed in one is found from another."""
+    import threading
+
+    _, lazy = _lazy_pair()
+    value, barrier, hashes = lazy(a=1), threading.Barrier(8), []
+
+    def first_use():
+        barrier.wait()
+        hashes.append(hash(value))
+
+    threads = [threading.Thread(target=first_use) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(hashes)) == 1 and hash(value) == hashes[0]

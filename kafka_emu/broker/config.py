@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ..coordinator import CoordinatorConfig
+from ..frozen import lazy_dunders
 from ..protocol import BY_NAME
 
 DEFAULT_PORT = 9092
@@ -70,7 +71,8 @@ def _listener(text: str) -> tuple[str, int]:
     return host, _int(0, 65535)(port)
 
 
-@attrs.frozen(kw_only=True)
+@lazy_dunders  # __repr__, __eq__, __hash__ made on first use
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class BrokerConfig:
     """Everything a broker is started with, under Python names; build it from Kafka's names
     with ``BrokerConfig.from_kafka`` (or ``kafka_emu.testing.make_config``). Group settings

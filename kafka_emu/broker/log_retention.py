@@ -23,10 +23,13 @@ from typing import Any
 
 import attrs
 
+from ..frozen import lazy_dunders
+
 log = logging.getLogger("kafka_emu")
 
 
-@attrs.frozen(kw_only=True)
+@lazy_dunders  # __repr__, __eq__, __hash__ made on first use
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class Trimmed:
     """One partition whose oldest batches a retention run deleted."""
 

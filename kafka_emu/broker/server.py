@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 import trio
 
+from ..frozen import lazy_dunders
 from .clock import io_now
 from .config import BrokerConfig
 from .connection import serve_connection
@@ -39,7 +40,8 @@ PAUSE_FIRST_S, PAUSE_MAX_S = 0.05, 1.0
 CONNECTION_TASK = "kafka_emu.broker.connection.serve_connection"
 
 
-@attrs.frozen
+@lazy_dunders  # __repr__, __eq__, __hash__ made on first use
+@attrs.frozen(repr=False, eq=False)
 class BoundAddress:
     host: str
     port: int

@@ -15,10 +15,12 @@ from typing import Any
 import attrs
 import trio
 
+from ..frozen import lazy_dunders
 from .config import BrokerConfig
 
 
-@attrs.frozen
+@lazy_dunders  # __repr__, __eq__, __hash__ made on first use
+@attrs.frozen(repr=False, eq=False)
 class TopicInfo:
     name: str
     topic_id: uuid.UUID

@@ -15,6 +15,8 @@ from typing import Any, ClassVar, Mapping
 
 import attrs
 
+from ..frozen import lazy_dunders
+
 INT32_MAX = 2**31 - 1
 
 # Kafka name -> (attribute, minimum value). Minimums follow Kafka's ConfigDef validators
@@ -55,7 +57,8 @@ _ASSIGNOR_CLASSES = {
 _MIGRATION_POLICIES = ("disabled",)
 
 
-@attrs.frozen(kw_only=True)
+@lazy_dunders  # __repr__, __eq__, __hash__ made on first use
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class CoordinatorConfig:
     """The group coordinator's settings (Kafka's group.* and offsets.* broker configs); build
     it from Kafka's names with ``CoordinatorConfig.from_kafka``."""

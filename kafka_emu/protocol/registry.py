@@ -15,7 +15,6 @@ compares the whole index with a scan of every module.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 
 from . import messages
 from .lazy_table import LazyTable
@@ -45,6 +44,8 @@ def _load(key: int) -> Api:
 def scan() -> dict[int, tuple[Api, str]]:
     """Every ``API`` declared in ``messages/``, by importing every module: key -> (api, module).
     What the index is generated from and checked against."""
+    import pkgutil  # here, not at the top: a serve never scans
+
     found: dict[int, tuple[Api, str]] = {}
     for mod in pkgutil.iter_modules(messages.__path__):
         if mod.name.startswith("_"):

@@ -30,7 +30,7 @@ else:  # Python 3.10 at run time: the marker is only for checkers, so a no-op do
     def dataclass_transform(**_: Any) -> Callable[[Any], Any]:
         return lambda decorator: decorator
 
-from ..frozen import fast_init
+from ..frozen import fast_init, lazy_dunders
 from .versions import NONE, Versions, versions
 
 
@@ -71,7 +71,8 @@ class Array:
         return f"[]{getattr(self.element, '__name__', self.element)}"
 
 
-@attrs.frozen
+@lazy_dunders  # __repr__, __eq__, __hash__ made on first use
+@attrs.frozen(repr=False, eq=False)
 class FieldSpec:
     name: str  # the attrs attribute name
     type: Any
@@ -123,11 +124,13 @@ _C = TypeVar("_C", bound=type)
 @dataclass_transform(kw_only_default=True, frozen_default=True)
 def struct(cls: _C) -> _C:
     """Make an attrs class of a nested struct declaration (with the cheaper frozen __init__ of
-    kafka_emu/frozen.py: handlers build responses on every request)."""
-    return fast_init(attrs.frozen(kw_only=True)(cls))
+    kafka_emu/frozen.py: handlers build responses on every request; and its __repr__, __eq__
+    and __hash__ made on first use: a module of declarations imports sooner)."""
+    return fast_init(lazy_dunders(attrs.frozen(kw_only=True, repr=False, eq=False)(cls)))
 
 
-@attrs.frozen
+@lazy_dunders  # __repr__, __eq__, __hash__ made on first use
+@attrs.frozen(repr=False, eq=False)
 class MessageInfo:
     api_key: int
     kind: str  # "request" | "response" | "data" (embedded schemas like the consumer protocol)
@@ -171,7 +174,8 @@ def info(cls: type) -> MessageInfo:
     return found
 
 
-@attrs.frozen
+@lazy_dunders  # __repr__, __eq__, __hash__ made on first use
+@attrs.frozen(repr=False, eq=False)
 class Api:
     """One Kafka API: its key, name and its request/response declarations."""
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import attrs
 
+from ..frozen import lazy_dunders
+
 _MAX = 0x7FFF
 
 
-@attrs.frozen
+@lazy_dunders  # __repr__, __eq__, __hash__ made on first use
+@attrs.frozen(repr=False, eq=False)
 class Versions:
     lo: int
     hi: int  # inclusive; _MAX for an open range

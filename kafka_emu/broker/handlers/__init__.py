@@ -14,12 +14,12 @@ the module on first use and checks it against its entry. ApiVersions answers fro
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import attrs
 
+from ...frozen import lazy_dunders
 from ...protocol.lazy_table import LazyTable
 from ...protocol.registry import REGENERATE, name_of
 from ...protocol.schema import Api
@@ -27,7 +27,8 @@ from ...protocol.versions import Versions, versions
 from ._index import INDEX
 
 
-@attrs.frozen
+@lazy_dunders  # __repr__, __eq__, __hash__ made on first use
+@attrs.frozen(repr=False, eq=False)
 class Handler:
     api: Api
     supported: Versions
@@ -52,6 +53,8 @@ def _load(key: int) -> Handler:
 def scan() -> dict[int, tuple[Handler, str]]:
     """Every ``HANDLER`` in this package, by importing every module: key -> (handler, module).
     What the index is generated from and checked against."""
+    import pkgutil  # here, not at the top: a serve never scans
+
     table: dict[int, tuple[Handler, str]] = {}
     for mod in pkgutil.iter_modules(__path__):
         if mod.name.startswith("_"):
