@@ -5,8 +5,10 @@ Theory of operation. ``TraceWriter.open()`` picks the file
 read), checks that the directory is writable and the disk not full, and writes the ``run_start``
 line synchronously, so a bad ``--trace-dir`` is an error before the server accepts anything.
 
-On the request path the sink only queues the event's row (``broker/observe.py``); the observer
-seam hands rows over in batches (``sink_many``: one list comprehension per batch, no Python
+On the request path the sink only queues the event's row (``broker/observe.py``) -- or, for a
+Heartbeat and the like, the request's and the response's frames (``REQUEST_FRAME``: marshal
+carries two byte strings for a fraction of a row's fields, and the encoder makes the row by
+decoding them, ``broker/frame_rows.py``); the observer seam hands them over in batches (``sink_many``: one list comprehension per batch, no Python
 work per row). A trio task of the emulator (``flush_loop``) wakes every ``flush_interval_s``
 and sends what has queued, marshal-ed in one call per chunk, to the encoder: a child process
 (``encoder.py``) started with the writer, which formats the lines with the schema's compiled
@@ -186,9 +188,11 @@ class TraceWriter:
         self._broker = broker
         if self.use_encoder:
             self._start_encoder()
-        # (replies=False: no ReplyEmitted is built for the trace alone; see ``sink``)
+        # (replies=False: no ReplyEmitted is built for the trace alone; see ``sink``;
+        # frames=True: Heartbeats and the like come as their frames, see "the sink")
         self._unsubscribe = broker.observation.subscribe(self.sink, rows=True,
-                                                         many=self.sink_many, replies=False)
+                                                         many=self.sink_many, replies=False,
+                                                         frames=True)
         nursery.start_soon(self.flush_loop)
 
     # -- the sink: on the emulator's thread, cheap ------------------------------------------

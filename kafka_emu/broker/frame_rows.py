@@ -1,0 +1,43 @@
+"""RequestHandled rows from ``REQUEST_FRAME`` records (``observe.py``): the request's frame and
+the response's, decoded by the codec that read and wrote them, made into the row by the same
+compiled function the request path uses. The trace's encoder process calls this for every such
+record, so what two frames decode to is kept (a bounded table) by their bytes less the
+correlation ids: a member's Heartbeats differ in nothing else.
+"""
+
+from __future__ import annotations
+
+from ..protocol.codec import read_from
+from ..protocol.headers import ResponseHeader, decode_request, peek_api, response_header_version
+from ..protocol.primitives import Reader
+from .handlers import HANDLERS
+from .observe import request_row_maker
+
+_DECODED: dict[tuple[bytes, bytes], tuple] = {}  # (frames less correlation ids) -> decoded
+_DECODED_LIMIT = 4096
+
+
+def frame_row(event: tuple) -> tuple:
+    """The RequestHandled row of a ``REQUEST_FRAME`` record."""
+    (_, frame, answer, latency, at, connection, peer, software, software_version) = event
+    key, version, correlation = peek_api(frame)
+    cache_key = (frame[:4] + frame[8:], bytes(answer[8:]))
+    decoded = _DECODED.get(cache_key)
+    if decoded is None:
+        decoded = _decode(key, version, frame, answer)
+        if len(_DECODED) >= _DECODED_LIMIT:
+            _DECODED.clear()
+        _DECODED[cache_key] = decoded
+    api, client, q, r = decoded
+    return request_row_maker(type(q), type(r))(
+        q, r, latency, None, at, connection, peer, api.name, key, version, correlation, client,
+        software, software_version)
+
+
+def _decode(key: int, version: int, frame: bytes, answer: bytes) -> tuple:
+    """(api, client id, request, response) of a request frame and its size-prefixed answer."""
+    api = HANDLERS[key].api
+    header, request, _ = decode_request(api, version, bytes(frame))
+    reader = Reader(bytes(answer), 4)  # (after the size)
+    read_from(ResponseHeader, response_header_version(api, version), reader)
+    return api, header.client_id, request, read_from(api.response, version, reader)
