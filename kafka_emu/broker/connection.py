@@ -551,10 +551,9 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         if (type(request) in observation.by_frame and started is not None  # (a Heartbeat,
                 and fault is None):  # traced: the frames are the record; see frame_rows.py)
             data = encode_response(api, version, correlation_id, response)
-            cache = broker.clock.ms_cache  # (Clock.ms_at, its answer within the millisecond)
-            emit((REQUEST_FRAME, frame, data, (done - started) * 1000,
-                  cache[2] if cache[0] <= done < cache[1] else broker.clock.ms_at(done),
-                  conn.id, conn.peer, info.client_software_name, info.client_software_version))
+            emit((REQUEST_FRAME, frame, data, started, done,  # (at_ms and latency when read)
+                  broker.clock.ms_constants or broker.clock.ms_at(done), conn.id, conn.peer,
+                  info.client_software_name, info.client_software_version))
             return data
         if type(request) in observation.by_reference:  # (a Heartbeat, with the timeline alone)
             emit((REQUEST_REFS, request, response, started, done,  # (ms_later: at_ms when read)

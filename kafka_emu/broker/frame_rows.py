@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..protocol.codec import read_from
 from ..protocol.headers import ResponseHeader, decode_request, peek_api, response_header_version
 from ..protocol.primitives import Reader
+from .clock import ms_from
 from .handlers import HANDLERS
 from .observe import request_row_maker
 
@@ -19,7 +20,7 @@ _DECODED_LIMIT = 4096
 
 def frame_row(event: tuple) -> tuple:
     """The RequestHandled row of a ``REQUEST_FRAME`` record."""
-    (_, frame, answer, latency, at, connection, peer, software, software_version) = event
+    (_, frame, answer, started, done, at, connection, peer, software, software_version) = event
     key, version, correlation = peek_api(frame)
     cache_key = (frame[:4] + frame[8:], bytes(answer[8:]))
     decoded = _DECODED.get(cache_key)
@@ -28,16 +29,19 @@ def frame_row(event: tuple) -> tuple:
         if len(_DECODED) >= _DECODED_LIMIT:
             _DECODED.clear()
         _DECODED[cache_key] = decoded
-    api, client, q, r = decoded
-    return request_row_maker(type(q), type(r))(
-        q, r, latency, None, at, connection, peer, api.name, key, version, correlation, client,
-        software, software_version)
+    make, name, client, q, r = decoded
+    return make(q, r, (done - started) * 1000, None, at if type(at) is int else ms_from(at, done),
+                connection, peer, name, key, version, correlation, client, software,
+                software_version)
 
 
 def _decode(key: int, version: int, frame: bytes, answer: bytes) -> tuple:
-    """(api, client id, request, response) of a request frame and its size-prefixed answer."""
+    """(row maker, api name, client id, request, response) of a request frame and its
+    size-prefixed answer."""
     api = HANDLERS[key].api
     header, request, _ = decode_request(api, version, bytes(frame))
     reader = Reader(bytes(answer), 4)  # (after the size)
     read_from(ResponseHeader, response_header_version(api, version), reader)
-    return api, header.client_id, request, read_from(api.response, version, reader)
+    response = read_from(api.response, version, reader)
+    return (request_row_maker(type(request), type(response)), api.name, header.client_id,
+            request, response)

@@ -19,6 +19,7 @@ import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kafka_emu.broker.clock import ms_from
 from kafka_emu.broker.observe import REQUEST_FRAME, _by_reference, request_row_maker, row_of
 from kafka_emu.errors import ErrorCode
 from kafka_emu.protocol import APIS, BY_NAME
@@ -52,10 +53,12 @@ def _through_marshal(item):
 
 @pytest.mark.parametrize(("api", "version"), FLAT, ids=[f"{a.name}-v{v}" for a, v in FLAT])
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-@given(data=st.data(), latency=st.floats(0, 1e4), at=st.integers(0, 2**45),
+@given(data=st.data(), started=st.floats(0, 1e6), took=st.floats(0, 100),
+       at=st.integers(0, 2**45) | st.tuples(st.integers(0, 2**45), st.floats(-1e6, 1e6),
+                                            st.floats(0, 1e6)),
        correlation=st.integers(-2**31, 2**31 - 1), client=st.none() | st.text(max_size=5),
        software=st.none() | st.text(max_size=5))
-def test_a_request_by_its_frames_makes_the_rows_line(api, version, data, latency, at,
+def test_a_request_by_its_frames_makes_the_rows_line(api, version, data, started, took, at,
                                                      correlation, client, software):
     drawn = data.draw(messages(api.request, version))
     response = _carried(data.draw(messages(api.response, version)), version)
@@ -63,10 +66,12 @@ def test_a_request_by_its_frames_makes_the_rows_line(api, version, data, latency
     frame = encode_request(api, version, correlation, client, drawn)[4:]
     answer = encode_response(api, version, correlation, response)
     _, request, _ = decode_request(api, version, frame)  # the request the path would hold
-    record = (REQUEST_FRAME, frame, answer, latency, at, 7, "h:1", software, "1.0")
+    done = started + took
+    record = (REQUEST_FRAME, frame, answer, started, done, at, 7, "h:1", software, "1.0")
+    at_ms = at if type(at) is int else ms_from(at, done)  # (the clock's constants: ms_later)
     row = request_row_maker(type(request), type(response))(
-        request, response, latency, None, at, 7, "h:1", api.name, api.key, version, correlation,
-        client, software, "1.0")
+        request, response, (done - started) * 1000, None, at_ms, 7, "h:1", api.name, api.key,
+        version, correlation, client, software, "1.0")
     assert row_of(record) == row
     shipped = _through_marshal([record, record])  # (the second from the decoded table)
     assert [row_of(r) for r in shipped] == [row, row]
