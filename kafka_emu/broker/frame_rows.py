@@ -14,7 +14,8 @@ from .clock import ms_from
 from .handlers import HANDLERS
 from .observe import request_row_maker
 
-_DECODED: dict[tuple[bytes, bytes], tuple] = {}  # (frames less correlation ids) -> decoded
+# (api key, version, request frame after its correlation id, response frame after its) -> decoded
+_DECODED: dict[tuple[int, int, bytes, bytes], tuple] = {}
 _DECODED_LIMIT = 4096
 
 
@@ -22,7 +23,7 @@ def frame_row(event: tuple) -> tuple:
     """The RequestHandled row of a ``REQUEST_FRAME`` record."""
     (_, frame, answer, started, done, at, connection, peer, software, software_version) = event
     key, version, correlation = peek_api(frame)
-    cache_key = (frame[:4] + frame[8:], bytes(answer[8:]))
+    cache_key = (key, version, frame[8:], bytes(answer[8:]))  # (a bytearray in this process)
     decoded = _DECODED.get(cache_key)
     if decoded is None:
         decoded = _decode(key, version, frame, answer)

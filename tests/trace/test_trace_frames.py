@@ -75,6 +75,11 @@ def test_a_request_by_its_frames_makes_the_rows_line(api, version, data, started
     assert row_of(record) == row
     shipped = _through_marshal([record, record])  # (the second from the decoded table)
     assert [row_of(r) for r in shipped] == [row, row]
+    # the same request and answer under another correlation id: found in the table, its own id
+    other = (correlation + 1) % 2**31
+    again = (REQUEST_FRAME, encode_request(api, version, other, client, drawn)[4:],
+             encode_response(api, version, other, response), *record[3:])
+    assert row_of(again) == row[:7] + (other,) + row[8:]
     assert format_lines(5, shipped, "run-1") == format_lines(5, [row, row], "run-1")
 
 
