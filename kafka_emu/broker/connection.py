@@ -548,8 +548,8 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
     if emit is not None:
         # RequestHandled as a row (observe.py): the same fields, without building the object
         observation.mark = done = perf_now()
-        if (type(request) in observation.by_frame and started is not None  # (a Heartbeat,
-                and fault is None):  # traced: the frames are the record; see frame_rows.py)
+        if (type(request) in observation.by_frame and started is not None
+                and fault is None):  # (a Heartbeat, traced alone: its frames, frame_rows.py)
             data = encode_response(api, version, correlation_id, response)
             emit((REQUEST_FRAME, frame, data, started, done,  # (at_ms and latency when read)
                   broker.clock.ms_constants or broker.clock.ms_at(done), conn.id, conn.peer,

@@ -33,9 +33,9 @@ result, its error worked out when read). For a sink that must ship its events ou
 (``REQUEST_FRAME``: the request's frame and the response's, both bytes already made), which
 marshal carries at a third of a row's cost, and the row is made from them by decoding them
 (``row_of``, in the trace's encoder process). While any other sink listens, rows are made as
-before. A sink that never keeps the
-coordinator's ReplyEmitted (the trace writer) says so (``replies=False``): while no sink wants
-them the coordinator builds none; while one does, every sink gets them.
+before. A sink that never keeps the coordinator's ReplyEmitted (the trace writer) says so
+(``replies=False``): while no sink wants them the coordinator builds none; while one does, every
+sink gets them.
 
 The helpers below read the facts a request event carries from any request and response
 declaration (group, member, generation, per-partition errors) without a per-API table;
@@ -329,15 +329,15 @@ REPLY_REFS = sys.intern("ReplyEmitted/refs")
 BY_REFERENCE: set[type] = set()
 _NOTHING: frozenset[type] = frozenset()
 # RequestHandled by its frames, for sinks that take them (``subscribe(frames=True)``), where the
-# request path would record by reference and no fault rule acted on the request:
-# ``(REQUEST_FRAME, frame, response_frame, started, done, at, connection_id, peer,
-# client_software_name, client_software_version)`` -- the request's frame as read (api key,
-# version, correlation id, client id and the request), the size-prefixed response frame as
-# written, and the values that are in neither: the clock readings that give latency_ms and,
-# with ``at`` (at_ms, or the clock's ``ms_constants``: ``clock.ms_from``), at_ms. ``row_of`` decodes both with the codec that made
-# the request and the response, and makes the row with the same compiled function: the request
-# is the one decoded, and such a response (scalars only, built by a handler) holds nothing its
-# version does not carry but what the row does not read.
+# request path would record by reference and no fault rule acted on the request: ``(REQUEST_FRAME,
+# frame, response_frame, started, done, at, connection_id, peer, client_software_name,
+# client_software_version)`` -- the request's frame as read (api key, version, correlation id,
+# client id and the request), the size-prefixed response frame as written, and the values that are
+# in neither: the clock readings that give latency_ms and, with ``at`` (at_ms, or the clock's
+# ``ms_constants``: ``clock.ms_from``), at_ms. ``row_of`` decodes both with the codec that made the
+# request and the response, and makes the row with the same compiled function: the request is the
+# one decoded, and such a response (scalars only, built by a handler) holds nothing its version
+# does not carry but what the row does not read.
 REQUEST_FRAME = sys.intern("RequestHandled/frame")
 
 

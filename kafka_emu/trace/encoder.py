@@ -12,10 +12,10 @@ write of whole lines (a gzip member per write).
 A message is a 4-byte big-endian length and ``marshal.dumps((first_seq, items))``: each item is
 a row, a request by its frames (``REQUEST_FRAME``, made into its row here by decoding them:
 ``broker/frame_rows.py``), a dict (``topics_known``) or a line the writer formatted itself;
-item i gets sequence number ``first_seq + i``. The process ends at end of input -- when the writer closes the pipe,
-or when the emulator dies (a crash leaves every line of every whole message received complete;
-a message cut short is dropped) -- and prints the number of lines it could not write (a full
-disk) for ``run_end``.
+item i gets sequence number ``first_seq + i``. The process ends at end of input -- when the
+writer closes the pipe, or when the emulator dies (a crash leaves every line of every whole
+message received complete; a message cut short is dropped) -- and prints the number of lines it
+could not write (a full disk) for ``run_end``.
 
 Run as ``main([FD, RUN_ID, "gzip" or ""])`` in a fresh interpreter (``writer.ENCODER_MAIN``),
 FD being the open trace file.
