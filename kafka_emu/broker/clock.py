@@ -61,13 +61,17 @@ class Clock:
         # ``ms_at(perf)`` is ``ms_cache[2]`` for ``ms_cache[0] <= perf < ms_cache[1]``: the
         # request path tests that inline, without the call (never true: ask ``ms_at``)
         self.ms_cache: list = [math.inf, -math.inf, 0]
+        # ``ms_later``'s constants, plain values for another process (``ms_from``): the trace
+        # writer's records carry them and the reading (broker/frame_rows.py); None with ms_later
+        self.ms_constants: tuple[int, float | None, float | None] | None = (base, shift, start)
         if self.manual:
             self.ms_at: Callable[[float], int] = lambda perf: base
             self.ms_later = self.ms_at
             self.ms_cache = [-math.inf, math.inf, base]  # always base
+            self.ms_constants = (base, None, None)
         elif shift is None:
             self.ms_at = lambda perf: self.now_ms()
-            self.ms_later = None
+            self.ms_later = self.ms_constants = None
         else:
             # the same float operations as now_ms() on trio.current_time() == shift + perf,
             # done once per millisecond: readings in [lo, hi) give the value of the last one
@@ -107,6 +111,15 @@ class Clock:
         if self.manual:
             return math.inf
         return self._trio_start + (deadline_ms - self._epoch_start_ms - self._offset_ms) / 1000
+
+
+def ms_from(constants: tuple[int, float | None, float | None], perf: float) -> int:
+    """``ms_later(perf)`` of the clock setting whose ``ms_constants`` these are: its expression,
+    which its millisecond cache answers the same for every reading (see ``_make_ms_at``)."""
+    base, shift, start = constants
+    if shift is None or start is None:  # (manual)
+        return base
+    return base + int((shift + perf - start) * 1000)
 
 
 def io_now() -> float:

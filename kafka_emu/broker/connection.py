@@ -45,8 +45,8 @@ from .fault_actions import FaultClose, carry_out
 from .handlers import HANDLERS
 from .handlers.api_versions import unsupported_version_response
 from .log_limits import warn_limited
-from .observe import REQUEST_REFS, REQUEST_ROWS, request_row_maker
-from .request_facts import parked_request
+from .observe import REQUEST_FRAME, REQUEST_REFS, REQUEST_ROWS, request_row_maker
+from .request_facts import answer_parked, parked_request
 from .state import Broker, Pending
 from .throttle import client_throttles
 from .vectored import RECEIVE_SIZE, recv_nowait, send_all, send_nowait, send_vectored
@@ -246,7 +246,7 @@ class Connection:
         finally:
             if not parked.resolved:
                 self.broker.forget(parked.request_id)
-        return _answer_parked(self.broker, self, parked)
+        return answer_parked(self.broker, self, parked)
 
     async def _park_pending(self, pending: Pending) -> None:
         """Wait in this task for the coordinator's answer to ``pending``: the connection goes on
@@ -396,7 +396,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
                             broker.forget(response.request_id)
                     if not response.resolved:
                         raise PeerGone("closed by peer while its request was parked")
-                    conn.enqueue(_answer_parked(broker, conn, response))
+                    conn.enqueue(answer_parked(broker, conn, response))
                 # an idle connection keeps neither its last frames nor its last response
                 frames = response = None  # type: ignore[assignment]
             await conn.flush()
@@ -509,7 +509,8 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         raise CloseConnection(f"unsupported {api.name} version {version} "
                               f"(supported {supported or 'none'})", "unsupported version")
     header, request, trailing = decode_request(api, version, frame)
-    frame = None  # type: ignore[assignment]  # (a leader's SyncGroup for 5000: ~300 KB)
+    if started is None:  # unobserved: let it go (a leader's SyncGroup for 5000: ~300 KB)
+        frame = None  # type: ignore[assignment]  # (observed: its record may keep it)
     if trailing:
         # Kafka's request parser ignores bytes after the body, and real clients rely on it:
         # librdkafka 2.16 sends Metadata v13 with three extra bytes (list_topics()).
@@ -527,7 +528,7 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
             response = error_response(api, version, request, exc.code, exc.message)
         if response.__class__ is Pending:
             # the connection waits for the answer (serve_connection), then responds
-            # through _answer_parked with what is kept here
+            # through answer_parked with what is kept here
             # what its RequestHandled row reads, not the whole decoded request (request_facts.py),
             # sharing the group's and the member's strings
             facts = parked_request(request)
@@ -547,6 +548,13 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
     if emit is not None:
         # RequestHandled as a row (observe.py): the same fields, without building the object
         observation.mark = done = perf_now()
+        if (type(request) in observation.by_frame and started is not None
+                and fault is None):  # (a Heartbeat, traced alone: its frames, frame_rows.py)
+            data = encode_response(api, version, correlation_id, response)
+            emit((REQUEST_FRAME, frame, data, started, done,  # (at_ms and latency when read)
+                  broker.clock.ms_constants or broker.clock.ms_at(done), conn.id, conn.peer,
+                  info.client_software_name, info.client_software_version))
+            return data
         if type(request) in observation.by_reference:  # (a Heartbeat, with the timeline alone)
             emit((REQUEST_REFS, request, response, started, done,  # (ms_later: at_ms when read)
                   broker.clock.ms_later or broker.clock.ms_at(done), conn.id, conn.peer,
@@ -576,25 +584,3 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
             observation.mark = perf_now()
         return None
     return data
-
-
-def _answer_parked(broker: Broker, conn: Connection, parked: Pending) -> bytearray:
-    """The end of ``_process`` for a request answered after it was parked: RequestHandled (a
-    sink may have subscribed meanwhile) and the response frame. Kept apart from _process, whose
-    every request would otherwise pay a call."""
-    request, version = parked.request, parked.version
-    response = parked.rendered()
-    api_key, correlation_id, started = parked.api_key, parked.correlation_id, parked.started
-    api = HANDLERS[api_key].api
-    observation = broker.observation
-    emit = observation.emit
-    if emit is not None:
-        observation.mark = done = perf_now()  # (the next request of the batch starts here)
-        make = (REQUEST_ROWS.get(type(request), _NO_MAKERS).get(type(response))
-                or request_row_maker(type(request), type(response)))
-        info = conn.info
-        emit(make(request, response, (done - started) * 1000 if started is not None else 0.0,
-                  broker.topics, broker.clock.ms_at(done), conn.id, conn.peer,
-                  api.name, api_key, version, correlation_id, parked.client_id,
-                  info.client_software_name, info.client_software_version))
-    return encode_response(api, version, correlation_id, response)

@@ -28,9 +28,14 @@ the request path records RequestHandled by reference (``REQUEST_REFS``: the froz
 response, the clock reading and the values read when it was handled) for sinks that take such
 records (``refs=True``: the timeline), which make the row only when somebody reads it
 (``row_of``); so does the coordinator with its ReplyEmitted (``REPLY_REFS``: the reply's
-result, its error worked out when read). While any other sink listens, rows are made as before. A sink that never keeps the
-coordinator's ReplyEmitted (the trace writer) says so (``replies=False``): while no sink wants
-them the coordinator builds none; while one does, every sink gets them.
+result, its error worked out when read). For a sink that must ship its events out of the process
+(``frames=True``: the trace writer), the same requests are recorded by their frames
+(``REQUEST_FRAME``: the request's frame and the response's, both bytes already made), which
+marshal carries at a third of a row's cost, and the row is made from them by decoding them
+(``row_of``, in the trace's encoder process). While any other sink listens, rows are made as
+before. A sink that never keeps the coordinator's ReplyEmitted (the trace writer) says so
+(``replies=False``): while no sink wants them the coordinator builds none; while one does, every
+sink gets them.
 
 The helpers below read the facts a request event carries from any request and response
 declaration (group, member, generation, per-partition errors) without a per-API table;
@@ -56,7 +61,7 @@ Sink = Callable[[Any], None]
 class Observation:
     def __init__(self, *, on_change: Callable[[Sink | None], None] | None = None,
                  on_error: Callable[[BaseException], None] | None = None) -> None:
-        self._sinks: list[tuple[Sink, bool, Callable[[list], None] | None, bool, bool]] = []
+        self._sinks: list[tuple[Sink, bool, Callable[[list], None] | None, bool, bool, bool]] = []
         self._on_change = on_change
         self._on_error = on_error
         self.emit: Sink | None = None
@@ -72,6 +77,9 @@ class Observation:
         # of ``BY_REFERENCE`` while every sink takes such records, none otherwise.
         self.by_reference: set[type] | frozenset[type] = _NOTHING
         self.all_refs = False
+        # The same classes, recorded by their frames instead (``REQUEST_FRAME``), while every
+        # sink takes such records (the trace writer alone); none otherwise.
+        self.by_frame: set[type] | frozenset[type] = _NOTHING
         self._pending: list = []  # deferred events (see ``deliver_deferred``)
         # When the request being served started (perf_now): the request path keeps it here,
         # one clock reading per observed request (broker/connection.py); None while the batch
@@ -91,16 +99,19 @@ class Observation:
 
     def subscribe(self, sink: Sink, *, rows: bool = False,
                   many: Callable[[list], None] | None = None,
-                  refs: bool = False, replies: bool = True) -> Callable[[], None]:
+                  refs: bool = False, replies: bool = True,
+                  frames: bool = False) -> Callable[[], None]:
         """Start delivering events to ``sink``; returns the function that stops it. With
         ``rows=True`` the sink also accepts events in their row form (see the module doc);
         ``many(events)``, if given, takes a list of them at once (deferred delivery). With
         ``refs=True`` (implies ``rows``) it also accepts RequestHandled as a record of
         references (``REQUEST_REFS``; ``row_of`` makes the row). With ``replies=False`` it does
         not want the coordinator's ReplyEmitted: while no sink wants them none is built (while
-        one does, every sink gets them, as any event)."""
+        one does, every sink gets them, as any event). With ``frames=True`` (implies ``rows``)
+        it also accepts RequestHandled as a record of the request's and the response's frames
+        (``REQUEST_FRAME``; ``row_of`` makes the row)."""
         self.drain()  # a new sink sees nothing emitted before it came
-        entry = (sink, rows or refs, many, refs, replies)
+        entry = (sink, rows or refs or frames, many, refs, replies, frames)
         self._sinks.append(entry)
         self._rebuild()
 
@@ -129,6 +140,8 @@ class Observation:
         # every sink takes references (BY_REFERENCE fills as the request path meets classes)
         self.all_refs = bool(self._sinks) and all(e[3] for e in self._sinks)
         self.by_reference = BY_REFERENCE if self.all_refs else _NOTHING
+        self.by_frame = (BY_REFERENCE if self._sinks and all(e[5] for e in self._sinks)
+                         else _NOTHING)
         self.replies = any(e[4] for e in self._sinks)
         held_emit = None
         if self._deferring and row_sinks and not object_sinks:
@@ -291,6 +304,7 @@ def row_class(tag: str) -> type:
         _CLASSES.update(_event_classes())
         _CLASSES[REQUEST_REFS] = _CLASSES[_REQUEST_HANDLED]
         _CLASSES[REPLY_REFS] = _CLASSES["ReplyEmitted"]
+        _CLASSES[REQUEST_FRAME] = _CLASSES[_REQUEST_HANDLED]
         cls = _CLASSES[tag]
     return cls
 
@@ -314,6 +328,17 @@ REPLY_REFS = sys.intern("ReplyEmitted/refs")
 # request classes recorded by reference (filled as ``request_row_maker`` meets them)
 BY_REFERENCE: set[type] = set()
 _NOTHING: frozenset[type] = frozenset()
+# RequestHandled by its frames, for sinks that take them (``subscribe(frames=True)``), where the
+# request path would record by reference and no fault rule acted on the request: ``(REQUEST_FRAME,
+# frame, response_frame, started, done, at, connection_id, peer, client_software_name,
+# client_software_version)`` -- the request's frame as read (api key, version, correlation id,
+# client id and the request), the size-prefixed response frame as written, and the values that are
+# in neither: the clock readings that give latency_ms and, with ``at`` (at_ms, or the clock's
+# ``ms_constants``: ``clock.ms_from``), at_ms. ``row_of`` decodes both with the codec that made the
+# request and the response, and makes the row with the same compiled function: the request is the
+# one decoded, and such a response (scalars only, built by a handler) holds nothing its version
+# does not carry but what the row does not read.
+REQUEST_FRAME = sys.intern("RequestHandled/frame")
 
 
 def row_of(event: Any) -> Any:
@@ -324,6 +349,9 @@ def row_of(event: Any) -> Any:
         if event[0] is REPLY_REFS:  # the coordinator's (coordinator/events.py): the error by value
             from ..coordinator.results import summary_error
             return ("ReplyEmitted", *event[1:5], int(summary_error(event[5])))
+        if event[0] == REQUEST_FRAME:  # (==: a record through marshal holds an equal string)
+            from .frame_rows import frame_row
+            return frame_row(event)
         return event
     (_, q, r, started, done, at, connection, peer, api, key, version, correlation, client,
      software, software_version) = event
@@ -369,7 +397,7 @@ def as_event(event: Any) -> Any:
     """The event object of an event in either form."""
     if type(event) is not tuple:
         return event
-    if event[0] is REQUEST_REFS or event[0] is REPLY_REFS:
+    if event[0] is REQUEST_REFS or event[0] is REPLY_REFS or event[0] == REQUEST_FRAME:
         event = row_of(event)
     build = _BUILDERS.get(event[0])
     if build is None:

@@ -1,7 +1,7 @@
 """What RequestHandled reads of a parked request, kept in place of the decoded request.
 
 A JoinGroup or SyncGroup parked in the coordinator is answered later by its connection, which
-then emits RequestHandled for it (``connection._answer_parked``). Five thousand members forming
+then emits RequestHandled for it (``answer_parked``). Five thousand members forming
 a group park 5000 at once, and a decoded JoinGroup -- its protocols, its strings, the copy of
 its member's metadata -- is about 500 bytes, of which a RequestHandled row reads six values.
 ``RequestFacts`` keeps just those six. The row maker (``observe.request_row_maker``) reads them
@@ -13,12 +13,22 @@ request itself would give.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ..bounded import shared_number
+from ..protocol.headers import encode_response
 from ..protocol.schema import Array, fields_of
+from .clock import perf_now
+from .handlers import HANDLERS
+from .observe import REQUEST_ROWS, request_row_maker
+
+if TYPE_CHECKING:
+    from .connection import Connection
+    from .state import Broker, Pending
+
+_NO_MAKERS: dict = {}  # (REQUEST_ROWS for a request class not seen yet)
 
 _NAMES = ("group_id", "member_id", "group_instance_id", "generation_id", "session_timeout_ms",
           "rebalance_timeout_ms")
@@ -64,3 +74,25 @@ def _names_no_partitions(cls: type) -> bool:
             if not _names_no_partitions(kind.element):
                 return False
     return True
+
+
+def answer_parked(broker: "Broker", conn: "Connection", parked: "Pending") -> bytearray:
+    """The end of ``_process`` for a request answered after it was parked: RequestHandled (a
+    sink may have subscribed meanwhile) and the response frame. Kept apart from _process, whose
+    every request would otherwise pay a call."""
+    request, version = parked.request, parked.version
+    response = parked.rendered()
+    api_key, correlation_id, started = parked.api_key, parked.correlation_id, parked.started
+    api = HANDLERS[api_key].api
+    observation = broker.observation
+    emit = observation.emit
+    if emit is not None:
+        observation.mark = done = perf_now()  # (the next request of the batch starts here)
+        make = (REQUEST_ROWS.get(type(request), _NO_MAKERS).get(type(response))
+                or request_row_maker(type(request), type(response)))
+        info = conn.info
+        emit(make(request, response, (done - started) * 1000 if started is not None else 0.0,
+                  broker.topics, broker.clock.ms_at(done), conn.id, conn.peer,
+                  api.name, api_key, version, correlation_id, parked.client_id,
+                  info.client_software_name, info.client_software_version))
+    return encode_response(api, version, correlation_id, response)

@@ -10,11 +10,12 @@ to the run's file: the whole messages of what it could read at once (a flush, us
 write of whole lines (a gzip member per write).
 
 A message is a 4-byte big-endian length and ``marshal.dumps((first_seq, items))``: each item is
-a row, a dict (``topics_known``) or a line the writer formatted itself; item i gets sequence
-number ``first_seq + i``. The process ends at end of input -- when the writer closes the pipe,
-or when the emulator dies (a crash leaves every line of every whole message received complete;
-a message cut short is dropped) -- and prints the number of lines it could not write (a full
-disk) for ``run_end``.
+a row, a request by its frames (``REQUEST_FRAME``, made into its row here by decoding them:
+``broker/frame_rows.py``), a dict (``topics_known``) or a line the writer formatted itself;
+item i gets sequence number ``first_seq + i``. The process ends at end of input -- when the
+writer closes the pipe, or when the emulator dies (a crash leaves every line of every whole
+message received complete; a message cut short is dropped) -- and prints the number of lines it
+could not write (a full disk) for ``run_end``.
 
 Run as ``main([FD, RUN_ID, "gzip" or ""])`` in a fresh interpreter (``writer.ENCODER_MAIN``),
 FD being the open trace file.
@@ -31,6 +32,8 @@ import struct
 import sys
 from typing import Any
 
+from ..broker.frame_rows import frame_row
+from ..broker.observe import REQUEST_FRAME
 from .schema import encode_run, line_encoder
 
 HEADER = struct.Struct(">I")
@@ -49,6 +52,8 @@ def format_lines(first_seq: int, items: list, run: str) -> str:
     out = []
     for seq, item in enumerate(items, first_seq):
         if type(item) is tuple:
+            if item[0] == REQUEST_FRAME:  # a request by its frames (broker/frame_rows.py)
+                item = frame_row(item)
             encode = encoders.get(item[0])
             if encode is None:
                 encode = encoders[item[0]] = line_encoder(item)

@@ -5,23 +5,24 @@ Theory of operation. ``TraceWriter.open()`` picks the file
 read), checks that the directory is writable and the disk not full, and writes the ``run_start``
 line synchronously, so a bad ``--trace-dir`` is an error before the server accepts anything.
 
-On the request path the sink only queues the event's row (``broker/observe.py``); the observer
-seam hands rows over in batches (``sink_many``: one list comprehension per batch, no Python
-work per row). A trio task of the emulator (``flush_loop``) wakes every ``flush_interval_s``
-and sends what has queued, marshal-ed in one call per chunk, to the encoder: a child process
-(``encoder.py``) started with the writer, which formats the lines with the schema's compiled
-encoders, compresses them if asked and appends them to the file in one write of whole lines
-per chunk. Formatting a request's line costs more CPU than all the rest of observing the
-request, and a second Python *thread* doing it would fight the serving thread for the GIL;
-marshal costs a fraction of formatting (bench/bench_trace.py measures both processes, by time
-and, with ``--callgrind``, in instructions). The pipe to the encoder is written without
-blocking, from the trio task itself (no thread hand-off per flush). Without the encoder (it
-could not start) lines are formatted on the emulator's thread and written by a worker thread,
-as before it existed.
-A process killed mid-run leaves a file whose every line is complete, up to the last chunk the
-encoder received (it reads to the end of its input, then exits). With gzip each chunk is its
-own gzip member: concatenated members are a valid gzip stream (RFC 1952), so the file stays
-readable after a crash too.
+On the request path the sink only queues the event's row (``broker/observe.py``) -- or, for a
+Heartbeat and the like, the request's and the response's frames (``REQUEST_FRAME``: marshal carries
+two byte strings for a fraction of a row's fields, and the encoder makes the row by decoding them,
+``broker/frame_rows.py``); the observer seam hands them over in batches (``sink_many``: one C pass
+per batch, no Python work per row). A trio task of the emulator (``flush_loop``) wakes every
+``flush_interval_s`` and sends what has queued, marshal-ed in one call per chunk, to the encoder: a
+child process (``encoder.py``) started with the writer, which formats the lines with the schema's
+compiled encoders, compresses them if asked and appends them to the file in one write of whole
+lines per chunk. Formatting a request's line costs more CPU than all the rest of observing the
+request, and a second Python *thread* doing it would fight the serving thread for the GIL; marshal
+costs a fraction of formatting (bench/bench_trace.py measures both processes, by time and, with
+``--callgrind``, in instructions). The pipe to the encoder is written without blocking, from the
+trio task itself (no thread hand-off per flush). Without the encoder (it could not start) lines are
+formatted on the emulator's thread and written by a worker thread, as before it existed. A process
+killed mid-run leaves a file whose every line is complete, up to the last chunk the encoder
+received (it reads to the end of its input, then exits). With gzip each chunk is its own gzip
+member: concatenated members are a valid gzip stream (RFC 1952), so the file stays readable after a
+crash too.
 
 Every event is written except ``ReplyEmitted`` (see ``sink``), which the writer tells the seam it
 does not want, so the coordinator builds none while the trace is the only listener. The sink
@@ -186,9 +187,11 @@ class TraceWriter:
         self._broker = broker
         if self.use_encoder:
             self._start_encoder()
-        # (replies=False: no ReplyEmitted is built for the trace alone; see ``sink``)
+        # (replies=False: no ReplyEmitted is built for the trace alone; see ``sink``;
+        # frames=True: Heartbeats and the like come as their frames, see "the sink")
         self._unsubscribe = broker.observation.subscribe(self.sink, rows=True,
-                                                         many=self.sink_many, replies=False)
+                                                         many=self.sink_many, replies=False,
+                                                         frames=True)
         nursery.start_soon(self.flush_loop)
 
     # -- the sink: on the emulator's thread, cheap ------------------------------------------

@@ -9,7 +9,7 @@ changing what any reader sees. These tests check that:
 - a latency starts where the previous request of the same read ended (one clock reading per
   request), so a request held back by a fault does not lengthen the next one's;
 - ``Clock.ms_at``, now computed once per millisecond, answers what its expression says for
-  every reading, at the edges of a millisecond too.
+  every reading, at the edges of a millisecond too, and so does ``ms_from`` on its constants.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafka_emu.broker.clock import Clock
+from kafka_emu.broker.clock import Clock, ms_from
 from kafka_emu.broker.events import RequestHandled
 from kafka_emu.broker.observe import (BY_REFERENCE, REQUEST_REFS, Observation, as_event,
                                       event_class, event_row, request_identity,
@@ -210,5 +210,7 @@ async def test_ms_at_once_per_millisecond_answers_what_its_expression_says():
             perf = edge - clock._perf_shift + clock._trio_start
             readings += [math.nextafter(perf, -math.inf), perf, math.nextafter(perf, math.inf)]
         readings += [now - 1.0, now + 10.0, now]
+        constants = clock.ms_constants  # (what the trace's records carry: clock.ms_from)
+        assert constants is not None
         for perf in readings:
-            assert ms_at(perf) == exact(perf), perf
+            assert ms_at(perf) == exact(perf) == ms_from(constants, perf), perf
