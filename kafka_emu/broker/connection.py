@@ -116,13 +116,13 @@ class Connection:
 
     # -- reading ---------------------------------------------------------------------------
     def _take(self, data: bytes) -> None:
-        was_partial = self.frames.buffered > 0
-        queue = self.queue
+        frames, queue = self.frames, self.queue
+        was_partial = frames.buffered > 0
         if queue:
-            queue.extend(self.frames.feed(data))
+            queue.extend(frames.split(data))
         else:
-            self.queue = list(self.frames.feed(data)) or ()
-        if self.frames.buffered and not was_partial:
+            self.queue = frames.split(data) or ()
+        if frames.buffered and not was_partial:
             self.frame_started = io_now()
 
     async def _receive(self) -> bytes:
