@@ -279,10 +279,9 @@ class Connection:
         else:
             self.out = [data]  # type: ignore[list-item]
 
-    async def flush(self, *, read_next: bool = False) -> None:
-        """Write the queued responses: a cancellation point, and a schedule point unless
-        ``read_next`` (the read after it is one; a second cost ~2 µs per request one at a time)."""
-        # every wait of a connection's task starts here: deliver what its batch emitted first
+    async def flush(self) -> bool:
+        """Write the queued responses, what the batch emitted delivered first (every wait starts
+        here); True if there were any: then it was a schedule point (the next read need not be)."""
         observation = self.broker.observation
         if observation.held:
             observation.release()
@@ -304,12 +303,13 @@ class Connection:
                     sent = send_nowait(raw, data)
                     if sent == len(data):
                         data = None  # type: ignore[assignment]
-                        if not read_next:
-                            await trio.lowlevel.cancel_shielded_checkpoint()
-                        return
+                        await trio.lowlevel.cancel_shielded_checkpoint()
+                        return True
                     if sent:
                         data = memoryview(data)[sent:]  # type: ignore[assignment]
                 await send_all(self.sock, data)
+            return True
+        return False
 
 
 _HOSTS: dict[str, str] = {}  # one string per address text, shared by its connections
@@ -399,7 +399,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
                     conn.enqueue(_answer_parked(broker, conn, response))
                 # an idle connection keeps neither its last frames nor its last response
                 frames = response = None  # type: ignore[assignment]
-            await conn.flush(read_next=True)  # (every way on from here reads or closes)
+            settled = await conn.flush()
             if conn.eof:
                 break
             raw = conn._raw
@@ -423,7 +423,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
                 finally:
                     broker.idle.active(conn)
                 conn.expired = False  # bytes won a race with an expiry: not idle after all
-            else:
+            elif not settled:  # (a schedule point, as a read is, unless the write just made one)
                 await trio.lowlevel.cancel_shielded_checkpoint()
             if not data:
                 break
