@@ -490,15 +490,15 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
                    frame: bytes) -> bytearray | list | None:
     observation = broker.observation
     # Observed, one clock reading per request: the one that ends the previous request of this
-    # batch (or the batch's own, serve_connection) starts this one. So a latency runs from the
-    # end of the previous request of the same read -- as on Kafka, which reads a request only
-    # once the previous one is answered -- and includes the encoding of that previous response
-    # (a microsecond or two). None: not observed when the batch began.
+    # batch (or the batch's own, serve_connection) starts this one -- as on Kafka, which reads a
+    # request only once the previous one is answered; the encoding of that previous response (a
+    # µs or two) is in the latency. None: not observed when the batch began.
     started = observation.mark
     api_key, version, correlation_id = peek_api(frame)
-    handler = HANDLERS.get(api_key)
-    if handler is None:
-        raise CloseConnection(f"unknown api key {api_key}", "unknown api key")
+    try:
+        handler = HANDLERS[api_key]  # (a loaded entry: a plain dict lookup, no call of ours)
+    except KeyError:
+        raise CloseConnection(f"unknown api key {api_key}", "unknown api key") from None
     api = handler.api
     supported = broker.advertised.get(api_key)
     if supported is None or version not in supported:
