@@ -116,13 +116,13 @@ class Connection:
 
     # -- reading ---------------------------------------------------------------------------
     def _take(self, data: bytes) -> None:
-        was_partial = self.frames.buffered > 0
-        queue = self.queue
+        frames, queue = self.frames, self.queue
+        was_partial = frames.buffered > 0
         if queue:
-            queue.extend(self.frames.feed(data))
+            queue.extend(frames.split(data))
         else:
-            self.queue = list(self.frames.feed(data)) or ()
-        if self.frames.buffered and not was_partial:
+            self.queue = frames.split(data) or ()
+        if frames.buffered and not was_partial:
             self.frame_started = io_now()
 
     async def _receive(self) -> bytes:
@@ -227,19 +227,17 @@ class Connection:
         return result[0]
 
     def park_on_socket(self, parked: Pending) -> bool:
-        """Begin the wait for a request ``_process`` handed back parked, on this connection's
-        own socket (``serve_connection`` waits); False if it is answered already. The wait is
-        the connection's ordinary read -- frames read meanwhile queue up behind the parked one,
-        the stream's end means the client left -- woken by the answer (``Pending.resolve``)."""
+        """Begin the wait for a request ``_process`` handed back parked: the connection's own
+        read, in ``serve_connection``, woken by the answer (``Pending.resolve``); False if it is
+        answered already."""
         if parked.resolved:
             return False
         parked.socket = self._raw
         return True
 
     async def wait_parked(self, parked: Pending) -> bytearray:
-        """Wait in this task for a request ``_process`` handed back parked, where there is no
-        stdlib socket to wait on (a stream that is not trio's SocketStream), and return its
-        response frame -- or raise PeerGone if the client goes first."""
+        """The response frame of a request ``_process`` handed back parked, waited for here (no
+        stdlib socket to wait on: a stream not trio's SocketStream); PeerGone if the client goes."""
         try:
             await self.flush()  # answers to earlier requests must not wait behind this one
             await self._park_pending(parked)
@@ -281,8 +279,9 @@ class Connection:
         else:
             self.out = [data]  # type: ignore[list-item]
 
-    async def flush(self) -> None:
-        # every wait of a connection's task starts here: deliver what its batch emitted first
+    async def flush(self) -> bool:
+        """Write the queued responses, what the batch emitted delivered first (every wait starts
+        here); True if there were any: then it was a schedule point (the next read need not be)."""
         observation = self.broker.observation
         if observation.held:
             observation.release()
@@ -297,19 +296,20 @@ class Connection:
                 out = ()
                 raw = self._raw
                 if raw is not None:
-                    # trio's socket send, with the response let go before the checkpoint that
-                    # follows a send: thousands of connections answered in one scheduler batch
-                    # would otherwise each hold theirs until the next (the allocator then keeps
-                    # that peak)
+                    # trio's socket send, the response let go before any checkpoint: thousands
+                    # of connections answered in one scheduler batch would otherwise each hold
+                    # theirs until the next (the allocator then keeps that peak)
                     await trio.lowlevel.checkpoint_if_cancelled()
                     sent = send_nowait(raw, data)
                     if sent == len(data):
                         data = None  # type: ignore[assignment]
                         await trio.lowlevel.cancel_shielded_checkpoint()
-                        return
+                        return True
                     if sent:
                         data = memoryview(data)[sent:]  # type: ignore[assignment]
                 await send_all(self.sock, data)
+            return True
+        return False
 
 
 _HOSTS: dict[str, str] = {}  # one string per address text, shared by its connections
@@ -399,7 +399,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
                     conn.enqueue(answer_parked(broker, conn, response))
                 # an idle connection keeps neither its last frames nor its last response
                 frames = response = None  # type: ignore[assignment]
-            await conn.flush()
+            settled = await conn.flush()
             if conn.eof:
                 break
             raw = conn._raw
@@ -423,7 +423,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
                 finally:
                     broker.idle.active(conn)
                 conn.expired = False  # bytes won a race with an expiry: not idle after all
-            else:
+            elif not settled:  # (a schedule point, as a read is, unless the write just made one)
                 await trio.lowlevel.cancel_shielded_checkpoint()
             if not data:
                 break
@@ -490,15 +490,15 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
                    frame: bytes) -> bytearray | list | None:
     observation = broker.observation
     # Observed, one clock reading per request: the one that ends the previous request of this
-    # batch (or the batch's own, serve_connection) starts this one. So a latency runs from the
-    # end of the previous request of the same read -- as on Kafka, which reads a request only
-    # once the previous one is answered -- and includes the encoding of that previous response
-    # (a microsecond or two). None: not observed when the batch began.
+    # batch (or the batch's own, serve_connection) starts this one -- as on Kafka, which reads a
+    # request only once the previous one is answered; the encoding of that previous response (a
+    # µs or two) is in the latency. None: not observed when the batch began.
     started = observation.mark
     api_key, version, correlation_id = peek_api(frame)
-    handler = HANDLERS.get(api_key)
-    if handler is None:
-        raise CloseConnection(f"unknown api key {api_key}", "unknown api key")
+    try:
+        handler = HANDLERS[api_key]  # (a loaded entry: a plain dict lookup, no call of ours)
+    except KeyError:
+        raise CloseConnection(f"unknown api key {api_key}", "unknown api key") from None
     api = handler.api
     supported = broker.advertised.get(api_key)
     if supported is None or version not in supported:

@@ -212,7 +212,7 @@ class Broker:
         """Run a coordinator command; the returned Pending is done unless it was parked."""
         pending = Pending(render)
         self.pending[command.request_id] = pending
-        self.route(self.coordinator.handle(command, self.now_ms()))
+        self.route(self.coordinator.handle(command, self.clock.now_ms()))
         self._wake_timers_if_sooner()
         return pending
 

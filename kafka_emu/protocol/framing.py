@@ -69,6 +69,15 @@ class FrameBuffer:
                 if not buf:
                     self._buf = None
 
+    def split(self, chunk: bytes) -> list[bytes]:
+        """``list(self.feed(chunk))``; a chunk that is exactly one whole frame, with nothing
+        partly read before it (a client waiting for each answer), without the generator."""
+        if self._buf is None and self._need < 0 and len(chunk) >= 4:
+            size = int.from_bytes(chunk[:4], "big", signed=True)
+            if size == len(chunk) - 4 and size <= self.max_frame:
+                return [chunk[4:]]
+        return list(self.feed(chunk))
+
     @property
     def buffered(self) -> int:
         buf = self._buf

@@ -173,16 +173,23 @@ def _framed(payloads):
     return b"".join(struct.pack(">i", len(p)) + p for p in payloads)
 
 
+_TAKES = {"feed": lambda buf, chunk: list(buf.feed(chunk)), "split": FrameBuffer.split}
+
+
+@pytest.mark.parametrize("take", _TAKES.values(), ids=list(_TAKES))
 @hyp(200)
 @given(st.lists(st.binary(max_size=40), max_size=8), st.data())
-def test_frames_come_out_whole_whatever_the_chunking(payloads, data):
+def test_frames_come_out_whole_whatever_the_chunking(take, payloads, data):
     stream = _framed(payloads)
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=12)))
+    # cut anywhere, and often at frame boundaries (split's one-whole-frame case)
+    ends = [len(_framed(payloads[:i])) for i in range(len(payloads) + 1)]
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)) | st.sampled_from(ends),
+                                     max_size=12)))
     chunks = [stream[a:b] for a, b in zip([0] + cuts, cuts + [len(stream)])]
     buf = FrameBuffer()
     out = []
     for chunk in chunks:
-        out += list(buf.feed(chunk))
+        out += take(buf, chunk)
     assert out == payloads
     assert buf.buffered == 0
 
@@ -209,6 +216,10 @@ def test_frame_buffer_rejects_oversize_before_buffering_it():
         list(buf.feed(struct.pack(">i", 101)))
     with pytest.raises(FrameTooLarge):
         list(FrameBuffer().feed(struct.pack(">i", 2**31 - 1)))
+    with pytest.raises(FrameTooLarge):  # a whole frame in one chunk (split's shortcut)
+        FrameBuffer(max_frame=100).split(_framed([b"x" * 101]))
+    with pytest.raises(DecodeError, match="negative"):
+        FrameBuffer().split(struct.pack(">i", -4))
 
 
 def test_frame_too_large_is_a_decode_error():
