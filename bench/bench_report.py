@@ -249,12 +249,9 @@ def duck_source(path: str, input_format: str) -> str:
             f"columns = {columns}, ignore_errors = true)")
 
 
-def duck_job(source: str, threads: int = 2) -> dict[str, int]:
-    """The files parsed once into a table (as Spark caches its parse), then one query per
-    table; the same counts as spark_job."""
-    import duckdb
-    con = duckdb.connect()
-    con.execute(f"SET threads = {threads}")
+def duck_tables(con, source: str) -> None:
+    """The files parsed once into the tables every query reads: events, and requests with
+    their client and error (as the report's load() computes them)."""
     con.execute(f"CREATE TEMP TABLE events AS SELECT {', '.join(DUCK_COLUMNS)} FROM {source} "
                 "WHERE kind IS NOT NULL AND run IS NOT NULL")
     con.execute("""
@@ -270,6 +267,15 @@ def duck_job(source: str, threads: int = 2) -> dict[str, int]:
         FROM events e JOIN (SELECT run, labels FROM events WHERE kind = 'run_start') r
              USING (run)
         WHERE kind = 'request_handled'""")
+
+
+def duck_job(source: str, threads: int = 2) -> dict[str, int]:
+    """The files parsed once into a table (as Spark caches its parse), then one query per
+    table; the same counts as spark_job."""
+    import duckdb
+    con = duckdb.connect()
+    con.execute(f"SET threads = {threads}")
+    duck_tables(con, source)
     counts = {}
     for name, sql in DUCK_SQL.items():
         rows = con.execute(sql).fetchall()
