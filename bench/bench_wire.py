@@ -481,6 +481,7 @@ def own_work(rounds: int = 60, per_round: int = 1000, members: int = 100) -> dic
     from kafka_emu.broker import connection
     from kafka_emu.broker.config import BrokerConfig
     from kafka_emu.broker.context import ConnectionInfo
+    from kafka_emu.broker.request_facts import answer_parked
     from kafka_emu.broker.state import Broker, Pending
     from kafka_emu.protocol.messages.join_group import JoinGroupRequestProtocol
     from kafka_emu.protocol.messages.sync_group import SyncGroupRequestAssignment
@@ -498,7 +499,7 @@ def own_work(rounds: int = 60, per_round: int = 1000, members: int = 100) -> dic
         out = await connection._process(broker, conn, info, frame)
         if out.__class__ is Pending:
             await out.done.wait()
-            out = connection._answer_parked(broker, conn, out)
+            out = answer_parked(broker, conn, out)
         return out
 
     async def run() -> dict[str, float]:

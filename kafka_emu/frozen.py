@@ -169,3 +169,29 @@ def _twin(cls: type) -> type:
     made: type = attrs.define(these=these, frozen=True, slots=False, init=False, order=False,
                               match_args=False, getstate_setstate=False)(shell)
     return made
+
+
+def mutable_twin(cls: type) -> type | None:
+    """A mutable subclass of the frozen slotted attrs class ``cls`` (no slots of its own), or
+    None where ``fast_init`` would keep attrs' ``__init__``.
+
+    A hot path that sets every field builds in it with plain attribute stores (CPython's
+    specialised slot stores, where ``fast_init``'s descriptor ``__set__`` is a generic call per
+    field) and then gives the instance its real class by ``__class__`` assignment: the same
+    instance ``cls(...)`` builds, still frozen. Worth it from about five fields. Unlike the
+    codec's ``builder_twin`` it asks no defaults: the caller sets every field.
+    """
+    if _init_source(cls)[0] is None:
+        return None
+    twin = type(f"_Mutable{cls.__name__}", (cls,), {
+        "__slots__": (), "__setattr__": object.__setattr__,
+        "__delattr__": object.__delattr__, "__init__": object.__init__,
+        "__module__": cls.__module__})
+    try:  # the layout is compatible before anything relies on it
+        probe = twin()
+        for a in attrs.fields(cls):
+            setattr(probe, a.name, None)
+        probe.__class__ = cls
+    except TypeError:
+        return None
+    return twin if type(probe) is cls else None

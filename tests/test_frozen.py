@@ -9,7 +9,7 @@ import attrs
 import pytest
 
 from kafka_emu.coordinator import commands, results
-from kafka_emu.frozen import compile_init, fast_init, lazy_dunders
+from kafka_emu.frozen import compile_init, fast_init, lazy_dunders, mutable_twin
 from kafka_emu.protocol import APIS
 
 
@@ -178,3 +178,29 @@ def test_lazy_dunders_made_once_when_threads_race():
     for t in threads:
         t.join()
     assert len(set(hashes)) == 1 and hash(value) == hashes[0]
+
+
+def test_mutable_twin_builds_the_same_frozen_instances():
+    """What the one-partition OffsetCommit path builds in twins (handler, coordinator) is what
+    calling the class builds: same class, fields, equality, hash; still frozen."""
+    from kafka_emu.coordinator.offsets_store import StoredOffset
+    for cls, values in ((commands.CommitOffset, dict(topic="t", partition=1, offset=5,
+                                                      leader_epoch=-1, metadata=None)),
+                        (StoredOffset, dict(offset=5, leader_epoch=2, metadata="m",
+                                            commit_timestamp_ms=10, expire_timestamp_ms=None))):
+        twin = mutable_twin(cls)
+        assert twin is not None
+        built = twin()
+        for name, value in values.items():
+            setattr(built, name, value)
+        built.__class__ = cls
+        expected = cls(**values)
+        assert type(built) is cls and built == expected and hash(built) == hash(expected)
+        assert attrs.asdict(built) == attrs.asdict(expected)
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            built.offset = 6  # type: ignore[misc]
+
+    @attrs.frozen
+    class Validated:
+        a: int = attrs.field(validator=attrs.validators.instance_of(int))
+    assert mutable_twin(Validated) is None  # needs attrs' own __init__

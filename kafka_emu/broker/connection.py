@@ -56,6 +56,7 @@ log = logging.getLogger("kafka_emu")
 API_VERSIONS = 18
 FETCH = 1  # its responses carry stored batches, written as they are (encode_response_parts)
 T = TypeVar("T")
+_new = object.__new__
 _NO_MAKERS: dict = {}  # (REQUEST_ROWS for a request class not seen yet)
 
 # While a request is parked we keep reading, to notice the client leaving; pipelined frames read
@@ -515,9 +516,12 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         # Kafka's request parser ignores bytes after the body, and real clients rely on it:
         # librdkafka 2.16 sends Metadata v13 with three extra bytes (list_topics()).
         log.debug("%s: ignoring %d bytes after %s v%d", info.peer, trailing, api.name, version)
-    ctx = RequestContext(broker=broker, api=api, version=version, correlation_id=correlation_id,
-                         client_id=header.client_id or "", connection=info,
-                         request_id=broker.new_request_id(), deferrable=True)
+    # RequestContext(...) in its two steps: a class called with keywords packs them in a dict
+    ctx = _new(RequestContext)
+    RequestContext.__init__(ctx, broker=broker, api=api, version=version,
+                            correlation_id=correlation_id, client_id=header.client_id or "",
+                            connection=info, request_id=broker.new_request_id(),
+                            deferrable=True)
     faults = broker.faults  # None unless a control-plane fault rule can fire
     fault = faults.match(api_key, version, ctx.client_id, request) if faults is not None else None
     if fault is None:

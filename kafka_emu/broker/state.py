@@ -22,6 +22,8 @@ from .clock import Clock
 from .config import BrokerConfig
 from .observe import Observation
 
+_new = object.__new__
+
 
 class Pending:
     """One request waiting for the coordinator's reply.
@@ -210,7 +212,8 @@ class Broker:
     # -- the group path --------------------------------------------------------------------
     def submit(self, command: Any, render: Callable[[Any], Any]) -> Pending:
         """Run a coordinator command; the returned Pending is done unless it was parked."""
-        pending = Pending(render)
+        pending = _new(Pending)  # (Pending(render) goes through type.__call__)
+        Pending.__init__(pending, render)
         self.pending[command.request_id] = pending
         self.route(self.coordinator.handle(command, self.clock.now_ms()))
         self._wake_timers_if_sooner()

@@ -20,6 +20,7 @@ from typing import Callable
 
 from kafka_emu.bounded import remember
 from kafka_emu.errors import ErrorCode
+from kafka_emu.frozen import mutable_twin
 
 from .commands import OffsetCommit, OffsetDelete, OffsetFetch
 from .core import RETENTION_KEY, Core
@@ -47,7 +48,7 @@ _STABLE, _PREPARING = GroupState.STABLE, GroupState.PREPARING_REBALANCE
 _EMPTY, _DEAD = GroupState.EMPTY, GroupState.DEAD
 _COMPLETING = GroupState.COMPLETING_REBALANCE
 _NONE = ErrorCode.NONE
-_new = object.__new__
+_StoredOffsetTwin = mutable_twin(StoredOffset)
 
 
 # One frozen result per committed (topic, partition) for the usual commit of one partition
@@ -89,13 +90,13 @@ def handle_commit(core: Core, cmd: OffsetCommit) -> None:
         metadata = o.metadata
         if metadata is None or len(metadata) * 2 <= max_metadata or _java_length(metadata) <= max_metadata:
             topic, partition = o.topic, o.partition
-            # StoredOffset(...) written as its two steps: a class called with keywords packs
-            # them into a dict for __init__, its __init__ called directly does not. The same
-            # frozen instance (read __init__ each time: fast_init replaces it on first use).
-            stored = _new(StoredOffset)
-            StoredOffset.__init__(stored, offset=o.offset, leader_epoch=o.leader_epoch,
-                                  metadata=metadata if metadata is not None else "",
-                                  commit_timestamp_ms=now, expire_timestamp_ms=expire_at)
+            # StoredOffset(...) built in its mutable twin, then given its class
+            # (frozen.mutable_twin): the same frozen instance, plain attribute stores
+            stored = _StoredOffsetTwin()
+            stored.offset, stored.leader_epoch = o.offset, o.leader_epoch
+            stored.metadata = metadata if metadata is not None else ""
+            stored.commit_timestamp_ms, stored.expire_timestamp_ms = now, expire_at
+            stored.__class__ = StoredOffset
             core.offsets.put(group_id, topic, partition, stored)
             if core.observing:
                 core.emit(OffsetsCommitted(at_ms=now, group_id=group_id, member_id=cmd.member_id,

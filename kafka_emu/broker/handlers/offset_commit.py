@@ -10,6 +10,7 @@ from functools import partial
 from ... import coordinator as c
 from ...bounded import remember
 from ...errors import ErrorCode
+from ...frozen import mutable_twin
 from ...protocol.messages.offset_commit import (API, OffsetCommitResponse,
                                                 OffsetCommitResponsePartition,
                                                 OffsetCommitResponseTopic)
@@ -29,8 +30,8 @@ def supports_member_epochs(version: int) -> bool:
 
 _NONE = ErrorCode.NONE
 _UNKNOWN = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-_new = object.__new__
 CommitOffset, OffsetCommit = c.CommitOffset, c.OffsetCommit
+_CommitOffsetTwin, _OffsetCommitTwin = mutable_twin(CommitOffset), mutable_twin(OffsetCommit)
 
 
 def render(order, rejected: dict, result) -> OffsetCommitResponse:
@@ -94,24 +95,24 @@ async def offset_commit(ctx, request) -> OffsetCommitResponse:
             p = partitions[0]
             index = p.partition_index
             if ctx.broker.topics.exists(name, index):
-                # CommitOffset(...) and OffsetCommit(...) written as their two steps: a class
-                # called with keywords packs them into a dict for __init__, its __init__ called
-                # directly does not. The same frozen instances (__init__ is read each time:
-                # fast_init replaces it on first use).
-                offset = _new(CommitOffset)
-                CommitOffset.__init__(offset, topic=name, partition=index,
-                                      offset=p.committed_offset,
-                                      leader_epoch=p.committed_leader_epoch,
-                                      metadata=p.committed_metadata)
-                command = _new(OffsetCommit)
+                # CommitOffset(...) and OffsetCommit(...) built in their mutable twins by
+                # plain attribute stores, then given their class (frozen.mutable_twin): the
+                # same frozen instances, without a generic descriptor call per field.
+                offset = _CommitOffsetTwin()
+                offset.topic, offset.partition = name, index
+                offset.offset, offset.leader_epoch = p.committed_offset, p.committed_leader_epoch
+                offset.metadata = p.committed_metadata
+                offset.__class__ = CommitOffset
+                command = _OffsetCommitTwin()
                 answer, missing_is_not_found, member_epochs = _ONE_PARTITION[ctx.version]
-                OffsetCommit.__init__(
-                    command, request_id=ctx.request_id, group_id=request.group_id,
-                    generation_id=request.generation_id_or_member_epoch,
-                    member_id=request.member_id, group_instance_id=request.group_instance_id,
-                    offsets=(offset,), retention_time_ms=request.retention_time_ms,
-                    missing_group_is_not_found=missing_is_not_found,
-                    supports_member_epochs=member_epochs)
+                command.request_id, command.group_id = ctx.request_id, request.group_id
+                command.generation_id = request.generation_id_or_member_epoch
+                command.member_id = request.member_id
+                command.group_instance_id = request.group_instance_id
+                command.offsets, command.retention_time_ms = (offset,), request.retention_time_ms
+                command.missing_group_is_not_found = missing_is_not_found
+                command.supports_member_epochs = member_epochs
+                command.__class__ = OffsetCommit
                 return await ctx.submit(command, answer)
     # split_known_partitions (_common.py), written out: this runs for every commit
     exists = ctx.broker.topics.exists
