@@ -104,6 +104,13 @@ class TopicCatalogue:
     _by_name: dict[str, Topic] = attrs.field(init=False, factory=dict)
     _by_id: dict[uuid.UUID, Topic] = attrs.field(init=False, factory=dict)
     _by_unified: dict[str, str] = attrs.field(init=False, factory=dict)
+    # get(name): the Topic or None. The dict's own bound ``get`` (``_by_name`` is only ever
+    # changed in place), not a method calling it: the commit and fetch paths ask per partition.
+    get: Callable[[str], Topic | None] = attrs.field(init=False, repr=False)
+
+    @get.default
+    def _get_default(self) -> Callable[[str], Topic | None]:
+        return self._by_name.get
 
     # --- lookups -----------------------------------------------------------------------------
 
@@ -116,9 +123,6 @@ class TopicCatalogue:
 
     def __contains__(self, name: object) -> bool:
         return name in self._by_name
-
-    def get(self, name: str) -> Topic | None:
-        return self._by_name.get(name)
 
     def get_by_id(self, topic_id: uuid.UUID) -> Topic | None:
         return self._by_id.get(topic_id)

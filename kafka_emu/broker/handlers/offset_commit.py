@@ -94,7 +94,8 @@ async def offset_commit(ctx, request) -> OffsetCommitResponse:
         if len(partitions) == 1:
             p = partitions[0]
             index = p.partition_index
-            if ctx.broker.topics.exists(name, index):
+            topic = ctx.broker.topics.catalogue.get(name)  # Topics.exists, written out
+            if topic is not None and 0 <= index < len(topic.partitions):
                 # CommitOffset(...) and OffsetCommit(...) built in their mutable twins by
                 # plain attribute stores, then given their class (frozen.mutable_twin): the
                 # same frozen instances, without a generic descriptor call per field.
