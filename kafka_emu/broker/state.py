@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import functools
 import itertools
-import time
 from collections.abc import Callable
 from typing import Any
 
 import trio
 
-from .clock import Clock
+from .clock import Clock, perf_now
 from .config import BrokerConfig
 from .observe import Observation
 
@@ -220,7 +219,7 @@ class Broker:
         pending_by_id = self.pending
         pending_by_id[command.request_id] = pending
         # clock.now_ms(), its answer within the millisecond tested inline (Clock.ms_cache)
-        perf, cache = time.perf_counter(), self.clock.ms_cache
+        perf, cache = perf_now(), self.clock.ms_cache
         now_ms = cache[2] if cache[0] <= perf < cache[1] else self.clock.now_ms()
         coordinator = self.coordinator
         for reply in coordinator.handle(command, now_ms):  # route(...), written out
