@@ -188,10 +188,11 @@ class TraceWriter:
         if self.use_encoder:
             self._start_encoder()
         # (replies=False: no ReplyEmitted is built for the trace alone; see ``sink``;
-        # frames=True: Heartbeats and the like come as their frames, see "the sink")
+        # frames: Heartbeats and the like come as their frames, see "the sink" -- only with the
+        # encoder process, which decodes them; without one a row is cheaper made where it is)
         self._unsubscribe = broker.observation.subscribe(self.sink, rows=True,
                                                          many=self.sink_many, replies=False,
-                                                         frames=True)
+                                                         frames=self._encoder is not None)
         nursery.start_soon(self.flush_loop)
 
     # -- the sink: on the emulator's thread, cheap ------------------------------------------
