@@ -45,10 +45,10 @@ EVENT_COLUMNS = (
     "verdict",
 )
 RUN_COLUMNS = ("emu_version", "labels", "broker_api_versions")  # of run_start lines
-# what is kept of every line: the above, and what a request's client is named from
-LINE_COLUMNS = tuple(dict.fromkeys(
-    EVENT_COLUMNS + REQUEST_COLUMNS + RUN_COLUMNS
-    + ("client_software_name", "client_software_version")))
+CLIENT_COLUMNS = ("client_software_name", "client_software_version")  # of request lines
+# what only the other kinds need
+EVENT_ONLY_COLUMNS = tuple(c for c in dict.fromkeys(EVENT_COLUMNS + RUN_COLUMNS)
+                           if c not in REQUEST_COLUMNS and c != "kind")
 
 
 def ordered(df: Any, *cols: Any) -> Any:
@@ -106,8 +106,13 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
                .option("mode", "DROPMALFORMED")
                .json(list(paths)))
     first_partition_error = F.col("partition_errors").getItem(0).getField("error_code")
+    is_request = F.col("kind") == "request_handled"
     lines = raw.where(F.col("kind").isNotNull() & F.col("run").isNotNull()).select(
-        *LINE_COLUMNS,
+        "kind", *REQUEST_COLUMNS, *CLIENT_COLUMNS,
+        # the other kinds' own columns in one struct, null on request lines: the shuffle and
+        # the cached copy then carry ~20 columns per request line instead of ~36 (a row has
+        # a slot for every column, null or not)
+        F.when(~is_request, F.struct(*EVENT_ONLY_COLUMNS)).alias("event"),
         # the error a request got: top-level where the API has one, else the first
         # partition's (OffsetCommit, Produce, ... have only per-partition codes)
         F.when(F.coalesce(F.col("error_code"), F.lit(0)) != 0, F.col("error_code"))
@@ -119,7 +124,8 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
         cached.append(lines)
 
     # every run's events (the run_start lines among them): the selected runs come from here
-    all_events = lines.where(F.col("kind") != "request_handled")
+    all_events = lines.where(~is_request).select(
+        "kind", *(c for c in REQUEST_COLUMNS if c in EVENT_COLUMNS), "event.*")
     runs = all_events.where(F.col("kind") == "run_start").select(
         "run", F.col("at_ms").alias("started_ms"), "emu_version", "labels",
         "broker_api_versions")
@@ -138,7 +144,7 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
               .select(*EVENT_COLUMNS))
     # runs has one row per run: the inner join keeps the selected runs' requests and brings
     # each its run's labels
-    requests = (lines.where(F.col("kind") == "request_handled")
+    requests = (lines.where(is_request)
                 .join(F.broadcast(runs.select("run", F.col("labels").alias("run_labels"))),
                       "run")
                 .select(
