@@ -120,11 +120,12 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
         .otherwise(F.lit(0)).cast("long").alias("err"))
     cached = []
     if cache:
-        lines = lines.repartition("run").cache()
+        lines = lines.repartition("run").sortWithinPartitions("kind", "api").cache()
         cached.append(lines)
 
     # every run's events (the run_start lines among them): the selected runs come from here
-    all_events = lines.where(~is_request).select(
+    not_request = (F.col("kind") < "request_handled") | (F.col("kind") > "request_handled")
+    all_events = lines.where(not_request).select(
         "kind", *(c for c in REQUEST_COLUMNS if c in EVENT_COLUMNS), "event.*")
     runs = all_events.where(F.col("kind") == "run_start").select(
         "run", F.col("at_ms").alias("started_ms"), "emu_version", "labels",
