@@ -95,14 +95,15 @@ def member_violations(t: Traces) -> Any:
                  F.last(F.when(err == FENCED_INSTANCE_ID, seq), True).over(before)
                  .alias("fenced_seq"),
                  F.last(F.when(is_beat, F.col("at_ms")), True).over(before)
-                 .alias("previous_beat"))
-         # the interval since the previous heartbeat, on heartbeats only (as a lag over them)
+                 .alias("previous_beat"),
+                 F.count(F.when(is_beat, 1)).over(whole).alias("heartbeats"),
+                 F.max(F.when(api == "JoinGroup", F.col("session_timeout_ms"))).over(whole)
+                 .alias("member_session_ms"))
+         # what is computed in one select is one window pass (each pass copies every row);
+         # the median needs the intervals first, so it takes a second pass. The interval
+         # since the previous heartbeat, on heartbeats only (as a lag over them):
          .withColumn("gap", F.when(is_beat, F.col("at_ms") - F.col("previous_beat")))
-         .withColumn("heartbeats", F.count(F.when(is_beat, 1)).over(whole))
-         .withColumn("median_gap", F.percentile_approx("gap", 0.5, 1000).over(whole))
-         .withColumn("member_session_ms",
-                     F.max(F.when(api == "JoinGroup", F.col("session_timeout_ms")))
-                     .over(whole)))
+         .withColumn("median_gap", F.percentile_approx("gap", 0.5, 1000).over(whole)))
     stale = (api.isin("Heartbeat", "OffsetCommit") & err.isin(*STALE_ERRORS)
              & F.col("told_seq").isNotNull()
              & (F.col("join_seq").isNull() | (F.col("join_seq") < F.col("told_seq"))))
