@@ -267,13 +267,22 @@ def double_fetch(t: Traces) -> Any:
              .select("run", "group_id", "generation", "member_id", "seq", "at_ms",
                      "correlation_id", "connection_id",
                      F.explode("partitions").alias("tp")))
-    first = (owned.groupBy("run", "group_id", "generation", F.col("tp.topic").alias("topic"),
-                           F.col("tp.partition").alias("partition"))
+    # per member first (a hash aggregation: every buffer is a number), then per partition
+    # over those few rows: one aggregation over every fetched partition whose buffers hold a
+    # struct or a set would sort them all
+    keys = ("run", "group_id", "generation", "topic", "partition")
+    per_member = (owned.select("*", F.col("tp.topic").alias("topic"),
+                               F.col("tp.partition").alias("partition"))
+                  .groupBy(*keys, "member_id")
+                  .agg(F.min("seq").alias("seq"),
+                       *(F.min_by(c, "seq").alias(c)
+                         for c in ("at_ms", "correlation_id", "connection_id"))))
+    first = (per_member.groupBy(*keys)
              .agg(F.min(F.struct("seq", "at_ms", "member_id", "correlation_id",
                                  "connection_id")).alias("f"),
-                  F.sort_array(F.collect_set("member_id")).alias("fetchers"))
+                  F.sort_array(F.collect_list("member_id")).alias("fetchers"))
              .where(F.size("fetchers") > 1)
-             .select("run", "group_id", "generation", "topic", "partition", "fetchers", "f.*"))
+             .select(*keys, "fetchers", "f.*"))
     return _shape(first.withColumn("api", F.lit("Fetch")), "double_fetch", F.concat(
         F.lit("generation "), F.col("generation").cast("string"), F.lit(": "), F.col("topic"),
         F.lit("-"), F.col("partition").cast("string"), F.lit(" fetched by "),
