@@ -36,13 +36,14 @@ def _csv_ready(df: Any) -> Any:
     return df.select(*cols)
 
 
-def tables(t: Traces) -> dict[str, Any]:
+def tables(t: Traces, counts: Any) -> dict[str, Any]:
+    """``counts``: ``analyses.request_counts(t)``, which four tables read (cache it)."""
     reb = analyses.rebalances(t)
     return {
-        "runs": analyses.runs_table(t),
-        "client_matrix": analyses.client_matrix(t),
-        "api_versions": analyses.api_versions(t),
-        "client_errors": analyses.client_errors(t),
+        "runs": analyses.runs_table(t, counts),
+        "client_matrix": analyses.client_matrix(counts),
+        "api_versions": analyses.api_versions(t, counts),
+        "client_errors": analyses.client_errors(counts),
         "rebalances": reb,
         "rebalance_percentiles": analyses.rebalance_percentiles(reb),
         "violations": violations.violations(t),
@@ -61,8 +62,9 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
     t = load(spark, paths, since=since, until=until, labels=labels, input_format=input_format)
     results: dict[str, list] = {}
     totals: dict[str, int] = {}
-    built = tables(t)
-    done = []
+    counts = analyses.request_counts(t).cache()
+    built = tables(t, counts)
+    done = [counts]
     try:
         for i, (name, df) in enumerate(built.items(), start=1):
             say(f"[{i}/{len(built)}] {name}")
