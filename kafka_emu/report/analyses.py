@@ -121,7 +121,11 @@ def rebalances(t: Traces) -> Any:
         "member_id")
     by_group = W.partitionBy("run", "group_id").orderBy("seq")
     before = by_group.rowsBetween(W.unboundedPreceding, -1)
-    after = by_group.rowsBetween(1, W.unboundedFollowing)
+    # the nearest row after this one, as the nearest before it in the reverse order: Spark
+    # computes a frame running to the partition's end again for every row (quadratic in the
+    # group's events), a frame growing from its start once
+    after = (W.partitionBy("run", "group_id").orderBy(F.col("seq").desc())
+             .rowsBetween(W.unboundedPreceding, -1))
     is_gen = F.col("kind") == "generation_changed"
     is_trigger = F.col("kind") == "rebalance_triggered"
     is_stable = F.col("kind") == "state_changed"
@@ -130,20 +134,22 @@ def rebalances(t: Traces) -> Any:
         by_group.rowsBetween(W.unboundedPreceding, 0))
     rows = rows.withColumn("target", F.when(is_gen, gen_ordinal).otherwise(gen_ordinal + 1))
 
+    def nearest(value: Any, when: Any, frame: Any, name: str) -> Any:
+        """The value on the frame's nearest row (its last) where ``when`` holds."""
+        return F.last(F.when(when, value), True).over(frame).alias(name)
+
+    # one select per frame: one window pass each (a pass copies every row)
     gens = (rows
-            .withColumn("prev_gen_seq", F.last(F.when(is_gen, F.col("seq")), True).over(before))
-            .withColumn("prev_members", F.last(F.when(is_gen, F.col("members")), True)
-                        .over(before))
-            .withColumn("trigger_seq", F.last(F.when(is_trigger, F.col("seq")), True)
-                        .over(before))
-            .withColumn("trigger_at", F.last(F.when(is_trigger, F.col("at_ms")), True)
-                        .over(before))
-            .withColumn("trigger_reason", F.last(F.when(is_trigger, F.col("reason")), True)
-                        .over(before))
-            .withColumn("next_gen_seq", F.first(F.when(is_gen, F.col("seq")), True).over(after))
-            .withColumn("stable_seq", F.first(F.when(is_stable, F.col("seq")), True).over(after))
-            .withColumn("stable_at", F.first(F.when(is_stable, F.col("at_ms")), True)
-                        .over(after))
+            .select("*",
+                    nearest(F.col("seq"), is_gen, before, "prev_gen_seq"),
+                    nearest(F.col("members"), is_gen, before, "prev_members"),
+                    nearest(F.col("seq"), is_trigger, before, "trigger_seq"),
+                    nearest(F.col("at_ms"), is_trigger, before, "trigger_at"),
+                    nearest(F.col("reason"), is_trigger, before, "trigger_reason"))
+            .select("*",
+                    nearest(F.col("seq"), is_gen, after, "next_gen_seq"),
+                    nearest(F.col("seq"), is_stable, after, "stable_seq"),
+                    nearest(F.col("at_ms"), is_stable, after, "stable_at"))
             .where(is_gen))
     own_trigger = F.col("trigger_seq") > F.coalesce(F.col("prev_gen_seq"), F.lit(-1))
     reached_stable = F.col("stable_seq").isNotNull() & (

@@ -241,8 +241,11 @@ def double_fetch(t: Traces) -> Any:
     marks = e.where(F.col("kind").isin("assignments_distributed", "rebalance_triggered")
                     & F.col("group_id").isNotNull()).select("run", "group_id", "seq", "at_ms",
                                                             "kind", "generation")
-    w = W.partitionBy("run", "group_id").orderBy("seq").rowsBetween(1, W.unboundedFollowing)
-    windows = (marks.withColumn("end_at", F.first(
+    # the next rebalance: the nearest before in the reverse order (a frame to the partition's
+    # end is computed again for every row)
+    w = (W.partitionBy("run", "group_id").orderBy(F.col("seq").desc())
+         .rowsBetween(W.unboundedPreceding, -1))
+    windows = (marks.withColumn("end_at", F.last(
         F.when(F.col("kind") == "rebalance_triggered", F.col("at_ms")), True).over(w))
         .where(F.col("kind") == "assignments_distributed")
         .select("run", "group_id", "generation", F.col("at_ms").alias("start_at"), "end_at"))
