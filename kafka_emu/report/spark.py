@@ -109,11 +109,16 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
                    .config("spark.ui.enabled", "false")
                    .config("spark.driver.memory",
                            os.environ.get("KAFKA_EMU_REPORT_MEMORY") or driver_memory()))
-    # the throughput collector: G1's concurrent threads took CPU from the job's two cores; the
-    # JIT compiling only what runs three times as often as by default: about thirty queries'
-    # generated classes each ran hot briefly, and at 10M events HotSpot's compilers took 59-61
-    # CPU-s of the JVM's 245-249 (45-49 with this, the tasks' own CPU unchanged)
-    java_options = ["-XX:+UseParallelGC", "-XX:CompileThresholdScaling=3"] if local else []
+    # the throughput collector: G1's concurrent threads took CPU from the job's two cores.
+    # HotSpot's second compiler (C2) only for what runs ten times as often as by default
+    # (JDK 17's Tier4 thresholds x10; the first compiler, C1, as by default): about thirty
+    # queries' generated classes each run hot briefly, and C2 compiling them cost more than
+    # it saved. At 10M events the compilers took 28-30 CPU-s of the JVM's 165-172 (34-37 of
+    # 171-178 with every threshold x3, 59-61 of 245-249 by default, measured before this
+    # round's changes to the job); x30 lost (178).
+    java_options = ["-XX:+UseParallelGC", "-XX:Tier4InvocationThreshold=50000",
+                    "-XX:Tier4MinInvocationThreshold=6000", "-XX:Tier4CompileThreshold=150000",
+                    "-XX:Tier4BackEdgeThreshold=400000"] if local else []
     if log_dir is not None:
         log_dir.mkdir(parents=True, exist_ok=True)
         props = log_dir / "log4j2.properties"
