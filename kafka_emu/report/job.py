@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import sys
 import time
+import uuid
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
@@ -62,10 +64,20 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
     t = load(spark, paths, since=since, until=until, labels=labels, input_format=input_format)
     results: dict[str, list] = {}
     totals: dict[str, int] = {}
-    counts = analyses.request_counts(t).cache()
-    built = tables(t, counts)
-    done = [counts]
+    # Reading the traces is most of the job and keeps every core busy; planning the tables
+    # is the driver's alone (several seconds at first, while the JVM warms up). Read in the
+    # background meanwhile: the first table's job then waits for that read (Spark shares the
+    # stage and the cached blocks) instead of starting it. (Computing two tables at once as
+    # well measured no better: after the read, the tables' tasks keep both cores busy.)
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kafka-emu-read")
+    tag = f"kafka-emu-read-{uuid.uuid4().hex}"
+    reading = pool.submit(_tagged, spark, tag, t.read_now)
+    done: list = []
+    finished = False
     try:
+        counts = analyses.request_counts(t).cache()
+        done.append(counts)
+        built = tables(t, counts)
         for i, (name, df) in enumerate(built.items(), start=1):
             say(f"[{i}/{len(built)}] {name}")
             # kept until the end: a later table may be built from this one (the percentiles
@@ -78,7 +90,12 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
                  .csv(str(out / "csv" / name)))
             results[name] = _collect(df, name, totals)
         results.update(_whole_table_figures(built, totals))
+        reading.result()  # (done long ago: the first table waited for it)
+        finished = True
     finally:
+        if not finished:
+            _cancel(spark, tag, reading)  # rather than wait for the read to end on its own
+        pool.shutdown(wait=True, cancel_futures=True)
         for df in done:
             df.unpersist()
         t.release()
@@ -91,14 +108,46 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
     return results
 
 
+def _is_connect(spark: Any) -> bool:
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def _tagged(spark: Any, tag: str, fn: Callable[[], None]) -> None:
+    """``fn`` with its Spark jobs marked ``tag`` (for this thread), so _cancel can stop them:
+    a tag on Spark Connect, a job group on a classic session (whose interruptTag does not
+    reach jobs started from Python)."""
+    if _is_connect(spark):
+        spark.addTag(tag)
+    else:
+        spark.sparkContext.setJobGroup(tag, "kafka-emu report: reading the traces",
+                                       interruptOnCancel=True)
+    fn()
+
+
+def _cancel(spark: Any, tag: str, running: Future) -> None:
+    """Cancel ``tag``'s jobs until ``running`` ends: its job may not have started yet when
+    asked first (Spark cancels only the jobs already running)."""
+    while not running.done():
+        try:
+            if _is_connect(spark):
+                spark.interruptTag(tag)
+            else:
+                spark.sparkContext.cancelJobGroup(tag)
+        except Exception:  # noqa: BLE001 -- best effort on a path that is already failing
+            return
+        wait([running], timeout=0.2)
+
+
 def _collect(df: Any, name: str, totals: dict[str, int]) -> list[dict]:
     """The table's rows, or a uniform sample of about MAX_COLLECT of them when it is longer:
     a plot of the first rows Spark happens to return would show whichever runs came first."""
-    totals[name] = n = df.count()
+    rows = df.limit(MAX_COLLECT + 1).collect()  # one job for a short table, not two
+    totals[name] = n = len(rows)
     if n > MAX_COLLECT:
-        df = df.sample(withReplacement=False, fraction=min(1.0, 1.2 * MAX_COLLECT / n),
-                       seed=1).limit(MAX_COLLECT)
-    return [r.asDict(recursive=True) for r in df.collect()]
+        totals[name] = n = df.count()
+        rows = df.sample(withReplacement=False, fraction=min(1.0, 1.2 * MAX_COLLECT / n),
+                         seed=1).limit(MAX_COLLECT).collect()
+    return [r.asDict(recursive=True) for r in rows]
 
 
 def _whole_table_figures(built: dict[str, Any], totals: dict[str, int]) -> dict[str, list]:

@@ -153,3 +153,27 @@ def test_tables_longer_than_the_driver_takes_are_sampled_and_counted_whole(
     job.summary(results, tmp_path, text)
     assert f"{len(whole['runs'])} runs" in text.getvalue()
     assert f"double_fetch {EXPECTED_VIOLATIONS['double_fetch']['double']}" in text.getvalue()
+
+
+def test_a_failing_table_cancels_the_background_read_and_leaves_the_session_usable(
+        spark, fixture_traces, tmp_path, monkeypatch):
+    """The traces are read in the background while the tables are planned; when a table
+    fails, the error comes out and that read is cancelled rather than left running."""
+    from kafka_emu.report import job
+    from kafka_emu.report.load import Traces
+    finished = []
+
+    def long_read(self):  # a read that would take minutes
+        spark.range(0, 10**11, 1, 2).selectExpr("sum(id % 7)").collect()
+        finished.append(True)
+
+    def failing_tables(*args):
+        raise RuntimeError("a table failed")
+
+    monkeypatch.setattr(Traces, "read_now", long_read)
+    monkeypatch.setattr(job, "tables", failing_tables)
+    with pytest.raises(RuntimeError, match="a table failed"):
+        job.run(spark, [str(fixture_traces)], tmp_path)
+    assert finished == []
+    assert list(spark.sparkContext.statusTracker().getActiveJobsIds()) == []
+    assert spark.range(3).count() == 3
