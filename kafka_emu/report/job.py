@@ -67,8 +67,8 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
     # Reading the traces is most of the job and keeps every core busy; planning the tables
     # is the driver's alone (several seconds at first, while the JVM warms up). Read in the
     # background meanwhile: the first table's job then waits for that read (Spark shares the
-    # stage and the cached blocks) instead of starting it. (Computing two tables at once as
-    # well measured no better: after the read, the tables' tasks keep both cores busy.)
+    # stage and the cached blocks) instead of starting it. (Not two tables at once as well:
+    # after the read, the tables' tasks keep both cores busy, and one try showed no gain.)
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kafka-emu-read")
     tag = f"kafka-emu-read-{uuid.uuid4().hex}"
     reading = pool.submit(_tagged, spark, tag, t.read_now)
