@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .load import Traces, ordered
+from .load import Traces, nearest, ordered
 
 
 def _F():
@@ -121,9 +121,7 @@ def rebalances(t: Traces) -> Any:
         "member_id")
     by_group = W.partitionBy("run", "group_id").orderBy("seq")
     before = by_group.rowsBetween(W.unboundedPreceding, -1)
-    # the nearest row after this one, as the nearest before it in the reverse order: Spark
-    # computes a frame running to the partition's end again for every row (quadratic in the
-    # group's events), a frame growing from its start once
+    # the nearest row after this one, as the nearest before it in the reverse order (nearest())
     after = (W.partitionBy("run", "group_id").orderBy(F.col("seq").desc())
              .rowsBetween(W.unboundedPreceding, -1))
     is_gen = F.col("kind") == "generation_changed"
@@ -133,10 +131,6 @@ def rebalances(t: Traces) -> Any:
     gen_ordinal = F.sum(F.when(is_gen, 1).otherwise(0)).over(
         by_group.rowsBetween(W.unboundedPreceding, 0))
     rows = rows.withColumn("target", F.when(is_gen, gen_ordinal).otherwise(gen_ordinal + 1))
-
-    def nearest(value: Any, when: Any, frame: Any, name: str) -> Any:
-        """The value on the frame's nearest row (its last) where ``when`` holds."""
-        return F.last(F.when(when, value), True).over(frame).alias(name)
 
     # one select per frame: one window pass each (a pass copies every row)
     gens = (rows

@@ -23,7 +23,7 @@ class Traces:
     events: Any  # every record of the selected runs except request_handled (EVENT_COLUMNS)
     runs: Any  # one row per run: run, started_ms, emu_version, labels, broker_api_versions
     requests: Any  # request_handled rows (REQUEST_COLUMNS) with client_name, client_version, err
-    cached: tuple = ()  # what load() cached, for release()
+    cached: tuple = ()  # what load() cached (the copy of the traces first), for release()
 
     def read_now(self) -> None:
         """Read the traces into the cached copy now (a count over it), rather than in the
@@ -67,6 +67,16 @@ def ordered(df: Any, *cols: Any) -> Any:
     return df.repartition(1).sortWithinPartitions(*cols)
 
 
+def nearest(value: Any, when: Any, frame: Any, name: str) -> Any:
+    """``value`` on the window frame's nearest row (its last) where ``when`` holds, as ``name``.
+
+    For "the next row of a kind", give a frame in the reverse order that ends before the row:
+    Spark computes a frame running to the partition's end again for every row (quadratic in
+    the partition), a frame growing from its start once."""
+    from pyspark.sql import functions as F
+    return F.last(F.when(when, value), True).over(frame).alias(name)
+
+
 def _ms(text: str, end: bool) -> int:
     """An ISO date or timestamp (UTC unless it says otherwise) as epoch ms; a bare date used
     as --until means the end of that day."""
@@ -103,9 +113,9 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
     min and max) mostly hold one kind or one API, and a table reading a few of them (the other
     events, JoinGroups, Fetches) decodes only their batches. (API first: the sort compares
     rows by a key's first bytes before the whole key, and every request's kind begins alike;
-    the other events, which have no API, come first, sorted by kind.) The request lines' client and
-    error are computed from the copy as each table reads it (a broadcast join with the run
-    table, which is small)."""
+    the other events, which have no API, come first, sorted by kind.) The request lines'
+    client and error are computed from the copy as each table reads it (a broadcast join with
+    the run table, which is small)."""
     from pyspark.sql import functions as F
 
     if input_format == "parquet":

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .load import Traces, ordered
+from .load import Traces, nearest, ordered
 
 REJOIN_ERRORS = (27, 22, 25)  # REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID
 STALE_ERRORS = (22, 25)
@@ -89,13 +89,11 @@ def member_violations(t: Traces) -> Any:
          .select("run", "group_id", "member_id", "seq", "at_ms", "api", "correlation_id",
                  "connection_id", "generation_id", "err", "group_instance_id",
                  "session_timeout_ms",
-                 F.last(F.when(told, seq), True).over(before).alias("told_seq"),
-                 F.last(F.when(told, err), True).over(before).alias("told_err"),
-                 F.last(F.when(api == "JoinGroup", seq), True).over(before).alias("join_seq"),
-                 F.last(F.when(err == FENCED_INSTANCE_ID, seq), True).over(before)
-                 .alias("fenced_seq"),
-                 F.last(F.when(is_beat, F.col("at_ms")), True).over(before)
-                 .alias("previous_beat"),
+                 nearest(seq, told, before, "told_seq"),
+                 nearest(err, told, before, "told_err"),
+                 nearest(seq, api == "JoinGroup", before, "join_seq"),
+                 nearest(seq, err == FENCED_INSTANCE_ID, before, "fenced_seq"),
+                 nearest(F.col("at_ms"), is_beat, before, "previous_beat"),
                  F.count(F.when(is_beat, 1)).over(whole).alias("heartbeats"),
                  F.max(F.when(api == "JoinGroup", F.col("session_timeout_ms"))).over(whole)
                  .alias("member_session_ms"))
@@ -241,12 +239,11 @@ def double_fetch(t: Traces) -> Any:
     marks = e.where(F.col("kind").isin("assignments_distributed", "rebalance_triggered")
                     & F.col("group_id").isNotNull()).select("run", "group_id", "seq", "at_ms",
                                                             "kind", "generation")
-    # the next rebalance: the nearest before in the reverse order (a frame to the partition's
-    # end is computed again for every row)
+    # the next rebalance: the nearest before in the reverse order (see nearest())
     w = (W.partitionBy("run", "group_id").orderBy(F.col("seq").desc())
          .rowsBetween(W.unboundedPreceding, -1))
-    windows = (marks.withColumn("end_at", F.last(
-        F.when(F.col("kind") == "rebalance_triggered", F.col("at_ms")), True).over(w))
+    windows = (marks.select("*", nearest(F.col("at_ms"), F.col("kind") == "rebalance_triggered",
+                                         w, "end_at"))
         .where(F.col("kind") == "assignments_distributed")
         .select("run", "group_id", "generation", F.col("at_ms").alias("start_at"), "end_at"))
     gens = (e.where(F.col("kind") == "generation_changed")
