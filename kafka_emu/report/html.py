@@ -40,6 +40,11 @@ def _plt():
     return plt
 
 
+def load_plotting() -> None:
+    """Import the plotting library now (the job does it in the background)."""
+    _plt()
+
+
 def _svg(fig) -> str:
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight")

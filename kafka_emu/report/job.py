@@ -72,6 +72,11 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kafka-emu-read")
     tag = f"kafka-emu-read-{uuid.uuid4().hex}"
     reading = pool.submit(_tagged, spark, tag, t.read_now)
+    if html_page:
+        # the page's plotting library (0.6 s to import) loads after the read, while Spark
+        # computes the tables, not at the end while the user waits
+        from .html import load_plotting
+        pool.submit(load_plotting)
     done: list = []
     finished = False
     try:

@@ -102,13 +102,13 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
                # hint) that waited between stages and compiled more code: with it off, 1M
                # events took 40 s instead of 51 s and a quarter less CPU, the same tables.
                .config("spark.sql.adaptive.enabled", "false"))
+    heap = os.environ.get("KAFKA_EMU_REPORT_MEMORY") or driver_memory()
     if local:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         builder = (builder.config("spark.driver.bindAddress", "127.0.0.1")
                    .config("spark.driver.host", "127.0.0.1")
                    .config("spark.ui.enabled", "false")
-                   .config("spark.driver.memory",
-                           os.environ.get("KAFKA_EMU_REPORT_MEMORY") or driver_memory()))
+                   .config("spark.driver.memory", heap))
     # the throughput collector: G1's concurrent threads took CPU from the job's two cores.
     # HotSpot's second compiler (C2) only for what runs ten times as often as by default
     # (JDK 17's Tier4 thresholds x10; the first compiler, C1, as by default): about thirty
@@ -116,7 +116,12 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
     # it saved. At 10M events the compilers took 28-30 CPU-s of the JVM's 165-172 (34-37 of
     # 171-178 with every threshold x3, 59-61 of 245-249 by default, measured before this
     # round's changes to the job); x30 lost (178).
-    java_options = ["-XX:+UseParallelGC", "-XX:Tier4InvocationThreshold=50000",
+    # The heap at its full size from the start (-Xms): growing it step by step as the cached
+    # traces filled it took six full collections at 10M events (about 1.1 s of pauses on both
+    # cores; the collector 5.7-6.3 CPU-s, 3.3-3.4 with it), and the class metadata's first
+    # thresholds four more while the session starts.
+    java_options = ["-XX:+UseParallelGC", f"-Xms{heap}", "-XX:MetaspaceSize=256m",
+                    "-XX:Tier4InvocationThreshold=50000",
                     "-XX:Tier4MinInvocationThreshold=6000", "-XX:Tier4CompileThreshold=150000",
                     "-XX:Tier4BackEdgeThreshold=400000"] if local else []
     if log_dir is not None:
@@ -165,10 +170,11 @@ def driver_memory(total: int | None = None) -> str:
     """The local JVM's heap: a quarter of the memory there is, between 1 GiB and 8 GiB.
 
     In local mode the driver's heap holds the cached traces and every task's sorts and
-    aggregations; at 10M events (4.8 GB of JSON) the parsed copy is about 1.6 GB, which a
+    aggregations; at 10M events (4.8 GB of JSON) the parsed copy is about 1.1 GB, which a
     fixed 2 GiB heap spilled to disk while the garbage collector ran all the time. A quarter
-    leaves the rest of a small laptop to the Python side and everything else; the JVM takes
-    the heap only as it needs it."""
+    leaves the rest of a small laptop to the Python side and everything else. The heap is
+    reserved whole from the start (see session()); the memory behind it is taken as the job
+    touches it."""
     total = physical_memory() if total is None else total
     if not total:
         return "2g"

@@ -177,3 +177,14 @@ def test_a_failing_table_cancels_the_background_read_and_leaves_the_session_usab
     assert finished == []
     assert list(spark.sparkContext.statusTracker().getActiveJobsIds()) == []
     assert spark.range(3).count() == 3
+
+
+def test_the_local_jvm_reserves_its_whole_heap_from_the_start(spark):
+    """Grown step by step, the heap cost full collections while the cached traces filled it:
+    the local session starts the JVM with -Xms at the heap's size (-Xmx)."""
+    jvm = spark.sparkContext._jvm
+    args = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+                .getInputArguments())
+    heap = spark.sparkContext.getConf().get("spark.driver.memory")
+    assert f"-Xms{heap}" in args
+    assert f"-Xmx{heap}" in args
