@@ -118,8 +118,8 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
     # round's changes to the job); x30 lost (178).
     # The heap at its full size from the start (-Xms): growing it step by step as the cached
     # traces filled it took six full collections at 10M events (about 1.1 s of pauses on both
-    # cores; the collector 5.7-6.3 CPU-s, 3.3-3.4 with it), and the class metadata's first
-    # thresholds four more while the session starts.
+    # cores; the collector 5.7-6.3 CPU-s, 3.3-3.5 with it). The class metadata's first
+    # threshold at 256 MB: the default took four more full collections while Spark started.
     java_options = ["-XX:+UseParallelGC", f"-Xms{heap}", "-XX:MetaspaceSize=256m",
                     "-XX:Tier4InvocationThreshold=50000",
                     "-XX:Tier4MinInvocationThreshold=6000", "-XX:Tier4CompileThreshold=150000",
