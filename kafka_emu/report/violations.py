@@ -18,8 +18,8 @@ Kinds (each row names the request -- or the event -- that shows it):
   one group at that time;
 - ``offset_backwards``: a committed offset lower than the previous commit of that partition in
   that group;
-- ``heartbeat_too_fast``: a member whose median heartbeat interval is below its session timeout
-  / HEARTBEATS_PER_SESSION_LIMIT (the session timeout needs only a few per timeout).
+- ``heartbeat_too_fast``: a member whose median heartbeat interval (exact) is below its session
+  timeout / HEARTBEATS_PER_SESSION_LIMIT (the session timeout needs only a few per timeout).
 """
 
 from __future__ import annotations
@@ -72,44 +72,38 @@ def _member_requests(t: Traces) -> Any:
 
 
 def member_violations(t: Traces) -> Any:
-    """``stale_after_rejoin``, ``after_fenced`` and ``heartbeat_too_fast`` in one ordered pass
-    over each member's requests (one sort of the requests, no shuffle: they are clustered by
-    run). Per request, from the requests before it: the last time the member was told to rejoin
-    (and with which error), its last JoinGroup, its last FENCED_INSTANCE_ID and its previous
-    heartbeat; per member, over all its requests: how many heartbeats, their median interval
-    and the session timeout it asked for. A request can show more than one kind."""
+    """``stale_after_rejoin``, ``after_fenced`` and ``heartbeat_too_fast``."""
+    return _told_and_fenced(t).unionByName(heartbeat_too_fast(t))
+
+
+def _told_and_fenced(t: Traces) -> Any:
+    """``stale_after_rejoin`` and ``after_fenced`` in one ordered pass over each member's
+    requests -- only those that can show or explain one: the answers telling it to rejoin, its
+    JoinGroups, and every request of a member ever answered FENCED_INSTANCE_ID (few, next to
+    the heartbeats and commits that make up nearly all). Per request, from the requests
+    before it: the last time the member was told to rejoin (and with which error), its last
+    JoinGroup and its last FENCED_INSTANCE_ID. A request can show both kinds."""
     F, W = _F(), _W()
-    by_member = W.partitionBy("run", "group_id", "member_id").orderBy("seq")
-    before = by_member.rowsBetween(W.unboundedPreceding, -1)
-    whole = by_member.rowsBetween(W.unboundedPreceding, W.unboundedFollowing)
+    before = (W.partitionBy("run", "group_id", "member_id").orderBy("seq")
+              .rowsBetween(W.unboundedPreceding, -1))
     api, err, seq = F.col("api"), F.col("err"), F.col("seq")
-    is_beat = api == "Heartbeat"
     told = err.isin(*REJOIN_ERRORS) & api.isin("Heartbeat", "OffsetCommit", "SyncGroup")
-    r = (_member_requests(t)
-         .select("run", "group_id", "member_id", "seq", "at_ms", "api", "correlation_id",
-                 "connection_id", "generation_id", "err", "group_instance_id",
-                 "session_timeout_ms",
+    member = ("run", "group_id", "member_id")
+    m = _member_requests(t)
+    fenced_members = (m.where(err == FENCED_INSTANCE_ID).select(*member).distinct()
+                      .withColumn("was_fenced", F.lit(True)))
+    r = (m.join(F.broadcast(fenced_members), list(member), "left")
+         .where(told | (api == "JoinGroup") | F.col("was_fenced").isNotNull())
+         .select(*member, "seq", "at_ms", "api", "correlation_id", "connection_id",
+                 "generation_id", "err", "group_instance_id",
                  nearest(seq, told, before, "told_seq"),
                  nearest(err, told, before, "told_err"),
                  nearest(seq, api == "JoinGroup", before, "join_seq"),
-                 nearest(seq, err == FENCED_INSTANCE_ID, before, "fenced_seq"),
-                 nearest(F.col("at_ms"), is_beat, before, "previous_beat"),
-                 F.count(F.when(is_beat, 1)).over(whole).alias("heartbeats"),
-                 F.max(F.when(api == "JoinGroup", F.col("session_timeout_ms"))).over(whole)
-                 .alias("member_session_ms"))
-         # what is computed in one select is one window pass (each pass copies every row);
-         # the median needs the intervals first, so it takes a second pass. The interval
-         # since the previous heartbeat, on heartbeats only (as a lag over them):
-         .withColumn("gap", F.when(is_beat, F.col("at_ms") - F.col("previous_beat")))
-         .withColumn("median_gap", F.percentile_approx("gap", 0.5, 1000).over(whole)))
+                 nearest(seq, err == FENCED_INSTANCE_ID, before, "fenced_seq")))
     stale = (api.isin("Heartbeat", "OffsetCommit") & err.isin(*STALE_ERRORS)
              & F.col("told_seq").isNotNull()
              & (F.col("join_seq").isNull() | (F.col("join_seq") < F.col("told_seq"))))
     fenced = F.col("fenced_seq").isNotNull()
-    # one row per too-fast member: its first heartbeat's
-    fast = (is_beat & F.col("previous_beat").isNull()
-            & (F.col("heartbeats") >= MIN_HEARTBEATS)
-            & (F.col("median_gap") * HEARTBEATS_PER_SESSION_LIMIT < F.col("member_session_ms")))
 
     def found(kind: str, detail: Any) -> Any:
         return F.struct(F.lit(kind).alias("kind"), detail.cast("string").alias("detail"))
@@ -123,13 +117,9 @@ def member_violations(t: Traces) -> Any:
         F.when(fenced, found("after_fenced", F.concat(
             api, F.lit(" after FENCED_INSTANCE_ID at seq "), F.col("fenced_seq").cast("string"),
             F.lit(" (instance "), F.coalesce(F.col("group_instance_id"), F.lit("?")),
-            F.lit(")")))),
-        F.when(fast, found("heartbeat_too_fast", F.concat(
-            F.col("heartbeats").cast("string"), F.lit(" heartbeats, median every "),
-            F.col("median_gap").cast("string"), F.lit(" ms for a session timeout of "),
-            F.col("member_session_ms").cast("string"), F.lit(" ms"))))),
+            F.lit(")"))))),
         lambda v: v.isNotNull())
-    hits = (r.where(stale | fenced | fast)
+    hits = (r.where(stale | fenced)
             .select("*", F.explode(shown).alias("v"))
             # (a kind is never null; coalesce says so to the schema, as a literal does)
             .select("*", F.coalesce(F.col("v.kind"), F.lit("")).alias("kind"),
@@ -138,11 +128,43 @@ def member_violations(t: Traces) -> Any:
 
 
 def stale_after_rejoin(t: Traces) -> Any:
-    return member_violations(t).where("kind = 'stale_after_rejoin'")
+    return _told_and_fenced(t).where("kind = 'stale_after_rejoin'")
 
 
 def after_fenced(t: Traces) -> Any:
-    return member_violations(t).where("kind = 'after_fenced'")
+    return _told_and_fenced(t).where("kind = 'after_fenced'")
+
+
+def heartbeat_too_fast(t: Traces) -> Any:
+    """One row per member (its first heartbeat's) whose median interval between heartbeats --
+    the exact lower median, as DuckDB's ``quantile_disc`` -- is below its session timeout /
+    HEARTBEATS_PER_SESSION_LIMIT. A narrow pass over the heartbeats alone (each interval as a
+    lag), then one aggregation per member."""
+    F, W = _F(), _W()
+    member = ("run", "group_id", "member_id")
+    by_member = W.partitionBy(*member).orderBy("seq")
+    m = _member_requests(t)
+    beats = (m.where(F.col("api") == "Heartbeat")
+             .select(*member, "seq", "at_ms", "correlation_id", "connection_id",
+                     (F.col("at_ms") - F.lag("at_ms").over(by_member)).alias("gap")))
+    # the session timeout the member asked for (few rows: broadcast, so nothing shuffles)
+    session = (m.where(F.col("api") == "JoinGroup").groupBy(*member)
+               .agg(F.max("session_timeout_ms").alias("member_session_ms")))
+    fast = (beats.groupBy(*member)
+            .agg(F.count(F.lit(1)).alias("heartbeats"),
+                 F.expr("percentile_disc(0.5) WITHIN GROUP (ORDER BY gap)").cast("long")
+                 .alias("median_gap"),
+                 F.min("seq").alias("seq"),
+                 *(F.min_by(c, "seq").alias(c)
+                   for c in ("at_ms", "correlation_id", "connection_id")))
+            .where(F.col("heartbeats") >= MIN_HEARTBEATS)
+            .join(F.broadcast(session), list(member))
+            .where(F.col("median_gap") * HEARTBEATS_PER_SESSION_LIMIT
+                   < F.col("member_session_ms")))
+    return _shape(fast.withColumn("api", F.lit("Heartbeat")), "heartbeat_too_fast", F.concat(
+        F.col("heartbeats").cast("string"), F.lit(" heartbeats, median every "),
+        F.col("median_gap").cast("string"), F.lit(" ms for a session timeout of "),
+        F.col("member_session_ms").cast("string"), F.lit(" ms")))
 
 
 def no_rejoin_in_time(t: Traces) -> Any:
@@ -303,10 +325,6 @@ def offset_backwards(t: Traces) -> Any:
     return _shape(back.withColumn("api", F.lit("OffsetCommit")), "offset_backwards", F.concat(
         F.col("topic"), F.lit("-"), F.col("partition").cast("string"), F.lit(" committed "),
         F.col("offset").cast("string"), F.lit(" after "), F.col("previous").cast("string")))
-
-
-def heartbeat_too_fast(t: Traces) -> Any:
-    return member_violations(t).where("kind = 'heartbeat_too_fast'")
 
 
 ALL = (stale_after_rejoin, after_fenced, no_rejoin_in_time, assignment_overlap, assignment_gap,
