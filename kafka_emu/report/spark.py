@@ -73,6 +73,14 @@ def require_java() -> None:
                           f"{java} is Java {major}")
 
 
+# The only filter the report's read has is "kind and run are not null" (the runs are chosen by
+# their run_start lines, after the read). Pushed into the JSON reader, it is checked as each
+# field of each line is parsed, and it can skip nothing: every whole line has both. Without it
+# the parse took about 6% less (5M lines, warm, six runs each: 21.6-23.2 CPU-s, median 22.1,
+# against 23.0-23.6, median 23.5).
+JSON_FILTER_PUSHDOWN = "spark.sql.json.filterPushdown.enabled"
+
+
 def session(*, master: str | None = None, remote: str | None = None, log_dir: Path | None = None,
             cores: int | None = None, shuffle_partitions: int = 4) -> Any:
     """A SparkSession for the report (see the module doc for the three ways)."""
@@ -86,6 +94,7 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
         spark = SparkSession.builder.remote(remote).getOrCreate()
         spark.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions))
         spark.conf.set("spark.sql.session.timeZone", "UTC")
+        spark.conf.set(JSON_FILTER_PUSHDOWN, "false")
         return spark
     require_java()
     # The executors' Python is ours (no UDFs need it, but Spark checks it exists and matches).
@@ -96,6 +105,7 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
                .master(master or (f"local[{cores}]" if cores else "local[*]"))
                .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
                .config("spark.sql.session.timeZone", "UTC")
+               .config(JSON_FILTER_PUSHDOWN, "false")
                .config("spark.ui.showConsoleProgress", "false")
                # Adaptive execution re-plans each query stage by stage; on this job (about
                # thirty small queries over cached traces, the big joins already broadcast by
