@@ -147,7 +147,7 @@ def heartbeat_too_fast(t: Traces) -> Any:
     beats = (m.where(F.col("api") == "Heartbeat")
              .select(*member, "seq", "at_ms", "correlation_id", "connection_id",
                      (F.col("at_ms") - F.lag("at_ms").over(by_member)).alias("gap")))
-    # the session timeout the member asked for (few rows: broadcast, so nothing shuffles)
+    # the session timeout the member asked for: one row per member, as on the other side
     session = (m.where(F.col("api") == "JoinGroup").groupBy(*member)
                .agg(F.max("session_timeout_ms").alias("member_session_ms")))
     fast = (beats.groupBy(*member)
@@ -158,7 +158,7 @@ def heartbeat_too_fast(t: Traces) -> Any:
                  *(F.min_by(c, "seq").alias(c)
                    for c in ("at_ms", "correlation_id", "connection_id")))
             .where(F.col("heartbeats") >= MIN_HEARTBEATS)
-            .join(F.broadcast(session), list(member))
+            .join(session, list(member))
             .where(F.col("median_gap") * HEARTBEATS_PER_SESSION_LIMIT
                    < F.col("member_session_ms")))
     return _shape(fast.withColumn("api", F.lit("Heartbeat")), "heartbeat_too_fast", F.concat(
