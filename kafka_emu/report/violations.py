@@ -37,6 +37,7 @@ MIN_HEARTBEATS = 10
 
 COLUMNS = ("kind", "run", "group_id", "member_id", "seq", "at_ms", "api", "correlation_id",
            "connection_id", "detail")
+MEMBER = ("run", "group_id", "member_id")  # a member is named within its group and run
 
 
 def _F():
@@ -84,17 +85,15 @@ def _told_and_fenced(t: Traces) -> Any:
     before it: the last time the member was told to rejoin (and with which error), its last
     JoinGroup and its last FENCED_INSTANCE_ID. A request can show both kinds."""
     F, W = _F(), _W()
-    before = (W.partitionBy("run", "group_id", "member_id").orderBy("seq")
-              .rowsBetween(W.unboundedPreceding, -1))
+    before = W.partitionBy(*MEMBER).orderBy("seq").rowsBetween(W.unboundedPreceding, -1)
     api, err, seq = F.col("api"), F.col("err"), F.col("seq")
     told = err.isin(*REJOIN_ERRORS) & api.isin("Heartbeat", "OffsetCommit", "SyncGroup")
-    member = ("run", "group_id", "member_id")
     m = _member_requests(t)
-    fenced_members = (m.where(err == FENCED_INSTANCE_ID).select(*member).distinct()
+    fenced_members = (m.where(err == FENCED_INSTANCE_ID).select(*MEMBER).distinct()
                       .withColumn("was_fenced", F.lit(True)))
-    r = (m.join(F.broadcast(fenced_members), list(member), "left")
+    r = (m.join(F.broadcast(fenced_members), list(MEMBER), "left")
          .where(told | (api == "JoinGroup") | F.col("was_fenced").isNotNull())
-         .select(*member, "seq", "at_ms", "api", "correlation_id", "connection_id",
+         .select(*MEMBER, "seq", "at_ms", "api", "correlation_id", "connection_id",
                  "generation_id", "err", "group_instance_id",
                  nearest(seq, told, before, "told_seq"),
                  nearest(err, told, before, "told_err"),
@@ -141,16 +140,15 @@ def heartbeat_too_fast(t: Traces) -> Any:
     HEARTBEATS_PER_SESSION_LIMIT. A narrow pass over the heartbeats alone (each interval as a
     lag), then one aggregation per member."""
     F, W = _F(), _W()
-    member = ("run", "group_id", "member_id")
-    by_member = W.partitionBy(*member).orderBy("seq")
+    by_member = W.partitionBy(*MEMBER).orderBy("seq")
     m = _member_requests(t)
     beats = (m.where(F.col("api") == "Heartbeat")
-             .select(*member, "seq", "at_ms", "correlation_id", "connection_id",
+             .select(*MEMBER, "seq", "at_ms", "correlation_id", "connection_id",
                      (F.col("at_ms") - F.lag("at_ms").over(by_member)).alias("gap")))
     # the session timeout the member asked for: one row per member, as on the other side
-    session = (m.where(F.col("api") == "JoinGroup").groupBy(*member)
+    session = (m.where(F.col("api") == "JoinGroup").groupBy(*MEMBER)
                .agg(F.max("session_timeout_ms").alias("member_session_ms")))
-    fast = (beats.groupBy(*member)
+    fast = (beats.groupBy(*MEMBER)
             .agg(F.count(F.lit(1)).alias("heartbeats"),
                  F.expr("percentile_disc(0.5) WITHIN GROUP (ORDER BY gap)").cast("long")
                  .alias("median_gap"),
@@ -158,7 +156,7 @@ def heartbeat_too_fast(t: Traces) -> Any:
                  *(F.min_by(c, "seq").alias(c)
                    for c in ("at_ms", "correlation_id", "connection_id")))
             .where(F.col("heartbeats") >= MIN_HEARTBEATS)
-            .join(session, list(member))
+            .join(session, list(MEMBER))
             .where(F.col("median_gap") * HEARTBEATS_PER_SESSION_LIMIT
                    < F.col("member_session_ms")))
     return _shape(fast.withColumn("api", F.lit("Heartbeat")), "heartbeat_too_fast", F.concat(
