@@ -2,6 +2,8 @@
 
     kafka-emu report traces/ --out report/ [--csv] [--master URL | --remote sc://HOST:PORT]
                      [--since 2026-11-01] [--until 2026-11-30] [--label client=aiokafka ...]
+    kafka-emu report-server [--host 127.0.0.1] [--port 15002] [--master local[*]]
+                            [--log-dir DIR]     (reports then run with --remote sc://HOST:PORT)
 
 Exit codes: 0 done, 1 the job failed (Spark's own log is in OUT/logs/spark.log), 2 bad input
 or something missing (pyspark, Java): one line on stderr either way.
@@ -30,6 +32,35 @@ def add_commands(sub) -> None:
     report.add_argument("--label", dest="labels", action="append", default=[],
                         metavar="KEY=VALUE", help="only runs with this trace label (repeatable)")
     report.set_defaults(run=partial(run_report, report))
+
+    server = sub.add_parser("report-server",
+                            help="a local Spark Connect server that reports can share")
+    server.add_argument("--host", default="127.0.0.1", help="address to listen on "
+                        "(default 127.0.0.1)")
+    server.add_argument("--port", type=_port, default=15002,
+                        help="port to listen on (default 15002, Spark Connect's)")
+    server.add_argument("--master", default="local[*]",
+                        help="the Spark master the server runs on (default local[*])")
+    server.add_argument("--log-dir", type=Path, metavar="DIR",
+                        help="where Spark's log goes (default: a new temporary directory)")
+    server.set_defaults(run=partial(run_server, server))
+
+
+def _port(text: str) -> int:
+    import argparse
+    # (Spark's own rule for the ports it listens on)
+    if not text.isdigit() or not 1024 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 1024 to 65535, got {text!r}")
+    return int(text)
+
+
+def run_server(parser, args) -> int:
+    from .server import serve
+    from .spark import ReportError
+    try:
+        return serve(args.host, args.port, master=args.master, log_dir=args.log_dir)
+    except ReportError as exc:
+        parser.exit(2, f"kafka-emu report-server: error: {exc}\n")
 
 
 def run_report(parser, args) -> int:

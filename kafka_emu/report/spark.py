@@ -8,6 +8,8 @@ Three ways to reach Spark, chosen by the caller and nothing else in the job chan
   the local-only ones;
 - ``--remote sc://HOST:PORT`` or SPARK_REMOTE: a Spark Connect server. Only the DataFrame API is
   used (no RDDs, no SparkContext, no Python UDFs), which is what Spark Connect serves.
+  ``kafka-emu report-server`` (server.py) starts one locally with the same settings as a local
+  session (job_confs, local_confs, local_java_options below).
 
 pyspark is imported only inside these functions: importing kafka_emu.report costs nothing and
 the server never imports it.
@@ -81,6 +83,61 @@ def require_java() -> None:
 JSON_FILTER_PUSHDOWN = "spark.sql.json.filterPushdown.enabled"
 
 
+def job_confs(shuffle_partitions: int = 4) -> dict[str, str]:
+    """The Spark settings the report's job is written for, wherever Spark runs."""
+    return {
+        "spark.sql.shuffle.partitions": str(shuffle_partitions),
+        "spark.sql.session.timeZone": "UTC",
+        JSON_FILTER_PUSHDOWN: "false",
+        "spark.ui.showConsoleProgress": "false",
+        # Adaptive execution re-plans each query stage by stage; on this job (about thirty
+        # small queries over cached traces, the big joins already broadcast by hint) that
+        # waited between stages and compiled more code: with it off, 1M events took 40 s
+        # instead of 51 s and a quarter less CPU, the same tables.
+        "spark.sql.adaptive.enabled": "false",
+    }
+
+
+def local_confs(heap: str) -> dict[str, str]:
+    """What a Spark in a local JVM (this process's, or a local Spark Connect server's) needs
+    on a headless machine: bound to loopback, the UI off, the heap."""
+    return {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1",
+            "spark.ui.enabled": "false", "spark.driver.memory": heap}
+
+
+def local_java_options(heap: str) -> list[str]:
+    """The local JVM's flags.
+
+    The throughput collector: G1's concurrent threads took CPU from the job's two cores.
+    HotSpot's second compiler (C2) only for what runs ten times as often as by default (JDK
+    17's Tier4 thresholds x10; the first compiler, C1, as by default): about thirty queries'
+    generated classes each run hot briefly, and C2 compiling them cost more than it saved. At
+    10M events the compilers took 28-30 CPU-s of the JVM's 165-172 (34-37 of 171-178 with every
+    threshold x3, 59-61 of 245-249 by default, measured before later changes to the job); x30
+    lost (178).
+    The heap at its full size from the start (-Xms): growing it step by step as the cached
+    traces filled it took six full collections at 10M events (about 1.1 s of pauses on both
+    cores; the collector 5.7-6.3 CPU-s, 3.3-3.5 with it). The class metadata's first threshold
+    at 256 MB: the default took four more full collections while Spark started."""
+    return ["-XX:+UseParallelGC", f"-Xms{heap}", "-XX:MetaspaceSize=256m",
+            "-XX:Tier4InvocationThreshold=50000", "-XX:Tier4MinInvocationThreshold=6000",
+            "-XX:Tier4CompileThreshold=150000", "-XX:Tier4BackEdgeThreshold=400000"]
+
+
+def log_options(log_dir: Path) -> list[str]:
+    """log4j at ERROR into log_dir/spark.log (the terminal keeps only our own lines)."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    props = log_dir / "log4j2.properties"
+    props.write_text(LOG4J.format(path=log_dir / "spark.log"))
+    return [f"-Dlog4j2.configurationFile=file:{props}"]
+
+
+def local_heap() -> str:
+    """A local JVM's heap: $KAFKA_EMU_REPORT_MEMORY (as Java writes it, e.g. 12g), else
+    driver_memory()."""
+    return os.environ.get("KAFKA_EMU_REPORT_MEMORY") or driver_memory()
+
+
 def session(*, master: str | None = None, remote: str | None = None, log_dir: Path | None = None,
             cores: int | None = None, shuffle_partitions: int = 4) -> Any:
     """A SparkSession for the report (see the module doc for the three ways)."""
@@ -88,13 +145,14 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
     remote = remote or os.environ.get("SPARK_REMOTE")
     from pyspark.sql import SparkSession
 
+    confs = job_confs(shuffle_partitions)
     if remote:
         # Spark Connect: the server owns the configuration; only session-level SQL confs here.
         quiet()
         spark = SparkSession.builder.remote(remote).getOrCreate()
-        spark.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions))
-        spark.conf.set("spark.sql.session.timeZone", "UTC")
-        spark.conf.set(JSON_FILTER_PUSHDOWN, "false")
+        for key in ("spark.sql.shuffle.partitions", "spark.sql.session.timeZone",
+                    JSON_FILTER_PUSHDOWN):
+            spark.conf.set(key, confs[key])
         return spark
     require_java()
     # The executors' Python is ours (no UDFs need it, but Spark checks it exists and matches).
@@ -102,46 +160,20 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     local = master is None or master.startswith("local")
     builder = (SparkSession.builder.appName("kafka-emu report")
-               .master(master or (f"local[{cores}]" if cores else "local[*]"))
-               .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
-               .config("spark.sql.session.timeZone", "UTC")
-               .config(JSON_FILTER_PUSHDOWN, "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               # Adaptive execution re-plans each query stage by stage; on this job (about
-               # thirty small queries over cached traces, the big joins already broadcast by
-               # hint) that waited between stages and compiled more code: with it off, 1M
-               # events took 40 s instead of 51 s and a quarter less CPU, the same tables.
-               .config("spark.sql.adaptive.enabled", "false"))
-    # the local JVM's heap (only a local session starts its own JVM)
-    heap = (os.environ.get("KAFKA_EMU_REPORT_MEMORY") or driver_memory()) if local else None
-    if local:
+               .master(master or (f"local[{cores}]" if cores else "local[*]")))
+    java_options: list[str] = []
+    if local:  # (only a local session starts its own JVM)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        builder = (builder.config("spark.driver.bindAddress", "127.0.0.1")
-                   .config("spark.driver.host", "127.0.0.1")
-                   .config("spark.ui.enabled", "false")
-                   .config("spark.driver.memory", heap))
-    # the throughput collector: G1's concurrent threads took CPU from the job's two cores.
-    # HotSpot's second compiler (C2) only for what runs ten times as often as by default
-    # (JDK 17's Tier4 thresholds x10; the first compiler, C1, as by default): about thirty
-    # queries' generated classes each run hot briefly, and C2 compiling them cost more than
-    # it saved. At 10M events the compilers took 28-30 CPU-s of the JVM's 165-172 (34-37 of
-    # 171-178 with every threshold x3, 59-61 of 245-249 by default, measured before this
-    # round's changes to the job); x30 lost (178).
-    # The heap at its full size from the start (-Xms): growing it step by step as the cached
-    # traces filled it took six full collections at 10M events (about 1.1 s of pauses on both
-    # cores; the collector 5.7-6.3 CPU-s, 3.3-3.5 with it). The class metadata's first
-    # threshold at 256 MB: the default took four more full collections while Spark started.
-    java_options = ["-XX:+UseParallelGC", f"-Xms{heap}", "-XX:MetaspaceSize=256m",
-                    "-XX:Tier4InvocationThreshold=50000",
-                    "-XX:Tier4MinInvocationThreshold=6000", "-XX:Tier4CompileThreshold=150000",
-                    "-XX:Tier4BackEdgeThreshold=400000"] if local else []
+        heap = local_heap()
+        confs.update(local_confs(heap))
+        java_options = local_java_options(heap)
+    for key, value in confs.items():
+        builder = builder.config(key, value)
     if log_dir is not None:
-        log_dir.mkdir(parents=True, exist_ok=True)
-        props = log_dir / "log4j2.properties"
-        props.write_text(LOG4J.format(path=log_dir / "spark.log"))
-        java_options.append(f"-Dlog4j2.configurationFile=file:{props}")
-        os.environ["SPARK_SUBMIT_OPTS"] = (os.environ.get("SPARK_SUBMIT_OPTS", "") +
-                                           f" -Dlog4j2.configurationFile=file:{props}").strip()
+        options = log_options(log_dir)
+        java_options += options
+        os.environ["SPARK_SUBMIT_OPTS"] = (os.environ.get("SPARK_SUBMIT_OPTS", "") + " " +
+                                           " ".join(options)).strip()
     if java_options:
         builder = builder.config("spark.driver.extraJavaOptions", " ".join(java_options))
     quiet()

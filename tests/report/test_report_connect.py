@@ -1,5 +1,6 @@
-"""The same report job, unchanged, against a Spark Connect server: one started here from
-pyspark's own distribution (its wheel carries the Spark Connect server jar), on loopback."""
+"""The same report job, unchanged, against a Spark Connect server: one started here by
+``kafka-emu report-server`` (pyspark's own server jar, set up as the report's local session),
+on loopback, and stopped the way a user stops it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -25,37 +25,62 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kafka_emu", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
 @pytest.fixture(scope="module")
 def connect_server(tmp_path_factory):
-    import pyspark
-    home = Path(pyspark.__file__).parent
     port = _free_port()
-    log = tmp_path_factory.mktemp("connect") / "server.log"
-    with open(log, "wb") as out:
+    logs = tmp_path_factory.mktemp("connect")
+    said = logs / "stderr.txt"
+    with open(said, "wb") as err:
         proc = subprocess.Popen(
-            [str(home / "bin" / "spark-submit"), "--class",
-             "org.apache.spark.sql.connect.service.SparkConnectServer", "--master", "local[2]",
-             "--conf", f"spark.connect.grpc.binding.port={port}",
-             "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
-             "--conf", "spark.driver.bindAddress=127.0.0.1",
-             "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.ui.enabled=false",
-             "--conf", "spark.sql.shuffle.partitions=2", "spark-internal"],
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-            env=os.environ | {"SPARK_HOME": str(home), "PYSPARK_PYTHON": sys.executable})
+            [sys.executable, "-m", "kafka_emu", "report-server", "--port", str(port),
+             "--log-dir", str(logs)], stdout=subprocess.DEVNULL, stderr=err,
+            env=os.environ | {"KAFKA_EMU_REPORT_MEMORY": "1g"})
     try:
         deadline = time.monotonic() + 300
-        while b"Spark Connect server started" not in log.read_bytes():
-            assert proc.poll() is None, log.read_text()[-3000:]
-            assert time.monotonic() < deadline, "Spark Connect server did not start in 300 s"
+        while "ready on" not in said.read_text():
+            assert proc.poll() is None, said.read_text() + (logs / "spark.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, "kafka-emu report-server did not start in 300 s"
             time.sleep(0.5)
+        (line,) = said.read_text().splitlines()
+        assert f"ready on sc://127.0.0.1:{port}" in line
         yield f"sc://127.0.0.1:{port}"
+        # stopped as a service manager stops it: SIGTERM, then the server is gone with it
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=120) == 0, said.read_text()
+        assert said.read_text().splitlines()[-1] == "kafka-emu report-server: stopping"
+        assert not _listening(port)
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
             proc.wait()
+
+
+def test_report_server_refuses_a_port_in_use_or_out_of_range():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = _cli("report-server", "--port", str(port))
+    assert busy.returncode == 2
+    assert busy.stderr == (f"kafka-emu report-server: error: 127.0.0.1:{port} is in use "
+                           "(choose another --port)\n")
+    low = _cli("report-server", "--port", "80")
+    assert low.returncode == 2
+    assert low.stderr.strip().splitlines()[-1].endswith(
+        "argument --port: expected a port from 1024 to 65535, got '80'")
 
 
 def test_the_report_runs_unchanged_on_spark_connect(connect_server, tmp_path):
