@@ -1,7 +1,7 @@
 """Report benchmark (issue 10): `kafka-emu report`'s Spark job against DuckDB on the same files.
 
-    .venv/bin/python bench/bench_report.py [--quick] [--repeat N] [--traces DIR] [EVENTS ...]
-        (EVENTS: default 1000000)
+    .venv/bin/python bench/bench_report.py [--quick [--remote sc://HOST:PORT]] [--repeat N]
+                                           [--traces DIR] [EVENTS ...]  (default 1000000)
 
 For each size: synthetic traces (bench/trace_gen.py, the real schema, written through the
 writer's formatter; with --traces they are generated once into DIR/traces-EVENTS and reused)
@@ -11,7 +11,9 @@ start timed apart from the job -> the traces compacted to Parquet (one Spark wri
 again on the Parquet copy -> DuckDB on the same files (JSON Lines, then Parquet), 2 threads.
 --quick: only Spark on 2 cores and DuckDB, on the JSON Lines. --repeat N: that pair (Spark on 2
 cores, then DuckDB, on the JSON Lines) N times, each ratio and their median printed, the target
-judged on the median.
+judged on the median. --remote: Spark's side of that pair on a Spark Connect server that is
+already up (`kafka-emu report-server`, on 2 cores like the local runs), as a fleet would run
+reports; the first pair then also shows what the server's first report costs.
 
 What DuckDB computes (every line read with an explicit schema, torn lines skipped as Spark drops
 them, every row returned): the client matrix, API versions, error codes per client x API,
@@ -313,13 +315,14 @@ def _timed(fn, *args, **kw):
     return time.perf_counter() - start, result
 
 
-def spark_once(path: str, cores: int, input_format: str) -> None:
+def spark_once(path: str, cores: int, input_format: str, remote: str | None = None) -> None:
     """One Spark configuration in this (fresh) process: prints the session start's and the
-    job's seconds and the row counts."""
+    job's seconds and the row counts. With ``remote``, the job runs on that Spark Connect
+    server (``cores`` is then the server's business)."""
     import json
     from kafka_emu.report.spark import session
     logs = Path(tempfile.mkdtemp())
-    start_s, spark = _timed(session, master=f"local[{cores}]", log_dir=logs,
+    start_s, spark = _timed(session, master=f"local[{cores}]", remote=remote, log_dir=logs,
                             shuffle_partitions=cores * 2)
     seconds, counts = _timed(spark_job, spark, [path], input_format)
     spark.stop()
@@ -361,7 +364,7 @@ def _option(argv: list[str], name: str) -> tuple[str | None, list[str]]:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--spark-once"]:
-        spark_once(argv[1], int(argv[2]), argv[3])
+        spark_once(argv[1], int(argv[2]), argv[3], *argv[4:5])
         return 0
     if argv[:1] == ["--compact"]:
         compact(argv[1], argv[2])
@@ -374,6 +377,9 @@ def main(argv: list[str]) -> int:
     if repeat_text is not None and not (repeat_text.isdigit() and int(repeat_text) >= 1):
         _usage(f"--repeat needs a whole number >= 1, got {repeat_text!r}")
     repeat = int(repeat_text or 1)
+    remote, argv = _option(argv, "--remote")
+    if remote and not quick:
+        _usage("--remote goes with --quick (the 1-core and Parquet runs are local)")
     sizes = [int(a) for a in argv] or [1_000_000]
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
@@ -408,7 +414,7 @@ def main(argv: list[str]) -> int:
             for attempt in range(1, repeat + 1):
                 if repeat > 1:
                     print(f"  pair {attempt} of {repeat}:")
-                spark("spark 2 cores, jsonl", str(root), "2", "json")
+                spark("spark 2 cores, jsonl", str(root), "2", "json", *([remote] if remote else []))
                 duck("duckdb 2 threads, jsonl", root, "json")
                 ratios.append(times["spark 2 cores, jsonl"] / times["duckdb 2 threads, jsonl"])
                 if repeat > 1:
