@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from .spark import (ReportError, job_confs, local_confs, local_heap, local_java_options,
-                    log_options, require_java, require_pyspark)
+from .spark import (job_confs, local_confs, local_heap, local_java_options, log_options,
+                    require_java, require_pyspark)
 
 CONNECT_SERVER = "org.apache.spark.sql.connect.service.SparkConnectServer"
 START_TIMEOUT_S = 300.0  # a cold JVM on a busy 2-core machine takes tens of seconds
@@ -80,11 +80,14 @@ def command(host: str, port: int, master: str, log_dir: Path) -> tuple[list[str]
 def serve(host: str, port: int, master: str = "local[*]", log_dir: Path | None = None,
           say: TextIO = sys.stderr) -> int:
     """Start the server, say where it is, run until stopped; 0 when stopped on request, 1 when
-    the server ends (or never starts) on its own. ReportError: bad input or missing Java."""
+    the port is taken or the server ends (or never starts) on its own. ReportError: pyspark or
+    Java missing."""
     require_pyspark()
     require_java()
     if not _port_free(host, port):
-        raise ReportError(f"{host}:{port} is in use (choose another --port)")
+        say.write(f"kafka-emu report-server: error: {host}:{port} is in use "
+                  f"(choose another --port)\n")
+        return 1
     log_dir = log_dir or Path(tempfile.mkdtemp(prefix="kafka-emu-report-server-"))
     argv, env = command(host, port, master, log_dir)
     log = log_dir / "spark.log"
