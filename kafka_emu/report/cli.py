@@ -6,7 +6,8 @@
                             [--log-dir DIR]     (reports then run with --remote sc://HOST:PORT)
 
 Exit codes: 0 done, 1 the job failed (Spark's own log is in OUT/logs/spark.log), 2 bad input
-or something missing (pyspark, Java): one line on stderr either way.
+or something missing (pyspark, Java): one line on stderr either way. report-server: 0 stopped
+by Ctrl-C or SIGTERM, 1 the port is taken or the server ended on its own, 2 as for report.
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from .spark import (job_confs, local_confs, local_heap, local_java_options, log_options,
-                    require_java, require_pyspark)
+from .spark import (ReportError, job_confs, local_confs, local_heap, local_java_options,
+                    log_options, require_java, require_pyspark)
 
 CONNECT_SERVER = "org.apache.spark.sql.connect.service.SparkConnectServer"
 START_TIMEOUT_S = 300.0  # a cold JVM on a busy 2-core machine takes tens of seconds
@@ -81,7 +81,7 @@ def serve(host: str, port: int, master: str = "local[*]", log_dir: Path | None =
           say: TextIO = sys.stderr) -> int:
     """Start the server, say where it is, run until stopped; 0 when stopped on request, 1 when
     the port is taken or the server ends (or never starts) on its own. ReportError: pyspark or
-    Java missing."""
+    Java missing, or the log directory cannot be written."""
     require_pyspark()
     require_java()
     if not _port_free(host, port):
@@ -89,13 +89,17 @@ def serve(host: str, port: int, master: str = "local[*]", log_dir: Path | None =
                   f"(choose another --port)\n")
         return 1
     log_dir = log_dir or Path(tempfile.mkdtemp(prefix="kafka-emu-report-server-"))
-    argv, env = command(host, port, master, log_dir)
     log = log_dir / "spark.log"
-    previous = signal.signal(signal.SIGTERM, _raise_stop)
-    with open(log, "ab") as out:
+    try:
+        argv, env = command(host, port, master, log_dir)
+        out = open(log, "ab")
+    except OSError as exc:
+        raise ReportError(f"cannot write Spark's log in {log_dir}: {exc.strerror}") from None
+    with out:
         # its own process group: Ctrl-C reaches us, and we stop the whole server tree
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True)
+    previous = signal.signal(signal.SIGTERM, _raise_stop)
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
         while not _accepting(host, port):

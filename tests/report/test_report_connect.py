@@ -68,6 +68,15 @@ def connect_server(tmp_path_factory):
             proc.wait()
 
 
+def test_report_server_refuses_a_log_dir_it_cannot_write(tmp_path):
+    (tmp_path / "file").write_text("")
+    result = _cli("report-server", "--port", str(_free_port()), "--log-dir",
+                  str(tmp_path / "file" / "logs"))
+    assert result.returncode == 2
+    assert result.stderr == (f"kafka-emu report-server: error: cannot write Spark's log in "
+                             f"{tmp_path / 'file' / 'logs'}: Not a directory\n")
+
+
 def test_report_server_refuses_a_port_in_use_or_out_of_range():
     # (exit 1 for a port in use, as `kafka-emu serve`: the input is fine, the machine is not)
     with socket.create_server(("127.0.0.1", 0)) as taken:
