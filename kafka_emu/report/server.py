@@ -57,13 +57,13 @@ def command(host: str, port: int, master: str, log_dir: Path) -> tuple[list[str]
     """spark-submit's command line and environment for the server."""
     import pyspark
     home = Path(pyspark.__file__).parent
-    heap = local_heap()
     confs = job_confs() | {"spark.app.name": "kafka-emu report-server",
                            "spark.connect.grpc.binding.address": host,
                            "spark.connect.grpc.binding.port": str(port)}
     logging = log_options(log_dir)
     java_options = list(logging)
-    if master.startswith("local"):
+    if master.startswith("local"):  # (the driver's JVM is the whole Spark)
+        heap = local_heap()
         confs |= local_confs(heap)
         java_options = local_java_options(heap) + java_options
     confs["spark.driver.extraJavaOptions"] = " ".join(java_options)
