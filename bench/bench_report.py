@@ -278,6 +278,13 @@ DUCK_VIOLATIONS_TABLE = (
     + " UNION ALL ".join(f"({sql})" for sql in DUCK_VIOLATIONS.values())
     + ") ORDER BY kind, run, seq")
 
+def _nearest(fn: str, kind: str, frame: str, **names: str) -> str:
+    """Window columns: each column (a keyword) on the nearest row of ``kind`` in ``frame``
+    (``last`` of a frame before the row, ``first`` of one after it), named by its value."""
+    return ", ".join(f"{fn}(CASE WHEN kind = '{kind}' THEN {col} END IGNORE NULLS) "
+                     f"OVER {frame} AS {name}" for col, name in names.items())
+
+
 # The report's tables, each with the same columns, rows and order as the job's table of that
 # name (kafka_emu/report/analyses.py, violations.py); tests/report/test_bench_duckdb.py checks
 # them against the job's, table by table, on the test fixtures. In the job's order: a table may
@@ -315,7 +322,7 @@ DUCK_TABLES = {
         SELECT client_name, client_version, api, err AS error_code, count(*) AS responses
         FROM requests WHERE err <> 0 GROUP BY ALL
         ORDER BY client_name, client_version, api, error_code""",
-    "rebalances": """
+    "rebalances": f"""
         WITH r AS (
           SELECT run, group_id, seq, at_ms, kind, reason, generation, members, member_id,
                  -- which generation's rebalance a member event belongs to: the next one
@@ -328,23 +335,12 @@ DUCK_TABLES = {
         t AS (SELECT *, CASE WHEN kind = 'generation_changed' THEN ordinal ELSE ordinal + 1 END
                         AS target FROM r),
         w AS (
-          SELECT *,
-            last(CASE WHEN kind = 'generation_changed' THEN seq END IGNORE NULLS) OVER p
-              AS prev_gen_seq,
-            last(CASE WHEN kind = 'generation_changed' THEN members END IGNORE NULLS) OVER p
-              AS prev_members,
-            last(CASE WHEN kind = 'rebalance_triggered' THEN seq END IGNORE NULLS) OVER p
-              AS trigger_seq,
-            last(CASE WHEN kind = 'rebalance_triggered' THEN at_ms END IGNORE NULLS) OVER p
-              AS trigger_at,
-            last(CASE WHEN kind = 'rebalance_triggered' THEN reason END IGNORE NULLS) OVER p
-              AS trigger_reason,
-            first(CASE WHEN kind = 'generation_changed' THEN seq END IGNORE NULLS) OVER f
-              AS next_gen_seq,
-            first(CASE WHEN kind = 'state_changed' THEN seq END IGNORE NULLS) OVER f
-              AS stable_seq,
-            first(CASE WHEN kind = 'state_changed' THEN at_ms END IGNORE NULLS) OVER f
-              AS stable_at
+          SELECT *, {_nearest("last", "generation_changed", "p", seq="prev_gen_seq",
+                              members="prev_members")},
+            {_nearest("last", "rebalance_triggered", "p", seq="trigger_seq", at_ms="trigger_at",
+                      reason="trigger_reason")},
+            {_nearest("first", "generation_changed", "f", seq="next_gen_seq")},
+            {_nearest("first", "state_changed", "f", seq="stable_seq", at_ms="stable_at")}
           FROM t WINDOW
             p AS (PARTITION BY run, group_id ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING
                   AND 1 PRECEDING),
@@ -362,7 +358,7 @@ DUCK_TABLES = {
                       THEN stable_at END AS stable_ms
           FROM w WHERE kind = 'generation_changed'),
         rm AS (SELECT run, group_id, target,
-                      list({'member_id': member_id, 'reason': reason} ORDER BY seq) AS removed
+                      list({{'member_id': member_id, 'reason': reason}} ORDER BY seq) AS removed
                FROM t WHERE kind = 'member_removed' GROUP BY ALL),
         gc AS (SELECT run, group_id, arg_min(client_name, seq) AS client_name,
                       arg_min(client_version, seq) AS client_version
