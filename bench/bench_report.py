@@ -38,17 +38,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 import trace_gen  # noqa: E402
 
+from kafka_emu.report import violations  # noqa: E402
 from kafka_emu.report.spark import driver_memory  # noqa: E402
 from kafka_emu.trace import schema  # noqa: E402
 
 TARGET_RATIO = 3.0
 PAIR = ("spark 2 cores, jsonl", "duckdb 2 threads, jsonl")  # what the target is about
-
-
-def spark_job(spark, paths: list[str], out: Path, input_format: str = "json") -> None:
-    """The report job as `kafka-emu report` runs it, its tables written under out/tables."""
-    from kafka_emu.report import job
-    job.run(spark, paths, out, input_format=input_format)
 
 
 # Spark's percentiles are approximate (percentile_approx at an accuracy of 10,000), DuckDB's
@@ -117,20 +112,20 @@ _MEMBER_REQUESTS = """
     WHERE group_id IS NOT NULL AND member_id IS NOT NULL AND member_id <> ''"""
 
 # each query's rows have the violations table's columns
-VIOLATION_COLUMNS = "kind, run, group_id, member_id, seq, at_ms, api, correlation_id, " \
-                    "connection_id, detail"
+VIOLATION_COLUMNS = ", ".join(violations.COLUMNS)
 DUCK_VIOLATIONS = {
     # stale_after_rejoin and after_fenced: one ordered pass over each member's requests
     "told_and_fenced": f"""
-        WITH w AS (
+        WITH m AS (SELECT *, err IN (27, 22, 25)
+                             AND api IN ('Heartbeat', 'OffsetCommit', 'SyncGroup') AS told
+                   FROM ({_MEMBER_REQUESTS})),
+        w AS (
           SELECT *,
-            last(CASE WHEN err IN (27, 22, 25) AND api IN ('Heartbeat', 'OffsetCommit',
-                 'SyncGroup') THEN seq END IGNORE NULLS) OVER p AS told_seq,
-            last(CASE WHEN err IN (27, 22, 25) AND api IN ('Heartbeat', 'OffsetCommit',
-                 'SyncGroup') THEN err END IGNORE NULLS) OVER p AS told_err,
+            last(CASE WHEN told THEN seq END IGNORE NULLS) OVER p AS told_seq,
+            last(CASE WHEN told THEN err END IGNORE NULLS) OVER p AS told_err,
             last(CASE WHEN api = 'JoinGroup' THEN seq END IGNORE NULLS) OVER p AS join_seq,
             last(CASE WHEN err = 82 THEN seq END IGNORE NULLS) OVER p AS fenced_seq
-          FROM ({_MEMBER_REQUESTS})
+          FROM m
           WINDOW p AS (PARTITION BY run, group_id, member_id ORDER BY seq
                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))
         SELECT 'stale_after_rejoin' AS kind, run, group_id, member_id, seq, at_ms, api,
@@ -493,11 +488,14 @@ def spark_once(path: str, cores: int, input_format: str, out: str,
     prints the session start's and the job's seconds. With ``remote``, the job runs on that
     Spark Connect server (``cores`` is then the server's business)."""
     import json
+
+    from kafka_emu.report import job
     from kafka_emu.report.spark import session
     logs = Path(tempfile.mkdtemp())
     start_s, spark = _timed(session, master=f"local[{cores}]", remote=remote, log_dir=logs,
                             shuffle_partitions=cores * 2)
-    seconds, _ = _timed(spark_job, spark, [path], Path(out), input_format)
+    # the report job as `kafka-emu report` runs it
+    seconds, _ = _timed(job.run, spark, [path], Path(out), input_format=input_format)
     spark.stop()
     print(json.dumps({"start": start_s, "seconds": seconds}))
 
