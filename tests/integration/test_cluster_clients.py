@@ -40,8 +40,12 @@ class Confluent:
                          "enable.idempotence": True, "linger.ms": 5})
 
     def produce(self, producer, values):
+        # spread over every partition (librdkafka sticks keyless records to one for a while):
+        # a group that has consumed them all has every member past its committed-offset
+        # fetch, which the coordinator move must not catch in flight (librdkafka never
+        # retries it after NOT_COORDINATOR: confluentinc/librdkafka#5586)
         for v in values:
-            producer.produce(self.topic, str(v).encode())
+            producer.produce(self.topic, str(v).encode(), partition=v % PARTITIONS)
         assert producer.flush(60) == 0
 
     def consumer(self, i):
