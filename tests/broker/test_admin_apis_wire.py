@@ -185,6 +185,53 @@ async def test_describe_topic_partitions_pages_with_a_cursor(start_broker):
     assert third.next_cursor is None
 
 
+async def test_describe_topic_partitions_refuses_a_bad_cursor_as_kafka_does(start_broker):
+    """DescribeTopicPartitionsRequestHandler throws InvalidRequestException for a cursor outside
+    the requested topics or with a negative partition: every requested topic (in request order)
+    is INVALID_REQUEST with nothing else, and the connection stays open. A negative index used to
+    reach the handler's partition lookup and end the connection with an internal error."""
+    bound, wire = await client(start_broker, topics={"a": 3, "b": 2})
+    api = BY_NAME["DescribeTopicPartitions"]
+
+    async def ask(cursor, topics=("b", "a")):
+        return await wire.request(api, 0, dtp.DescribeTopicPartitionsRequest(
+            topics=[dtp.TopicRequest(name=n) for n in topics], response_partition_limit=10,
+            cursor=cursor))
+
+    for cursor in (dtp.Cursor(topic_name="a", partition_index=-1),
+                   dtp.Cursor(topic_name="a", partition_index=-2**31),
+                   dtp.Cursor(topic_name="c", partition_index=0)):
+        refused = await ask(cursor)
+        assert [(t.name, t.error_code, t.partitions) for t in refused.topics] == [
+            ("b", ErrorCode.INVALID_REQUEST, []), ("a", ErrorCode.INVALID_REQUEST, [])]
+        assert refused.next_cursor is None
+    every = await ask(dtp.Cursor(topic_name="a", partition_index=-1), topics=())
+    assert every.topics == [] and every.next_cursor is None
+    assert bound.broker.unexpected == []
+    fine = await ask(dtp.Cursor(topic_name="a", partition_index=1))
+    assert [(t.name, [p.partition_index for p in t.partitions]) for t in fine.topics] == [
+        ("a", [1, 2]), ("b", [0, 1])]
+
+
+async def test_describe_topic_partitions_pages_before_looking_up_the_next_topic(start_broker):
+    """Kafka checks the budget before it looks a topic up: once the partitions are spent the
+    cursor points at the next topic even if it does not exist. A name that can never be a topic's
+    is INVALID_TOPIC_EXCEPTION, an unknown internal name is marked internal."""
+    bound, wire = await client(start_broker, topics={"a": 2})
+    api = BY_NAME["DescribeTopicPartitions"]
+    full = await wire.request(api, 0, dtp.DescribeTopicPartitionsRequest(
+        topics=[dtp.TopicRequest(name="a"), dtp.TopicRequest(name="b")],
+        response_partition_limit=2))
+    assert [t.name for t in full.topics] == ["a"]
+    assert (full.next_cursor.topic_name, full.next_cursor.partition_index) == ("b", 0)
+    odd = await wire.request(api, 0, dtp.DescribeTopicPartitionsRequest(
+        topics=[dtp.TopicRequest(name="bad name"), dtp.TopicRequest(name="__transaction_state")],
+        response_partition_limit=5))
+    assert [(t.name, t.error_code, t.is_internal) for t in odd.topics] == [
+        ("__transaction_state", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, True),
+        ("bad name", ErrorCode.INVALID_TOPIC_EXCEPTION, False)]
+
+
 async def test_offset_for_leader_epoch_answers_from_the_epoch_cache_and_fences(start_broker):
     from kafka_emu.protocol.messages import offset_for_leader_epoch as ofle
     bound, wire = await client(start_broker, topics={"t": 1})

@@ -20,6 +20,7 @@ from kafka_emu.errors import ErrorCode
 from kafka_emu.log.records import Record, build_batch
 from kafka_emu.protocol import BY_NAME
 from kafka_emu.protocol.messages import describe_groups as dg
+from kafka_emu.protocol.messages import describe_topic_partitions as dtp
 from kafka_emu.protocol.messages import fetch as f
 from kafka_emu.protocol.messages import find_coordinator as fc
 from kafka_emu.protocol.messages import heartbeat as hb
@@ -235,6 +236,13 @@ async def test_a_stopped_broker_is_gone_until_it_starts_again(start_cluster):
         if p.partition_index in led_by_2:
             assert (p.error_code, p.leader_id, p.offline_replicas) == (
                 ErrorCode.LEADER_NOT_AVAILABLE, -1, [2])
+    described = await client.request(BY_NAME["DescribeTopicPartitions"], 0,
+                                     dtp.DescribeTopicPartitionsRequest(
+                                         topics=[dtp.TopicRequest(name="t")],
+                                         response_partition_limit=10))
+    for p in described.topics[0].partitions:  # no error there, only the missing leader
+        if p.partition_index in led_by_2:
+            assert (p.error_code, p.leader_id, p.offline_replicas) == (ErrorCode.NONE, -1, [2])
     moves.start(2)
     again = await connect(bound, 2)
     assert cluster.nodes[2].port == port

@@ -2,17 +2,24 @@
 order starting at the cursor's topic (and partition); at most ResponsePartitionLimit
 partitions go out, capped at 2000 as Kafka caps it (max.request.partition.size.limit), and
 NextCursor says where to resume. An empty topic list means every topic. A missing topic is
-UNKNOWN_TOPIC_OR_PARTITION with no partitions.
+UNKNOWN_TOPIC_OR_PARTITION with no partitions (INVALID_TOPIC_EXCEPTION if the name could never
+be a topic's), and is only looked up while the budget lasts: once it is spent, the cursor points
+at the next topic, known or not. A partition without a leader carries no error, only leader -1
+(Kafka sets LEADER_NOT_AVAILABLE in Metadata, not here).
+
+A request Kafka refuses as a whole (InvalidRequestException in
+DescribeTopicPartitionsRequestHandler) is INVALID_REQUEST for every topic it names: a cursor
+whose topic is not among the requested topics, or whose partition index is negative.
 """
 
 from __future__ import annotations
 
-from ...errors import ErrorCode
+from ...errors import ErrorCode, KafkaError
+from ...log.catalogue import INTERNAL_TOPICS, topic_name_error
 from ...protocol.messages.describe_topic_partitions import (
     API, Cursor, DescribeTopicPartitionsResponse, DescribeTopicPartitionsResponsePartition,
     DescribeTopicPartitionsResponseTopic)
 from . import Handler
-from ..cluster import NO_LEADER
 from ._operations import TOPIC_OPERATIONS
 
 PARTITION_LIMIT_MAX = 2000  # max.request.partition.size.limit's default
@@ -27,27 +34,33 @@ async def describe_topic_partitions(ctx, request) -> DescribeTopicPartitionsResp
     cursor = request.cursor
     if cursor is not None:
         names = [n for n in names if n >= cursor.topic_name]
+        if request.topics and cursor.topic_name not in names:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "DescribeTopicPartitionsRequest topic "
+                             f"list should contain the cursor topic: {cursor.topic_name}")
+        if cursor.partition_index < 0:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "DescribeTopicPartitionsRequest cursor "
+                             f"partition must be valid: {cursor.partition_index}")
     budget = max(1, min(request.response_partition_limit, PARTITION_LIMIT_MAX))
     topics, next_cursor = [], None
     for name in names:
+        if budget == 0:  # the previous topics took it all (the cursor's topic always comes first)
+            next_cursor = Cursor(topic_name=name, partition_index=0)
+            break
         topic = catalogue.get(name)
         if topic is None:
             topics.append(DescribeTopicPartitionsResponseTopic(
-                error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name))
+                error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if topic_name_error(name) is None
+                else ErrorCode.INVALID_TOPIC_EXCEPTION,
+                name=name, is_internal=name in INTERNAL_TOPICS))
             continue
         start = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
-        if budget == 0:
-            next_cursor = Cursor(topic_name=name, partition_index=start)
-            break
         end = min(topic.num_partitions, start + budget)
         if cluster.multi:
             partitions = []
             for i in range(start, end):
                 placed = cluster.placement(topic.topic_id, name, i)
                 partitions.append(DescribeTopicPartitionsResponsePartition(
-                    error_code=ErrorCode.NONE if placed.leader != NO_LEADER
-                    else ErrorCode.LEADER_NOT_AVAILABLE,
-                    partition_index=i, leader_id=placed.leader,
+                    error_code=ErrorCode.NONE, partition_index=i, leader_id=placed.leader,
                     leader_epoch=placed.leader_epoch, replica_nodes=list(placed.replicas),
                     isr_nodes=list(placed.isr), eligible_leader_replicas=[], last_known_elr=[],
                     offline_replicas=[r for r in placed.replicas
