@@ -12,6 +12,10 @@ response, header or embedded ``kind="data"`` schema) for one of its versions:
   that nested messages stay small;
 * tagged fields are generated only in the versions where they are tagged.
 
+``messages(cls, version, text=...)`` draws every string from ``text`` instead: names from a small
+pool (the topics and groups a server knows) get requests past the "unknown topic" and "unknown
+group" answers into the handlers' deeper paths.
+
 The field facts come from :func:`kafka_emu.protocol.schema.fields_of`, the same declarations
 the codec reads; nothing here knows a particular API. No trio, no I/O.
 """
@@ -74,15 +78,16 @@ _BYTES = st.binary(max_size=MAX_BYTES)
 _UUIDS = st.one_of(st.just(uuid.UUID(int=0)), st.uuids())
 
 
-def value_of(type_: Any, version: int, flexible: bool, nullable: bool) -> st.SearchStrategy:
+def value_of(type_: Any, version: int, flexible: bool, nullable: bool,
+             text: st.SearchStrategy = _TEXT) -> st.SearchStrategy:
     """Values of one wire type (an element type, or a whole field's type) at a version."""
-    base = _base(type_, version, flexible)
+    base = _base(type_, version, flexible, text)
     if nullable or type_ is RECORDS:
         return st.one_of(st.none(), base)
     return base
 
 
-def _base(type_: Any, version: int, flexible: bool) -> st.SearchStrategy:
+def _base(type_: Any, version: int, flexible: bool, text: st.SearchStrategy) -> st.SearchStrategy:
     if type_ in _INT_RANGES:
         return _ints(type_)
     if type_ is BOOL:
@@ -92,30 +97,33 @@ def _base(type_: Any, version: int, flexible: bool) -> st.SearchStrategy:
     if type_ is UUID:
         return _UUIDS
     if type_ is STRING:
-        return _TEXT
+        return text
     if type_ is BYTES or type_ is RECORDS:
         return _BYTES
     if isinstance(type_, Array):
-        return st.lists(value_of(type_.element, version, flexible, False), max_size=MAX_ITEMS)
+        return st.lists(value_of(type_.element, version, flexible, False, text),
+                        max_size=MAX_ITEMS)
     if isinstance(type_, type):
-        return _structs(type_, version, flexible)
+        return _structs(type_, version, flexible, text)
     raise TypeError(f"unknown wire type {type_!r}")
 
 
 @functools.cache
-def _structs(cls: type, version: int, flexible: bool) -> st.SearchStrategy:
+def _structs(cls: type, version: int, flexible: bool, text: st.SearchStrategy) -> st.SearchStrategy:
     aliases = {a.name: a.alias for a in attrs.fields(cls)}
     fields = {}
     for spec in present_fields(cls, version, flexible):
         field_flexible = flexible and (spec.flexible is None or version in spec.flexible)
         fields[aliases[spec.name]] = value_of(spec.type, version, field_flexible,
-                                              version in spec.nullable)
+                                              version in spec.nullable, text)
     return st.fixed_dictionaries(fields).map(lambda kw: cls(**kw))
 
 
-def messages(cls: type, version: int) -> st.SearchStrategy:
-    """Valid instances of a declared message class at ``version`` (which must be valid)."""
+def messages(cls: type, version: int, *,
+             text: st.SearchStrategy | None = None) -> st.SearchStrategy:
+    """Valid instances of a declared message class at ``version`` (which must be valid); every
+    string drawn from ``text`` when given."""
     declared = info(cls)
     if version not in declared.valid:
         raise ValueError(f"{cls.__name__} has no version {version} (valid {declared.valid})")
-    return _structs(cls, version, version in declared.flexible)
+    return _structs(cls, version, version in declared.flexible, _TEXT if text is None else text)
