@@ -26,6 +26,7 @@ import socket
 import struct
 
 import attrs
+import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
@@ -265,18 +266,23 @@ KNOWN_NAMES = st.sampled_from(sorted(KNOWN_TOPICS) + [
     "g", "c", "m", "i", "", "consumer", "range", "__consumer_offsets", "retention.ms"])
 
 
-def test_requests_naming_what_the_server_knows_leave_it_serving():
+@pytest.mark.parametrize("brokers", [1, 3])
+def test_requests_naming_what_the_server_knows_leave_it_serving(brokers):
     """Decodable requests of every API and version, their strings drawn from the names the
     server knows and their numbers from the edges (-1, 0, 1, the type's limits, anything): each
     burst is answered in order, the control group's offsets stay, and no request hits an
     internal error (checked after every burst, and reported with that burst's APIs: the state
     the earlier bursts built may be needed to repeat it). The fuzz above rarely names an
-    existing topic or group; this one always does, with twice its examples (cheaper ones)."""
-    config = make_config(topics={CONTROL_TOPIC: len(CONTROL_OFFSETS), **KNOWN_TOPICS})
+    existing topic or group; this one always does, with twice its examples (cheaper ones).
+    With three brokers each burst goes to one of them, coordinator or not, leader or not."""
+    config = make_config(topics={CONTROL_TOPIC: len(CONTROL_OFFSETS), **KNOWN_TOPICS},
+                         brokers=brokers)
     sent = {"frames": 0, "answers": 0}
     with run_in_thread(config) as emu:
-        host, port = emu.host, emu.port
-        _commit_control(host, port)
+        host = emu.host
+        ports = [int(address.rsplit(":", 1)[1]) for address in emu.bootstrap_servers.split(",")]
+        control_port = ports[emu.coordinator_of(CONTROL_GROUP) - 1]  # node ids are 1, 2, ...
+        _commit_control(host, control_port)
 
         @seed(SEED)
         @settings(max_examples=2 * EXAMPLES, deadline=None, database=None,
@@ -284,6 +290,7 @@ def test_requests_naming_what_the_server_knows_leave_it_serving():
         @given(st.data())
         def burst(data):
             errors_before = len(emu.unexpected_errors())
+            port = data.draw(st.sampled_from(ports), label="broker's port")
             n = data.draw(st.integers(1, 8), label="requests")
             stream = b"".join(data.draw(valid_requests(1000 + i, KNOWN_NAMES)) for i in range(n))
             with socket.create_connection((host, port), timeout=HANG_GUARD_S) as s:
@@ -302,6 +309,6 @@ def test_requests_naming_what_the_server_knows_leave_it_serving():
             assert not new_errors, (new_errors, [key for _, key in _frame_ids(stream)])
 
         burst()
-        print(f"known-name fuzz: {sent}")
+        print(f"known-name fuzz, {brokers} broker(s): {sent}")
         assert sent["answers"] >= EXAMPLES, sent  # most requests are served, not refused
-        assert _control_offsets(host, port) == CONTROL_OFFSETS
+        assert _control_offsets(host, control_port) == CONTROL_OFFSETS
