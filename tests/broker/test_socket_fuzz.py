@@ -294,12 +294,15 @@ def test_requests_naming_what_the_server_knows_leave_it_serving(brokers):
             n = data.draw(st.integers(1, 8), label="requests")
             stream = b"".join(data.draw(valid_requests(1000 + i, KNOWN_NAMES)) for i in range(n))
             with socket.create_connection((host, port), timeout=HANG_GUARD_S) as s:
-                s.sendall(stream)
-                s.shutdown(socket.SHUT_WR)
+                try:
+                    s.sendall(stream)
+                    s.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass  # closed at a request it cannot serve, before reading the rest
                 try:
                     answers = _correlation_ids(_read_all(s))
                 except ConnectionResetError:
-                    answers = None  # closed with our bytes unread (an unservable request)
+                    answers = None  # closed with our bytes unread: no order to check
             if answers is not None:
                 keys = _match_in_order(answers, _frame_ids(stream))
                 assert keys is not None, (answers, _frame_ids(stream))
