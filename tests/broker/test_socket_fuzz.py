@@ -175,6 +175,27 @@ def _match_in_order(answers: list[int], frames: list[tuple[int, int]]) -> list[i
     return keys
 
 
+def _exchange(host: str, port: int, stream: bytes) -> list[int] | None:
+    """Send ``stream`` on a fresh connection, half-close, read until the server closes; the api
+    keys of the frames answered, checked to be in request order, each to a frame that was sent
+    (the answers' correlation ids are a subsequence of the frames' as the server splits the
+    stream: a frame it cannot serve ends the connection, acks=0 Produce is never answered).
+    None if the server reset the connection with our bytes unread: no order to check."""
+    with socket.create_connection((host, port), timeout=HANG_GUARD_S) as s:
+        try:
+            s.sendall(stream)
+            s.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass  # the server may close as soon as it reads a frame it cannot serve
+        try:
+            answers = _correlation_ids(_read_all(s))
+        except ConnectionResetError:
+            return None
+    keys = _match_in_order(answers, _frame_ids(stream))
+    assert keys is not None, (answers, _frame_ids(stream))
+    return keys
+
+
 def _request(host: str, port: int, api, version: int, body, timeout: float = 30):
     """One request on a fresh connection, answered (a blocking client: the server runs in its
     own thread)."""
@@ -224,25 +245,10 @@ def test_fuzzed_frames_at_the_socket_leave_the_server_serving_and_others_untouch
             n = data.draw(st.integers(1, 19), label="frames")
             clean = data.draw(st.integers(0, 2), label="clean") == 0
             burst_frames = [data.draw(frames(1000 + i, clean)) for i in range(n)]
-            stream = b"".join(burst_frames)
-            with socket.create_connection((host, port), timeout=HANG_GUARD_S) as s:
-                try:
-                    s.sendall(stream)
-                    s.shutdown(socket.SHUT_WR)
-                except OSError:
-                    pass  # the server may close as soon as it reads a frame it cannot serve
-                try:
-                    answers = _correlation_ids(_read_all(s))
-                except ConnectionResetError:
-                    answers = None  # closed with our bytes unread: no order to check
+            keys = _exchange(host, port, b"".join(burst_frames))
             sent["frames"] += n
             sent["connections"] += 1
-            if answers is not None:
-                # in request order, each to a frame that was sent: the answers' correlation ids
-                # are a subsequence of the frames' as the server splits the stream (a frame it
-                # cannot serve ends the connection; acks=0 Produce is never answered)
-                keys = _match_in_order(answers, _frame_ids(stream))
-                assert keys is not None, (answers, _frame_ids(stream))
+            if keys is not None:
                 sent["answers"] += len(keys)
                 apis_answered.update(keys)
             if sent["connections"] % 10 == 0:
@@ -293,19 +299,8 @@ def test_requests_naming_what_the_server_knows_leave_it_serving(brokers):
             port = data.draw(st.sampled_from(ports), label="broker's port")
             n = data.draw(st.integers(1, 8), label="requests")
             stream = b"".join(data.draw(valid_requests(1000 + i, KNOWN_NAMES)) for i in range(n))
-            with socket.create_connection((host, port), timeout=HANG_GUARD_S) as s:
-                try:
-                    s.sendall(stream)
-                    s.shutdown(socket.SHUT_WR)
-                except OSError:
-                    pass  # closed at a request it cannot serve, before reading the rest
-                try:
-                    answers = _correlation_ids(_read_all(s))
-                except ConnectionResetError:
-                    answers = None  # closed with our bytes unread: no order to check
-            if answers is not None:
-                keys = _match_in_order(answers, _frame_ids(stream))
-                assert keys is not None, (answers, _frame_ids(stream))
+            keys = _exchange(host, port, stream)
+            if keys is not None:
                 sent["answers"] += len(keys)
             sent["frames"] += n
             new_errors = emu.unexpected_errors()[errors_before:]
