@@ -92,6 +92,58 @@ async def test_produce_rejects_a_corrupt_batch_and_acks_0_gets_no_answer(start_b
     assert offsets.topics[0].partitions[0].offset == 1  # the acks=0 batch was appended
 
 
+def offsets_request(*asks, version=7):
+    """ListOffsets for (topic, partition, timestamp) triples, one topic entry each."""
+    return lo.ListOffsetsRequest(replica_id=-1, topics=[
+        lo.ListOffsetsTopic(name=topic, partitions=[
+            lo.ListOffsetsPartition(partition_index=partition, timestamp=timestamp)])
+        for topic, partition, timestamp in asks])
+
+
+async def test_list_offsets_answers_a_partition_named_twice_once_with_invalid_request(
+        start_broker):
+    # ReplicaManager.fetchOffset: every copy of a duplicated partition is INVALID_REQUEST and the
+    # answers are collected by partition, then grouped by topic.
+    bound = await start_broker(topics={"t": 2})
+    client = await WireClient.connect(bound.host, bound.port)
+    await client.request(PRODUCE, 9, produce_request(batch(b"a", b"b")))
+    resp = await client.request(LIST_OFFSETS, 7, offsets_request(
+        ("t", 0, -1), ("t", 1, -1), ("t", 0, -2), ("nope", 0, -1), ("nope", 0, -1)))
+    assert [(t.name, [(p.partition_index, p.error_code, p.offset) for p in t.partitions])
+            for t in resp.topics] == [
+        ("t", [(0, ErrorCode.INVALID_REQUEST, -1), (1, ErrorCode.NONE, 0)]),
+        ("nope", [(0, ErrorCode.INVALID_REQUEST, -1)]),
+    ]
+    again = await client.request(LIST_OFFSETS, 7, offsets_request(("t", 0, -1)))
+    assert again.topics[0].partitions[0].offset == 2  # nothing stuck on the connection
+
+
+async def test_list_offsets_special_timestamps_only_from_their_version(start_broker):
+    # ReplicaManager.timestampMinSupportedVersion: -3 from v7, -4 from v8, -5 from v9; any other
+    # negative timestamp is no special value at any version.
+    bound = await start_broker(topics={"t": 1})
+    client = await WireClient.connect(bound.host, bound.port)
+    await client.request(PRODUCE, 9, produce_request(batch(b"a", b"b")))
+
+    async def ask(version, timestamp):
+        resp = await client.request(LIST_OFFSETS, version,
+                                    offsets_request(("t", 0, timestamp), version=version))
+        p = resp.topics[0].partitions[0]
+        return p.error_code, p.offset
+
+    unsupported = (ErrorCode.UNSUPPORTED_VERSION, -1)
+    assert await ask(6, -3) == unsupported
+    assert await ask(7, -3) == (ErrorCode.NONE, 1)  # the first record with the largest timestamp
+    assert await ask(7, -4) == unsupported
+    assert await ask(8, -4) == (ErrorCode.NONE, 0)
+    assert await ask(8, -5) == unsupported
+    assert await ask(9, -5) == (ErrorCode.NONE, -1)  # no tiered storage
+    assert await ask(10, -6) == unsupported
+    assert await ask(10, -7) == unsupported
+    assert await ask(1, -1) == (ErrorCode.NONE, 2)
+    assert await ask(1, -2) == (ErrorCode.NONE, 0)
+
+
 async def test_metadata_auto_creates_with_leader_not_available_once(start_broker):
     bound = await start_broker({"num.partitions": "3"})
     client = await WireClient.connect(bound.host, bound.port)

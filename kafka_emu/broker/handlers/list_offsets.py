@@ -1,27 +1,53 @@
-"""ListOffsets v1-10: -2 earliest, -1 latest, -3 max timestamp (v7+), or the first offset with
-a timestamp at or after the one given; v4 leader epochs. In a cluster only the leader answers (NOT_LEADER_OR_FOLLOWER, or
-FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH for v4+'s current_leader_epoch). v0 (removed in Kafka 4.0) is not served.
+"""ListOffsets v1-10: -2 earliest, -1 latest, -3 max timestamp (v7+), -4 earliest local (v8+),
+-5 latest tiered (v9+), or the first offset with a timestamp at or after the one given; v4 leader
+epochs. In a cluster only the leader answers (NOT_LEADER_OR_FOLLOWER, or FENCED_LEADER_EPOCH /
+UNKNOWN_LEADER_EPOCH for v4+'s current_leader_epoch). v0 (removed in Kafka 4.0) is not served.
+
+As ReplicaManager.fetchOffset: a partition named twice in one request is INVALID_REQUEST, and
+answered once; a negative timestamp that is no special value, or one this version does not
+have yet, is UNSUPPORTED_VERSION. Both are checked before the partition is looked up.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from operator import attrgetter
 
-from ...errors import ErrorCode
+from ...errors import ErrorCode, KafkaError
+from ...log import (EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIERED_TIMESTAMP,
+                    LATEST_TIMESTAMP, MAX_TIMESTAMP)
 from ...protocol.messages.list_offsets import (API, ListOffsetsPartitionResponse,
                                                ListOffsetsResponse, ListOffsetsTopicResponse)
 from . import Handler
 from ._common import leader_log, per_partition
+
+# The version each special timestamp came with (ReplicaManager.timestampMinSupportedVersion).
+SPECIAL_TIMESTAMP_SINCE = {
+    EARLIEST_TIMESTAMP: 1,
+    LATEST_TIMESTAMP: 1,
+    MAX_TIMESTAMP: 7,
+    EARLIEST_LOCAL_TIMESTAMP: 8,
+    LATEST_TIERED_TIMESTAMP: 9,
+}
 
 
 def has_leader_epoch(version: int) -> bool:
     return version >= 4
 
 
+def timestamp_unsupported(timestamp: int, version: int) -> bool:
+    return timestamp < 0 and version < SPECIAL_TIMESTAMP_SINCE.get(timestamp, 1 << 15)
+
+
 async def list_offsets(ctx, request) -> ListOffsetsResponse:
     epochs = has_leader_epoch(ctx.version)
+    named = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
 
     def answer(name: str, p) -> ListOffsetsPartitionResponse:
+        if named[name, p.partition_index] > 1:
+            raise KafkaError(ErrorCode.INVALID_REQUEST)
+        if timestamp_unsupported(p.timestamp, ctx.version):
+            raise KafkaError(ErrorCode.UNSUPPORTED_VERSION)
         log = leader_log(ctx, name, p.partition_index, p.current_leader_epoch if epochs else -1)
         found = log.offset_for_timestamp(p.timestamp)
         return ListOffsetsPartitionResponse(
@@ -32,9 +58,26 @@ async def list_offsets(ctx, request) -> ListOffsetsResponse:
     def failed(p, code: int) -> ListOffsetsPartitionResponse:
         return ListOffsetsPartitionResponse(partition_index=p.partition_index, error_code=code)
 
-    return ListOffsetsResponse(topics=per_partition(
+    topics = per_partition(
         request.topics, attrgetter("name"), answer, failed,
-        lambda t, parts: ListOffsetsTopicResponse(name=t.name, partitions=parts)))
+        lambda t, parts: ListOffsetsTopicResponse(name=t.name, partitions=parts))
+    return ListOffsetsResponse(topics=once_per_partition(topics))
+
+
+def once_per_partition(topics: list[ListOffsetsTopicResponse]) -> list[ListOffsetsTopicResponse]:
+    """Kafka collects the answers by partition, then groups them by topic: a partition named
+    twice is answered once, and a topic named twice is one topic in the response. Kept here in
+    the order each was first named."""
+    merged: dict[str, ListOffsetsTopicResponse] = {}
+    seen: set[tuple[str, int]] = set()
+    for topic in topics:
+        into = merged.setdefault(topic.name, ListOffsetsTopicResponse(name=topic.name,
+                                                                      partitions=[]))
+        for p in topic.partitions:
+            if (topic.name, p.partition_index) not in seen:
+                seen.add((topic.name, p.partition_index))
+                into.partitions.append(p)
+    return list(merged.values())
 
 
 HANDLER = Handler(API, "1-10", list_offsets)
