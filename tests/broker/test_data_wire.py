@@ -6,6 +6,7 @@ import trio
 from kafka_emu.errors import ErrorCode
 from kafka_emu.log.records import Record, build_batch, decode_records
 from kafka_emu.protocol import BY_NAME
+from kafka_emu.protocol.messages import delete_records as dr
 from kafka_emu.protocol.messages import fetch as f
 from kafka_emu.protocol.messages import list_offsets as lo
 from kafka_emu.protocol.messages import metadata as md
@@ -15,6 +16,7 @@ from kafka_emu.testing.wire import WireClient
 
 PRODUCE, FETCH, LIST_OFFSETS = BY_NAME["Produce"], BY_NAME["Fetch"], BY_NAME["ListOffsets"]
 METADATA, API_VERSIONS = BY_NAME["Metadata"], BY_NAME["ApiVersions"]
+DELETE_RECORDS = BY_NAME["DeleteRecords"]
 
 
 def produce_request(records_blob, acks=-1, topic="t", partition=0):
@@ -142,6 +144,24 @@ async def test_list_offsets_special_timestamps_only_from_their_version(start_bro
     assert await ask(10, -7) == unsupported
     assert await ask(1, -1) == (ErrorCode.NONE, 2)
     assert await ask(1, -2) == (ErrorCode.NONE, 0)
+
+
+async def test_delete_records_applies_the_offset_a_partition_is_named_with_last(start_broker):
+    # KafkaApis.handleDeleteRecordsRequest fills a map by partition: the last offset named wins,
+    # and each partition is answered once.
+    bound = await start_broker(topics={"t": 2})
+    client = await WireClient.connect(bound.host, bound.port)
+    await client.request(PRODUCE, 9, produce_request(batch(b"a", b"b", b"c")))
+    resp = await client.request(DELETE_RECORDS, 2, dr.DeleteRecordsRequest(timeout_ms=1000, topics=[
+        dr.DeleteRecordsTopic(name="t", partitions=[
+            dr.DeleteRecordsPartition(partition_index=0, offset=2),
+            dr.DeleteRecordsPartition(partition_index=1, offset=0)]),
+        dr.DeleteRecordsTopic(name="t", partitions=[
+            dr.DeleteRecordsPartition(partition_index=0, offset=1)])]))
+    assert [(t.name, [(p.partition_index, p.error_code, p.low_watermark) for p in t.partitions])
+            for t in resp.topics] == [("t", [(0, ErrorCode.NONE, 1), (1, ErrorCode.NONE, 0)])]
+    earliest = await client.request(LIST_OFFSETS, 7, offsets_request(("t", 0, -2)))
+    assert earliest.topics[0].partitions[0].offset == 1
 
 
 async def test_metadata_auto_creates_with_leader_not_available_once(start_broker):
