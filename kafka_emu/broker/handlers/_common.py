@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...errors import ErrorCode, KafkaError
 from ..context import RequestContext
@@ -90,3 +90,26 @@ def per_partition(request_topics: Iterable[Any], name_of: Callable[[Any], str],
                 parts.append(failed(p, exc.code))
         out.append(topic_result(t, parts))
     return out
+
+
+class NamedPartitions(NamedTuple):
+    """A request topic as once_per_partition leaves it (the ``name``/``partitions`` shape of the
+    request's own topic structs)."""
+    name: str
+    partitions: list
+
+
+def once_per_partition(request_topics: Iterable[Any]) -> list[NamedPartitions]:
+    """Each (topic, partition) of a request once, as the partition named last, in the order
+    topics and partitions were first named. Kafka answers ListOffsets and DeleteRecords from a map
+    filled by partition in request order (ReplicaManager.fetchOffset,
+    KafkaApis.handleDeleteRecordsRequest): a partition named twice is answered once, and a topic
+    named twice is one topic of the response."""
+    latest: dict[tuple[str, int], Any] = {}
+    for t in request_topics:
+        for p in t.partitions:
+            latest[t.name, p.partition_index] = p  # a key keeps its first place, takes the last value
+    topics: dict[str, NamedPartitions] = {}
+    for (name, _), p in latest.items():
+        topics.setdefault(name, NamedPartitions(name, [])).partitions.append(p)
+    return list(topics.values())

@@ -2,19 +2,18 @@
 whole batches below it are dropped. Answers the new low watermark per partition; in a cluster only the
 leader does (NOT_LEADER_OR_FOLLOWER elsewhere).
 
-Kafka collects the request into a map by partition (KafkaApis.handleDeleteRecordsRequest): a
-partition named twice is deleted up to the offset named last, and answered once, in one topic."""
+A partition named twice is deleted up to the offset named last, and answered once, as Kafka
+(see once_per_partition)."""
 
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import NamedTuple
 
 from ...errors import ErrorCode
 from ...protocol.messages.delete_records import (API, DeleteRecordsPartitionResult,
                                                  DeleteRecordsResponse, DeleteRecordsTopicResult)
 from . import Handler
-from ._common import leader_log, per_partition
+from ._common import leader_log, once_per_partition, per_partition
 
 
 async def delete_records(ctx, request) -> DeleteRecordsResponse:
@@ -28,26 +27,8 @@ async def delete_records(ctx, request) -> DeleteRecordsResponse:
                                             error_code=code)
 
     return DeleteRecordsResponse(topics=per_partition(
-        last_named(request.topics), attrgetter("name"), answer, failed,
+        once_per_partition(request.topics), attrgetter("name"), answer, failed,
         lambda t, parts: DeleteRecordsTopicResult(name=t.name, partitions=parts)))
-
-
-class _Topic(NamedTuple):
-    name: str
-    partitions: list
-
-
-def last_named(topics) -> list[_Topic]:
-    """Each partition once, with the offset it was named with last, in the order partitions
-    and topics were first named."""
-    latest: dict[tuple[str, int], object] = {}
-    for t in topics:
-        for p in t.partitions:
-            latest[t.name, p.partition_index] = p  # a key keeps its first place, takes the last value
-    merged: dict[str, _Topic] = {}
-    for (name, _), p in latest.items():
-        merged.setdefault(name, _Topic(name, [])).partitions.append(p)
-    return list(merged.values())
 
 
 HANDLER = Handler(API, "0-2", delete_records)

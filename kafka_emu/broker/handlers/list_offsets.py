@@ -4,7 +4,7 @@ epochs. In a cluster only the leader answers (NOT_LEADER_OR_FOLLOWER, or FENCED_
 UNKNOWN_LEADER_EPOCH for v4+'s current_leader_epoch). v0 (removed in Kafka 4.0) is not served.
 
 As ReplicaManager.fetchOffset: a partition named twice in one request is INVALID_REQUEST, and
-answered once; a negative timestamp that is no special value, or one this version does not
+answered once (see once_per_partition); a negative timestamp that is no special value, or one this version does not
 have yet, is UNSUPPORTED_VERSION. Both are checked before the partition is looked up.
 """
 
@@ -19,7 +19,7 @@ from ...log import (EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIERED_
 from ...protocol.messages.list_offsets import (API, ListOffsetsPartitionResponse,
                                                ListOffsetsResponse, ListOffsetsTopicResponse)
 from . import Handler
-from ._common import leader_log, per_partition
+from ._common import leader_log, once_per_partition, per_partition
 
 # The version each special timestamp came with (ReplicaManager.timestampMinSupportedVersion).
 SPECIAL_TIMESTAMP_SINCE = {
@@ -58,26 +58,9 @@ async def list_offsets(ctx, request) -> ListOffsetsResponse:
     def failed(p, code: int) -> ListOffsetsPartitionResponse:
         return ListOffsetsPartitionResponse(partition_index=p.partition_index, error_code=code)
 
-    topics = per_partition(
-        request.topics, attrgetter("name"), answer, failed,
-        lambda t, parts: ListOffsetsTopicResponse(name=t.name, partitions=parts))
-    return ListOffsetsResponse(topics=once_per_partition(topics))
-
-
-def once_per_partition(topics: list[ListOffsetsTopicResponse]) -> list[ListOffsetsTopicResponse]:
-    """Kafka collects the answers by partition, then groups them by topic: a partition named
-    twice is answered once, and a topic named twice is one topic in the response. Kept here in
-    the order each was first named."""
-    merged: dict[str, ListOffsetsTopicResponse] = {}
-    seen: set[tuple[str, int]] = set()
-    for topic in topics:
-        into = merged.setdefault(topic.name, ListOffsetsTopicResponse(name=topic.name,
-                                                                      partitions=[]))
-        for p in topic.partitions:
-            if (topic.name, p.partition_index) not in seen:
-                seen.add((topic.name, p.partition_index))
-                into.partitions.append(p)
-    return list(merged.values())
+    return ListOffsetsResponse(topics=per_partition(
+        once_per_partition(request.topics), attrgetter("name"), answer, failed,
+        lambda t, parts: ListOffsetsTopicResponse(name=t.name, partitions=parts)))
 
 
 HANDLER = Handler(API, "1-10", list_offsets)
