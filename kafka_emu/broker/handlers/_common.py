@@ -105,10 +105,10 @@ def once_per_partition(request_topics: Iterable[Any]) -> list[NamedPartitions]:
     filled by partition in request order (ReplicaManager.fetchOffset,
     KafkaApis.handleDeleteRecordsRequest): a partition named twice is answered once, and a topic
     named twice is one topic of the response."""
-    latest: dict[tuple[str, int], Any] = {}
+    latest: dict[tuple[str, int], Any] = {}  # a key keeps its first place, takes the last value
     for t in request_topics:
         for p in t.partitions:
-            latest[t.name, p.partition_index] = p  # a key keeps its first place, takes the last value
+            latest[t.name, p.partition_index] = p
     topics: dict[str, NamedPartitions] = {}
     for (name, _), p in latest.items():
         topics.setdefault(name, NamedPartitions(name, [])).partitions.append(p)

@@ -4,8 +4,9 @@ epochs. In a cluster only the leader answers (NOT_LEADER_OR_FOLLOWER, or FENCED_
 UNKNOWN_LEADER_EPOCH for v4+'s current_leader_epoch). v0 (removed in Kafka 4.0) is not served.
 
 As ReplicaManager.fetchOffset: a partition named twice in one request is INVALID_REQUEST, and
-answered once (see once_per_partition); a negative timestamp that is no special value, or one this version does not
-have yet, is UNSUPPORTED_VERSION. Both are checked before the partition is looked up.
+answered once (see once_per_partition); a negative timestamp that is no special value, or one
+this version does not have yet, is UNSUPPORTED_VERSION. Both are checked before the partition
+is looked up.
 """
 
 from __future__ import annotations
