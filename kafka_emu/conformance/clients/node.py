@@ -10,12 +10,13 @@ copies the script next to it. Without ``node``/``npm`` on PATH it says so plainl
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
+
+from ...cache import cache_root
 
 KAFKAJS_VERSION = "2.2.4"
 SCRIPT = "kafkajs_verifiable.mjs"
@@ -27,9 +28,7 @@ class NodeMissing(RuntimeError):
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("KAFKA_EMU_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kafka-emu")
-    return Path(base) / f"kafkajs-{KAFKAJS_VERSION}"
+    return cache_root() / f"kafkajs-{KAFKAJS_VERSION}"
 
 
 def kafkajs_command() -> list[str]:
