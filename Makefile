@@ -17,7 +17,11 @@ SUPPORTED := import sys; sys.exit(sys.version_info < (3, 10))
 
 .PHONY: run test bench setup clean venv-check
 
+# The report's trace reader (kafka_emu/report/jvm) is compiled here when a JDK is at hand (it
+# does nothing when the jar is up to date); without a JDK it says so, and reports use Spark's
+# JSON reader, slower. The report's tests need it.
 setup: venv-check $(VENV)/.installed
+	@$(PY) -m kafka_emu.report.trace_jar
 
 # Rebuild a .venv whose interpreter is missing or too old, instead of failing halfway through.
 venv-check:

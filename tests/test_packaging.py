@@ -18,6 +18,7 @@ import zipfile
 from pathlib import Path
 
 import kafka_emu
+from kafka_emu.report import trace_jar
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,6 +68,9 @@ def test_wheel_installs_in_a_fresh_venv_and_its_fixtures_work(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "kafka_emu/py.typed" in names
     assert any(n.endswith("licenses/LICENSE") for n in names)
+    # the report's trace reader ships built (make builds it; the report tests need it)
+    assert f"kafka_emu/report/jvm/{trace_jar.jar_name()}" in names
+    assert "kafka_emu/report/jvm/TraceSource.java" in names
     sdist_names = tarfile.open(sdist).getnames()
     assert f"kafka_emu-{kafka_emu.__version__}/LICENSE" in sdist_names
 
