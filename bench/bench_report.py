@@ -502,10 +502,10 @@ def spark_once(path: str, cores: int, input_format: str, out: str,
 
 
 def compact(path: str, out: str) -> None:
-    from kafka_emu.report.spark import session, struct_type
+    from kafka_emu.report.load import read_json_lines
+    from kafka_emu.report.spark import session
     spark = session(master="local[2]", log_dir=Path(tempfile.mkdtemp()), shuffle_partitions=4)
-    seconds, _ = _timed(lambda: spark.read.schema(struct_type())
-                        .option("recursiveFileLookup", "true").json(path)
+    seconds, _ = _timed(lambda: read_json_lines(spark, [path])
                         .write.mode("overwrite").parquet(out))
     spark.stop()
     print(f'{{"seconds": {seconds}}}')

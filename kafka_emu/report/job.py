@@ -61,7 +61,8 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
     say = progress or (lambda _msg: None)
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    t = load(spark, paths, since=since, until=until, labels=labels, input_format=input_format)
+    t = load(spark, paths, since=since, until=until, labels=labels, input_format=input_format,
+             say=say)
     results: dict[str, list] = {}
     totals: dict[str, int] = {}
     # Reading the traces is most of the job and keeps every core busy; planning the tables

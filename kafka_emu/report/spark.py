@@ -153,6 +153,12 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
         for key in ("spark.sql.shuffle.partitions", "spark.sql.session.timeZone",
                     JSON_FILTER_PUSHDOWN):
             spark.conf.set(key, confs[key])
+        jar = trace_reader_jar()
+        if jar is not None:
+            try:  # the trace reader, into this session's class path on the server
+                spark.addArtifacts(str(jar))
+            except Exception:  # already there, or refused: load() then falls back
+                pass
         return spark
     require_java()
     # The executors' Python is ours (no UDFs need it, but Spark checks it exists and matches).
@@ -167,6 +173,9 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
         heap = local_heap()
         confs.update(local_confs(heap))
         java_options = local_java_options(heap)
+    jar = trace_reader_jar()
+    if jar is not None:  # the trace reader, on the driver's and every executor's class path
+        confs["spark.jars"] = str(jar)
     for key, value in confs.items():
         builder = builder.config(key, value)
     if log_dir is not None:
@@ -189,6 +198,16 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
         finally:
             os.dup2(saved, 2)
             os.close(saved)
+
+
+def trace_reader_jar() -> Path | None:
+    """The jar of the report's trace reader (trace_jar.py), or None: load() then reads with
+    Spark's JSON reader and says why."""
+    from . import trace_jar
+    try:
+        return trace_jar.jar()
+    except trace_jar.JarUnavailable:
+        return None
 
 
 def physical_memory() -> int | None:

@@ -109,3 +109,32 @@ def test_the_report_runs_unchanged_on_spark_connect(connect_server, tmp_path):
     assert [(r["client_name"], r["rebalances"], r["p50_ms"]) for r in reb] == [
         ("kafka-python", 5, 3200)]
     assert (out / "report.html").read_text().count("<svg") == 4
+
+
+READ_ON_CONNECT = """
+import sys
+from kafka_emu.report.load import read_json_lines
+from kafka_emu.report.spark import session
+spark = session(remote=sys.argv[1])
+said = []
+df = read_json_lines(spark, [sys.argv[2]], said.append)
+print(said)
+print(df._explain_string(extended=False))
+print(df.where("kind is not null and run is not null").count())
+"""
+
+
+def test_a_connect_session_reads_with_the_reports_own_reader(connect_server, tmp_path):
+    # session() uploads the reader's jar to the server for the session (Spark Connect's
+    # artifacts); the server had no jar of ours when it started
+    root = tmp_path / "traces"
+    traces.build(root)
+    proc = subprocess.run([sys.executable, "-c", READ_ON_CONNECT, connect_server, str(root)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    said, *plan, count = proc.stdout.strip().splitlines()
+    assert said == "[]"
+    assert "BatchScan kafka-emu-traces" in "\n".join(plan)
+    lines = sum(1 for path in root.rglob("*.jsonl") for line in path.read_text().splitlines()
+                if line.startswith("{") and line.endswith("}"))
+    assert int(count) == lines
