@@ -62,11 +62,18 @@ def java_major(java: str) -> int | None:
     return None
 
 
+def java_tool(name: str) -> str | None:
+    """A JDK's or JRE's program (java, javac) as Spark would find it: $JAVA_HOME/bin, else
+    PATH; None when it is not there."""
+    home = os.environ.get("JAVA_HOME")
+    found = str(Path(home) / "bin" / name) if home else shutil.which(name)
+    return found if found and Path(found).exists() else None
+
+
 def require_java() -> None:
     """Spark 4 runs on Java 17+: say exactly what is missing, once."""
-    home = os.environ.get("JAVA_HOME")
-    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
-    if not java or not Path(java).exists():
+    java = java_tool("java")
+    if java is None:
         raise ReportError("kafka-emu report runs Spark, which needs Java 17 or newer: none found "
                           "(install e.g. Debian's openjdk-17-jre-headless, or set JAVA_HOME)")
     major = java_major(java)

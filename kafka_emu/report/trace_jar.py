@@ -27,6 +27,7 @@ import zipfile
 from pathlib import Path
 
 from ..cache import cache_root
+from .spark import java_tool
 
 FORMAT = "kafka-emu-traces"
 READER_ENV = "KAFKA_EMU_TRACE_READER"  # "json": Spark's JSON reader, never the jar
@@ -73,9 +74,8 @@ def jar() -> Path:
 
 
 def javac() -> str:
-    home = os.environ.get("JAVA_HOME")
-    found = str(Path(home) / "bin" / "javac") if home else shutil.which("javac")
-    if not found or not Path(found).exists():
+    found = java_tool("javac")
+    if found is None:
         raise JarUnavailable("building it needs a JDK's javac (e.g. Debian's "
                              "openjdk-17-jdk-headless), and none was found")
     return found
