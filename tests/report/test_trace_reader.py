@@ -151,9 +151,9 @@ def test_files_split_into_many_pieces_read_the_same(spark, jar, odd_traces, tmp_
             spark.conf.set(key, value)
 
 
-def test_the_report_reads_with_its_own_reader_and_says_when_it_cannot(spark, jar,
-                                                                      fixture_traces,
-                                                                      monkeypatch):
+def test_the_report_reads_with_its_own_reader_and_with_sparks_when_asked(spark, jar,
+                                                                        fixture_traces,
+                                                                        monkeypatch):
     said: list[str] = []
     df = read_json_lines(spark, [str(fixture_traces)], said.append)
     assert "BatchScan kafka-emu-traces" in df._jdf.queryExecution().executedPlan().toString()
