@@ -18,11 +18,13 @@ the server never imports it.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from . import trace_jar
+from .trace_jar import java_tool
 
 
 class ReportError(Exception):
@@ -60,14 +62,6 @@ def java_major(java: str) -> int | None:
             if head.isdigit():
                 return int(head)
     return None
-
-
-def java_tool(name: str) -> str | None:
-    """A JDK's or JRE's program (java, javac) as Spark would find it: $JAVA_HOME/bin, else
-    PATH; None when it is not there."""
-    home = os.environ.get("JAVA_HOME")
-    found = str(Path(home) / "bin" / name) if home else shutil.which(name)
-    return found if found and Path(found).exists() else None
 
 
 def require_java() -> None:
@@ -210,7 +204,6 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
 def trace_reader_jar() -> Path | None:
     """The jar of the report's trace reader (trace_jar.py), or None: load() then reads with
     Spark's JSON reader and says why."""
-    from . import trace_jar
     try:
         return trace_jar.jar()
     except trace_jar.JarUnavailable:

@@ -27,7 +27,6 @@ import zipfile
 from pathlib import Path
 
 from ..cache import cache_root
-from .spark import java_tool
 
 FORMAT = "kafka-emu-traces"
 READER_ENV = "KAFKA_EMU_TRACE_READER"  # "json": Spark's JSON reader, never the jar
@@ -71,6 +70,14 @@ def jar() -> Path:
     if not wanted():
         raise JarUnavailable(f"${READER_ENV} is json")
     return find() or build(cache_root())
+
+
+def java_tool(name: str) -> str | None:
+    """A JDK's or JRE's program (java, javac) as Spark would find it: $JAVA_HOME/bin, else
+    PATH; None when it is not there."""
+    home = os.environ.get("JAVA_HOME")
+    found = str(Path(home) / "bin" / name) if home else shutil.which(name)
+    return found if found and Path(found).exists() else None
 
 
 def javac() -> str:
