@@ -122,6 +122,9 @@ def _field_schema(field: attrs.Attribute, tp: Any) -> dict[str, Any]:
     doc = field.metadata.get("doc") or field.metadata.get("description")
     if doc:
         schema["description"] = " ".join(str(doc).split())
+    for bound in ("minimum", "maximum"):  # operations.bounded: what parse_params enforces
+        if field.metadata.get(bound) is not None:
+            schema[bound] = field.metadata[bound]
     if field.default is not attrs.NOTHING and not isinstance(field.default, attrs.Factory):
         ok, value = _json_default(field.default)
         if ok:
@@ -192,9 +195,12 @@ def _operation(op: Operation, components: dict[str, Any]) -> dict[str, Any]:
                 "content": {"application/json": {"schema": {
                     "type": "object", "required": ["result"],
                     "properties": {"result": result_schema(op.result, components)}}}}},
-        "4XX": _error_response("refused, nothing was changed: 400 bad input, 404 an unknown "
-                               "group, member, rule, ..., 405 another method, 408 a wait that "
-                               "timed out, 409 a conflict with the emulator's state"),
+        "4XX": _error_response("refused, nothing was changed: 400 bad input, 401 no or a "
+                               "wrong token, 403 a request from a web page (Origin), 404 an "
+                               "unknown group, member, rule, ..., 405 another method, 408 a "
+                               "wait that timed out, 409 a conflict with the emulator's state, "
+                               "415 a body that is not application/json, 421 a Host that is "
+                               "not the endpoint's address"),
         "500": _error_response("a bug in kafka-emu (recorded as an unexpected error)"),
     }
     if op.is_async:  # waiters
@@ -206,7 +212,7 @@ def openapi(operations: Iterable[Operation], *, version: str = "") -> dict[str, 
     """The OpenAPI 3.1 document describing ``operations`` plus /health and /openapi.json."""
     paths: dict[str, dict[str, Any]] = {
         "/health": {"get": {"operationId": "health", "summary": "Whether the endpoint is up",
-                            "tags": ["endpoint"],
+                            "tags": ["endpoint"], "security": [],  # the one open route
                             "responses": {"200": {"description": "up", "content": {
                                 "application/json": {"schema": {"type": "object"}}}}}}},
         "/openapi.json": {"get": {"operationId": "openapi", "summary": "This document",
@@ -224,11 +230,17 @@ def openapi(operations: Iterable[Operation], *, version: str = "") -> dict[str, 
                                 "Every operation answers {\"result\": ...} or, on bad input, "
                                 "a 4xx {\"error\": {...}} and changes nothing."},
         "paths": paths,
-        "components": {"schemas": {
-            **dict(sorted(results.items())),
-            "Error": {"type": "object", "required": ["error"], "properties": {"error": {
-                "type": "object", "required": ["message"],
-                "properties": {"message": {"type": "string"},
-                               "operation": {"type": ["string", "null"]}}}}},
-        }},
+        "security": [{"token": []}],
+        "components": {
+            "securitySchemes": {"token": {
+                "type": "http", "scheme": "bearer",
+                "description": "the emulator's control token (kafka-emu serve prints it as "
+                               "control-token)"}},
+            "schemas": {
+                **dict(sorted(results.items())),
+                "Error": {"type": "object", "required": ["error"], "properties": {"error": {
+                    "type": "object", "required": ["message"],
+                    "properties": {"message": {"type": "string"},
+                                   "operation": {"type": ["string", "null"]}}}}},
+            }},
     }

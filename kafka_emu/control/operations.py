@@ -15,6 +15,9 @@ member, rule, ...), *before* anything is changed: an operation that fails change
 ``parse_params`` builds the params object from JSON-like input (HTTP body/query, CLI flags,
 Python keyword arguments) by reading the attrs fields' types, so every surface validates the
 same way and the OpenAPI document (``openapi()``) is derived from the same declarations.
+Every number a client can send is bounded (``bounded``: the field's ``minimum``/``maximum``
+metadata, checked here and shown in the OpenAPI document), so no value reaches the broker that
+its arithmetic, timers or memory cannot take: out of range is a 400 naming the bounds.
 """
 
 from __future__ import annotations
@@ -97,6 +100,38 @@ def operation_of(fn: Callable[..., Any]) -> Operation:
 
 
 # -- parameters ---------------------------------------------------------------------------------
+
+# Common bounds. Kafka's own timeouts and counts are int32 and its offsets int64; a value past
+# those could never come from a real cluster, and would overflow a timer or a wire field here.
+INT16_MAX = 0x7FFF
+INT32_MAX = 0x7FFF_FFFF
+INT64_MAX = 0x7FFF_FFFF_FFFF_FFFF
+
+
+def bounded(minimum: int | float, maximum: int | float, *, default: Any = attrs.NOTHING,
+            doc: str | None = None) -> Any:
+    """An attrs field for a number that must lie within ``minimum..maximum`` (inclusive):
+    ``parse_params`` refuses anything else with a 400 naming the bounds (NaN included), and the
+    OpenAPI document shows them as ``minimum``/``maximum``. ``None`` (an optional field left
+    unset) is not a number and passes."""
+    metadata: dict[str, Any] = {"minimum": minimum, "maximum": maximum}
+    if doc is not None:
+        metadata["doc"] = doc
+    return attrs.field(default=default, metadata=metadata)
+
+
+def check_bounds(name: str, value: Any, minimum: Any, maximum: Any) -> None:
+    """ControlError unless the number ``value`` lies within ``minimum..maximum``."""
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    if minimum is not None and maximum is not None:
+        if not minimum <= value <= maximum:  # (NaN compares False: refused too)
+            raise ControlError(f"{name} must be >= {minimum} and <= {maximum}, got {value}")
+    elif minimum is not None and not value >= minimum:
+        raise ControlError(f"{name} must be >= {minimum}, got {value}")
+    elif maximum is not None and not value <= maximum:
+        raise ControlError(f"{name} must be <= {maximum}, got {value}")
+
 
 def _hints(cls: type) -> dict[str, Any]:
     cached = cls.__dict__.get("__control_hints__")
@@ -186,7 +221,9 @@ def parse_params(op: Operation, raw: Mapping[str, Any]) -> Any:
     hints = _hints(cls)
     values = {}
     for key, value in raw.items():
-        values[key] = _convert(key, hints.get(key, Any), value)
+        values[key] = converted = _convert(key, hints.get(key, Any), value)
+        meta = fields[key].metadata
+        check_bounds(key, converted, meta.get("minimum"), meta.get("maximum"))
     missing = [n for n, f in fields.items() if f.default is attrs.NOTHING and n not in values]
     if missing:
         raise ControlError(f"{op.name} needs {', '.join(missing)}")

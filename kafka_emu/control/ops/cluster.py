@@ -13,7 +13,7 @@ import attrs
 
 from ...broker.cluster_moves import ClusterError, describe_node, describe_placement
 from .. import results as r
-from ..operations import ControlError, operation
+from ..operations import INT32_MAX, ControlError, bounded, operation
 
 
 def _moving(fn, *args):
@@ -31,7 +31,7 @@ def list_brokers(broker, params) -> list[r.BrokerInfo]:
 
 @attrs.frozen(kw_only=True)
 class NodeParams:
-    node_id: int = attrs.field(metadata={"doc": "the broker's node id"})
+    node_id: int = bounded(0, INT32_MAX, doc="the broker's node id")
 
 
 @operation("POST", "/brokers/{node_id}/stop", NodeParams)
@@ -51,7 +51,7 @@ def start_broker(broker, params: NodeParams) -> r.BrokerInfo:
 @attrs.frozen(kw_only=True)
 class PartitionParams:
     topic: str = attrs.field(metadata={"doc": "the topic"})
-    partition: int = attrs.field(metadata={"doc": "the partition index"})
+    partition: int = bounded(0, INT32_MAX, doc="the partition index")
 
 
 @operation("GET", "/partitions/{topic}/{partition}", PartitionParams)
@@ -64,8 +64,8 @@ def describe_partition(broker, params: PartitionParams) -> r.PartitionInfo:
 @attrs.frozen(kw_only=True)
 class MoveLeaderParams:
     topic: str = attrs.field(metadata={"doc": "the topic"})
-    partition: int = attrs.field(metadata={"doc": "the partition index"})
-    to: int = attrs.field(metadata={"doc": "node id of the new leader (a running broker)"})
+    partition: int = bounded(0, INT32_MAX, doc="the partition index")
+    to: int = bounded(0, INT32_MAX, doc="node id of the new leader (a running broker)")
 
 
 @operation("POST", "/partitions/{topic}/{partition}/move-leader", MoveLeaderParams)
@@ -92,10 +92,10 @@ def group_coordinator(broker, params: GroupParams) -> r.CoordinatorInfo:
 @attrs.frozen(kw_only=True)
 class MoveCoordinatorParams:
     group_id: str = attrs.field(metadata={"doc": "the group id"})
-    to: int = attrs.field(metadata={"doc": "node id of the new coordinator (a running broker)"})
-    load_ms: int | None = attrs.field(default=None, metadata={
-        "doc": "how long it answers COORDINATOR_LOAD_IN_PROGRESS (default: "
-               "emu.coordinator.load.time.ms)"})
+    to: int = bounded(0, INT32_MAX, doc="node id of the new coordinator (a running broker)")
+    load_ms: int | None = bounded(0, INT32_MAX, default=None, doc=(
+        "how long it answers COORDINATOR_LOAD_IN_PROGRESS (default: "
+        "emu.coordinator.load.time.ms)"))
 
 
 @operation("POST", "/groups/{group_id}/move-coordinator", MoveCoordinatorParams)
@@ -103,8 +103,6 @@ def move_coordinator(broker, params: MoveCoordinatorParams) -> r.CoordinatorMove
     """Move a group's coordinator (the leader of its __consumer_offsets partition, so every
     group on that partition moves): the old one answers NOT_COORDINATOR, the new one
     COORDINATOR_LOAD_IN_PROGRESS for the load time, then serves the group reloaded."""
-    if params.load_ms is not None and params.load_ms < 0:
-        raise ControlError(f"load_ms must be >= 0, got {params.load_ms}")
     return _moving(broker.cluster_moves.move_coordinator, params.group_id, params.to,
                    params.load_ms)
 

@@ -13,7 +13,7 @@ import attrs
 from ... import coordinator as c
 from .. import groups
 from .. import results as r
-from ..operations import NoParams, operation
+from ..operations import INT32_MAX, INT64_MAX, NoParams, check_bounds, operation
 
 
 @attrs.frozen(kw_only=True)
@@ -138,4 +138,8 @@ def committed_offsets(broker, params: GroupParams) -> list[r.PartitionOffsets]:
 def set_offsets(broker, params: SetOffsetsParams) -> r.OffsetsSet:
     """Write committed offsets as an administrator would, in any group state (an unknown group is
     created Empty); returns the group's offsets afterwards."""
-    return groups.set_offsets(broker, params.group_id, groups.parse_offsets(params.offsets))
+    offsets = groups.parse_offsets(params.offsets)
+    for offset in offsets:  # a partition index is an int32 and an offset an int64 on the wire
+        check_bounds("offsets: partition", offset.partition, 0, INT32_MAX)
+        check_bounds("offsets: offset", offset.offset, 0, INT64_MAX)
+    return groups.set_offsets(broker, params.group_id, offsets)

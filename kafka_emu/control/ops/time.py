@@ -9,14 +9,22 @@ import attrs
 from .. import results as r
 from .. import timing
 from ..timing import KINDS
-from ..operations import NoParams, operation
+from ..operations import ControlError, NoParams, bounded, operation
 
 Kind = Literal[KINDS]  # type: ignore[valid-type]
+
+# One call moves the clock at most ten years (a test of a week-long retention fits many times
+# over), and the clock never passes the last millisecond of the year 9999: record timestamps and
+# log lines are dates, and no date library formats one beyond that year.
+MAX_ADVANCE_MS = 10 * 365 * 24 * 3600 * 1000
+MAX_CLOCK_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 
 
 @attrs.frozen(kw_only=True)
 class AdvanceParams:
-    ms: int  # milliseconds to move forward (>= 0)
+    ms: int = bounded(0, MAX_ADVANCE_MS, doc=(
+        "milliseconds to move forward: at most ten years per call, and never past the end of "
+        "the year 9999"))
 
 
 @attrs.frozen(kw_only=True)
@@ -30,6 +38,11 @@ def advance(broker, params: AdvanceParams) -> r.Advanced:
     """Move the coordinator's time forward by ms, firing every timer that falls due, in deadline
     order, as if the time had passed; returns what happened (members expired, rebalances started,
     groups deleted, every event)."""
+    now = broker.now_ms()
+    if now + params.ms > MAX_CLOCK_MS:
+        raise ControlError(f"ms: the clock ({now}) would pass the end of the year 9999 "
+                           f"({MAX_CLOCK_MS}); at most {MAX_CLOCK_MS - now} ms are left, got "
+                           f"{params.ms}")
     return timing.advance(broker, params.ms)
 
 
