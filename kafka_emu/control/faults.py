@@ -22,7 +22,10 @@ trigger says "now". The connection carries the action out (``broker/connection.p
 Triggers (all deterministic): the rule ignores its first ``skip`` matches, then fires on the
 next ``count`` (default 1; ``always`` for no limit); with ``probability`` p each of those
 matches fires only if the rule's own RNG, seeded with ``seed``, draws below p. A rule whose
-count is used up stays listed (with how often it matched and fired) until removed.
+count is used up stays listed (with how often it matched and fired) until removed. Options that
+would be silently dropped contradict the rule and are refused naming both: ``count`` with
+``always``, ``seed`` without ``probability``, ``error``/``message`` or ``delay_ms``/
+``throttle_ms`` on another action, ``min_version`` above ``max_version``.
 
 Pure except for the seeded RNG: no trio, no clock, no I/O.
 """
@@ -42,6 +45,7 @@ from ..protocol.schema import Array, fields_of
 from .operations import ControlError
 
 ACTIONS = ("error", "delay", "close_before", "close_after", "blackhole", "throttle")
+MAX_VERSION = 0x7FFF  # an api version is an int16 on the wire
 
 def api_key_of(api: str | int) -> int:
     """An API key from a name ("OffsetCommit", any case) or a key (8, "8"); ControlError else."""
@@ -275,18 +279,20 @@ def rule_spec(*, action: str, api: str | int | None = None, min_version: int | N
               group_id: str | None = None, member_id: str | None = None,
               topic: str | None = None, error: str | int | None = None,
               message: str | None = None, delay_ms: int | None = None,
-              throttle_ms: int | None = None, count: int | None = 1, always: bool = False,
+              throttle_ms: int | None = None, count: int | None = None, always: bool = False,
               skip: int = 0, probability: float | None = None,
-              seed: int = 0) -> dict[str, Any]:
-    """Validated keyword arguments of ``Rule`` (ControlError naming the first problem)."""
+              seed: int | None = None) -> dict[str, Any]:
+    """Validated keyword arguments of ``Rule`` (ControlError naming the first problem). Numbers
+    arrive within their bounds (``ops/faults.py`` declares them); what is checked here is how
+    the options go together."""
     if action not in ACTIONS:
         raise ControlError(f"unknown action {action!r} (one of {', '.join(ACTIONS)})")
     spec: dict[str, Any] = {"action": action}
     if api is not None:
         spec["api_key"] = api_key_of(api)
     for name, value in (("min_version", min_version), ("max_version", max_version)):
-        if value is not None and value < 0:
-            raise ControlError(f"{name} must be >= 0, got {value}")
+        if value is not None and not 0 <= value <= MAX_VERSION:
+            raise ControlError(f"{name} must be >= 0 and <= {MAX_VERSION}, got {value}")
     if min_version is not None and max_version is not None and min_version > max_version:
         raise ControlError(f"min_version {min_version} is above max_version {max_version}")
     spec.update(min_version=min_version, max_version=max_version, client_id=client_id,
@@ -297,33 +303,48 @@ def rule_spec(*, action: str, api: str | int | None = None, min_version: int | N
         spec["error_code"] = error_code_of(error)
         spec["message"] = message
     elif error is not None or message is not None:
-        raise ControlError(f"error and message belong to action error, not {action}")
+        given = "error" if error is not None else "message"
+        raise ControlError(f"error and message belong to action error, not {action}: action "
+                           f"{action} and {given} contradict each other")
     if action == "delay":
         if delay_ms is None:
             raise ControlError("action delay needs delay_ms")
-        spec["delay_ms"] = _non_negative("delay_ms", delay_ms)
+        spec["delay_ms"] = _within("delay_ms", delay_ms, 0, _INT32_MAX)
     elif action == "throttle":
         if throttle_ms is None:
             raise ControlError("action throttle needs throttle_ms")
-        if throttle_ms > 0x7FFFFFFF:
-            raise ControlError(f"throttle_ms must fit an int32, got {throttle_ms}")
-        spec["delay_ms"] = _non_negative("throttle_ms", throttle_ms)
+        spec["delay_ms"] = _within("throttle_ms", throttle_ms, 0, _INT32_MAX)
     elif delay_ms is not None or throttle_ms is not None:
-        raise ControlError(f"delay_ms/throttle_ms do not apply to action {action}")
-    if always:
-        spec["count"] = None
-    else:
-        if count is None or count < 1:
-            raise ControlError(f"count must be >= 1 (or always=true), got {count}")
-        spec["count"] = count
-    spec["skip"] = _non_negative("skip", skip)
-    if probability is not None and not 0.0 <= probability <= 1.0:
-        raise ControlError(f"probability must be within 0..1, got {probability}")
-    spec.update(probability=probability, seed=seed)
+        given = "delay_ms" if delay_ms is not None else "throttle_ms"
+        raise ControlError(f"delay_ms/throttle_ms do not apply to action {action}: action "
+                           f"{action} and {given} contradict each other")
+    if action == "delay" and throttle_ms is not None:
+        raise ControlError("throttle_ms does not apply to action delay (delay_ms does): action "
+                           "delay and throttle_ms contradict each other")
+    if action == "throttle" and delay_ms is not None:
+        raise ControlError("delay_ms does not apply to action throttle (throttle_ms does): "
+                           "action throttle and delay_ms contradict each other")
+    if always and count is not None:
+        # the rule would fire without limit and the count would be dropped without a word
+        raise ControlError(f"count ({count}) and always contradict each other: always fires on "
+                           "every match, count on that many; give one")
+    spec["count"] = None if always else _within("count", 1 if count is None else count, 1,
+                                                 _INT32_MAX)
+    spec["skip"] = _within("skip", skip, 0, _INT32_MAX)
+    if probability is not None and not 0.0 <= probability <= 1.0:  # (NaN too)
+        raise ControlError(f"probability must be >= 0.0 and <= 1.0, got {probability}")
+    if seed is not None and probability is None:
+        raise ControlError(f"seed ({seed}) without probability: the seed drives only "
+                           "probability's draws, so it would be dropped; give probability too, "
+                           "or no seed")
+    spec.update(probability=probability, seed=0 if seed is None else seed)
     return spec
 
 
-def _non_negative(name: str, value: int) -> int:
-    if value < 0:
-        raise ControlError(f"{name} must be >= 0, got {value}")
+_INT32_MAX = 0x7FFF_FFFF
+
+
+def _within(name: str, value: int, minimum: int, maximum: int) -> int:
+    if not minimum <= value <= maximum:
+        raise ControlError(f"{name} must be >= {minimum} and <= {maximum}, got {value}")
     return value

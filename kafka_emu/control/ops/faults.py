@@ -10,7 +10,7 @@ import attrs
 
 from ..faults import rule_spec, rules_of
 from .. import results as r
-from ..operations import operation
+from ..operations import INT16_MAX, INT32_MAX, INT64_MAX, bounded, operation
 
 
 @attrs.frozen(kw_only=True)
@@ -19,30 +19,34 @@ class AddFault:
     member_id (member id or group.instance.id), topic; unset matches anything. Action: error
     (with error: a code name or number, optional message), delay (delay_ms), close_before,
     close_after, blackhole, throttle (throttle_ms). Trigger: the next ``count`` matches (1)
-    after skipping ``skip``, or ``always``; with ``probability`` each fires under ``seed``."""
+    after skipping ``skip``, or ``always``; with ``probability`` each fires under ``seed``.
+    Options that contradict each other (``count`` with ``always``, ``seed`` without
+    ``probability``, an action's option on another action) are refused, naming both."""
 
     action: str
-    api: str | int | None = None
-    min_version: int | None = None
-    max_version: int | None = None
+    # api keys, versions and error codes are int16 on the wire
+    api: str | int | None = bounded(0, INT16_MAX, default=None)
+    min_version: int | None = bounded(0, INT16_MAX, default=None)
+    max_version: int | None = bounded(0, INT16_MAX, default=None)
     client_id: str | None = None
     group_id: str | None = None
     member_id: str | None = None
     topic: str | None = None
-    error: str | int | None = None
+    error: str | int | None = bounded(-INT16_MAX - 1, INT16_MAX, default=None)
     message: str | None = None
-    delay_ms: int | None = None
-    throttle_ms: int | None = None
-    count: int = 1
+    delay_ms: int | None = bounded(0, INT32_MAX, default=None)
+    throttle_ms: int | None = bounded(0, INT32_MAX, default=None)
+    # None: 1, unless always (an explicit count and always contradict each other)
+    count: int | None = bounded(1, INT32_MAX, default=None)
     always: bool = False
-    skip: int = 0
-    probability: float | None = None
-    seed: int = 0
+    skip: int = bounded(0, INT32_MAX, default=0)
+    probability: float | None = bounded(0.0, 1.0, default=None)
+    seed: int | None = bounded(0, INT64_MAX, default=None)  # only with probability (0 if unset)
 
 
 @attrs.frozen(kw_only=True)
 class FaultId:
-    rule_id: int
+    rule_id: int = bounded(0, INT64_MAX)
 
 
 @operation("POST", "/faults", AddFault)
