@@ -13,8 +13,13 @@ row's fields by position without building the object. The deque keeps the
 newest ``emu.timeline.max.events``; sequence numbers keep counting, so ``since=seq`` still means
 "after that event" once older events have fallen off.
 
-Waiters do not poll on a timer: ``wait_after(seq, timeout)`` sleeps until an event newer than
-``seq`` arrives, and whoever waits re-checks its condition then. With the timeline off
+Filters name things that exist: an event type or an API that is no event or API of the emulator
+is refused (ControlError 400 listing the known names) rather than answered with ``[]``, which
+would read as "it never happened".
+
+Waiters sleep in ``wait_after(seq, timeout)`` until an event newer than ``seq`` arrives (or the
+timeout they pass, which ``control/waiters.py`` keeps short for conditions the emulator cannot
+see), and re-check their condition then. With the timeline off
 (``emu.timeline.max.events=0``) nothing is subscribed, so serving pays nothing; a waiter
 ``hold``s the timeline for as long as it waits, which subscribes it without storing.
 """
@@ -30,10 +35,27 @@ import attrs
 import trio
 
 from ..broker.events import RequestHandled
-from ..broker.observe import as_event, event_class, row_class, row_index, row_of
+# every event class of the observer seam, by name (the table observe.py builds rows from)
+from ..broker.observe import _event_classes, as_event, event_class, row_class, row_index, row_of
 from ..coordinator.events import AssignmentsDistributed, MemberSubscribed
 from ..protocol.errors import DecodeError
 from ..protocol.messages.consumer_protocol import decode_assignment, decode_subscription
+from .faults import api_key_of
+from .operations import ControlError
+
+
+def event_names() -> tuple[str, ...]:
+    """Every event type the timeline can hold, sorted."""
+    return tuple(sorted(_event_classes()))
+
+
+def check_event_names(types: tuple[str, ...]) -> None:
+    """ControlError (400) naming the unknown types and listing the known ones."""
+    known = event_names()
+    unknown = [t for t in types if t not in known]
+    if unknown:
+        raise ControlError(f"unknown event type(s) {', '.join(map(repr, unknown))} (known: "
+                           f"{', '.join(known)})")
 
 
 class Timeline:
@@ -130,7 +152,8 @@ class Timeline:
     def select(self, *, since: int | None = None, group_id: str | None = None,
                types: tuple[str, ...] = (), limit: int | None = None) -> list[dict]:
         """Recorded events (oldest first) after ``since``, of ``group_id``, of these types (class
-        names), at most the newest ``limit``."""
+        names; an unknown name is a ControlError), at most the newest ``limit``."""
+        check_event_names(types)
         wanted = set(types)
         out = []
         for seq, event in self._numbered():
@@ -149,18 +172,16 @@ class Timeline:
                  client_id: str | None = None, group_id: str | None = None,
                  limit: int | None = None) -> list[dict]:
         """Recorded RequestHandled events, filtered like ``select``; ``api`` is the API's name
-        (case-insensitive) or key."""
-        key = None
-        if api is not None and api.isdigit():
-            key = int(api)
+        (case-insensitive) or key; one the emulator does not know is a ControlError listing
+        those it does."""
+        key = None if api is None else api_key_of(api.strip())
         out = []
         for seq, event in self._numbered():
             if event_class(event) is not RequestHandled:
                 continue
             if since is not None and seq <= since:
                 continue
-            if api is not None and (field_of(event, "api_key") != key if key is not None
-                                    else field_of(event, "api").lower() != api.lower()):
+            if key is not None and field_of(event, "api_key") != key:
                 continue
             if client_id is not None and field_of(event, "client_id") != client_id:
                 continue

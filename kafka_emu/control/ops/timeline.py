@@ -10,7 +10,7 @@ from ...coordinator import GroupState
 from .. import results as r
 from .. import waiters
 from ..plane import control_of
-from ..operations import operation
+from ..operations import INT32_MAX, INT64_MAX, bounded, operation
 
 State = Literal[tuple(s.value for s in GroupState)]  # type: ignore[valid-type]
 
@@ -18,9 +18,12 @@ State = Literal[tuple(s.value for s in GroupState)]  # type: ignore[valid-type]
 @attrs.frozen(kw_only=True)
 class TimelineParams:
     group_id: str | None = None
-    since: int | None = None  # only events after this sequence number
-    types: tuple[str, ...] = ()  # event class names, e.g. MemberRemoved, RequestHandled
-    limit: int | None = None  # at most the newest N
+    # only events after this sequence number
+    since: int | None = bounded(0, INT64_MAX, default=None)
+    # event class names, e.g. MemberRemoved, RequestHandled (an unknown name is refused, with
+    # the known ones)
+    types: tuple[str, ...] = ()
+    limit: int | None = bounded(0, INT32_MAX, default=None)  # at most the newest N
 
 
 @attrs.frozen(kw_only=True)
@@ -28,16 +31,17 @@ class RequestsParams:
     api: str | None = None  # name (case-insensitive) or key, e.g. Heartbeat or 12
     client_id: str | None = None
     group_id: str | None = None
-    since: int | None = None
-    limit: int | None = None
+    since: int | None = bounded(0, INT64_MAX, default=None)
+    limit: int | None = bounded(0, INT32_MAX, default=None)
 
 
 @attrs.frozen(kw_only=True)
 class WaitGroupParams:
     group_id: str
     state: State | None = "Stable"
-    members: int | None = None
-    timeout: float = 30.0  # seconds of wall time
+    members: int | None = bounded(0, INT32_MAX, default=None)
+    timeout: float = bounded(0.0, waiters.MAX_TIMEOUT_S, default=30.0,
+                             doc="seconds of wall time")
 
 
 @operation("GET", "/timeline", TimelineParams)
