@@ -25,14 +25,15 @@ from .. import coordinator as c
 from ..broker.config import BrokerConfig
 from ..broker.server import BoundAddress
 from ..control import results as r
-from ..control.operations import ControlError, all_operations, parse_params
+from ..control.operations import ControlError, all_operations, check_bounds, parse_params
 from ..control.ops import cluster as cluster_ops
 from ..control.ops import faults as fault_ops
 from ..control.ops import groups as group_ops
 from ..control.ops import time as time_ops
 from ..control.ops import timeline as timeline_ops
+from ..control.ops import topics as topic_ops
 from ..control.plane import control_of
-from ..control.waiters import WaitTimeout
+from ..control.waiters import RECHECK_S, WaitTimeout, check_wait, last_seen
 from .methods import Job, async_op, handle_method, on_broker, op
 
 if TYPE_CHECKING:
@@ -54,6 +55,9 @@ class _Handle:
         self._bound = bound
         # the HTTP control endpoint's base URL (http://host:port), if one was asked for
         self.control_url: str | None = None if control is None else control.url
+        # the token every control request must carry (``Authorization: Bearer <token>``)
+        self.control_token: str | None = (None if control is None
+                                          else getattr(control, "token", None))
         self.config = config
         self.host = bound.host
         self.port = bound.port
@@ -138,8 +142,12 @@ class _Handle:
         """ListGroups as values: a tuple of ListedGroup(group_id, protocol_type, state, ...).
 
         ``states`` / ``types`` filter as KIP-518 / KIP-848 do (any case): a tuple of names, or
-        one name as a string (``states="Stable"``). Anything else raises TypeError."""
+        one name as a string (``states="Stable"``). Anything else raises TypeError; a name that
+        is no group state or type of Kafka's raises ControlError (400) listing those that are, as
+        kafka-consumer-groups.sh refuses an invalid --state."""
         states_filter, types_filter = filter_names("states", states), filter_names("types", types)
+        known_names("states", states_filter, GROUP_STATES)
+        known_names("types", types_filter, GROUP_TYPES)
 
         def run(b: Any) -> tuple[ListedGroup, ...]:
             cmd = c.ListGroups(request_id=b.new_request_id(), states_filter=states_filter,
@@ -173,7 +181,12 @@ class _Handle:
     def create_topic(self, name: str, partitions: int = 1,
                      replication_factor: int | None = None) -> Job[None]:
         """Create a topic; in a cluster ``replication_factor`` (at most the number of running
-        brokers; default default.replication.factor) places that many replicas per partition."""
+        brokers; default default.replication.factor) places that many replicas per partition.
+        Internal topics and partition counts out of 1..9999 are refused as over HTTP
+        (ControlError, 400)."""
+        topic_ops.refuse_internal(name)
+        check_bounds("partitions", partitions, 1, topic_ops.MAX_PARTITIONS)
+
         def run(broker: Any) -> None:
             live = len(broker.cluster.live_nodes())
             if replication_factor is not None and not 1 <= replication_factor <= live:
@@ -340,11 +353,12 @@ class _Handle:
                   client_id: str | None = None, group_id: str | None = None,
                   member_id: str | None = None, topic: str | None = None,
                   error: str | int | None = None, message: str | None = None,
-                  delay_ms: int | None = None, throttle_ms: int | None = None, count: int = 1,
-                  always: bool = False, skip: int = 0, probability: float | None = None,
-                  seed: int = 0) -> Job[int]:
+                  delay_ms: int | None = None, throttle_ms: int | None = None,
+                  count: int | None = None, always: bool = False, skip: int = 0,
+                  probability: float | None = None, seed: int | None = None) -> Job[int]:
         """Add a fault rule (see control/faults.py); returns its id. E.g.
         ``emu.add_fault("error", api="OffsetCommit", group_id="g", error="REBALANCE_IN_PROGRESS")``.
+        ``count`` defaults to 1 (and contradicts ``always``); ``seed`` goes with ``probability``.
         Bad input raises ControlError and adds nothing."""
         rule = dict(action=action, api=api, min_version=min_version, max_version=max_version,
                     client_id=client_id, group_id=group_id, member_id=member_id, topic=topic,
@@ -392,24 +406,29 @@ class Emulator(_Handle):
             return self._acall(partial(job.run, broker))  # type: ignore[no-any-return]
         return self._call(partial(job.run, broker))  # type: ignore[no-any-return]
 
-    def wait_for(self, predicate: Callable[[], T], timeout: float = 30.0) -> T:
-        """Call ``predicate()`` (in this thread: it may use this emulator and any client) now and
-        again after each new event the emulator records, until it returns something truthy,
-        which is returned. ``WaitTimeout`` after ``timeout`` seconds."""
-        timeline = self._call(lambda: control_of(self._bound.broker).timeline)
+    def wait_for(self, predicate: Callable[[], T], timeout: float = 30.0, *,
+                 interval: float = RECHECK_S) -> T:
+        """Call ``predicate()`` (in this thread: it may use this emulator and any client) now,
+        again after each new event the emulator records and at least every ``interval`` seconds
+        (a predicate that polls a client drives it), until it returns something truthy, which is
+        returned. ``WaitTimeout`` after ``timeout`` seconds, saying what the predicate last
+        returned and what the emulator last saw."""
+        check_wait(timeout, interval)
+        broker = self._bound.broker
+        timeline = self._call(lambda: control_of(broker).timeline)
         deadline = time.monotonic() + timeout
         self._call(timeline.hold)
         try:
+            start = seq = self._call(lambda: timeline.seq)
             while True:
-                seq = self._call(lambda: timeline.seq)
                 result = predicate()
                 if result:
                     return result
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise WaitTimeout(f"timed out after {timeout:g} s waiting for "
-                                      f"{getattr(predicate, '__name__', 'the predicate')}")
-                self._acall(partial(timeline.wait_after, seq, remaining))
+                    seen = self._call(partial(last_seen, broker, start))
+                    raise WaitTimeout(timed_out(predicate, timeout, result, seen))
+                seq = self._acall(partial(timeline.wait_after, seq, min(remaining, interval)))
         finally:
             self._call(timeline.release)
 
@@ -424,14 +443,18 @@ class AsyncEmulator(_Handle):
         return (await result) if job.is_async else result  # type: ignore[no-any-return]
 
     async def wait_for(self, predicate: Callable[[], T | Awaitable[T]],
-                       timeout: float = 30.0) -> T:
-        """Evaluate ``predicate()`` (a plain or an async function) now and after each new event,
-        until it returns something truthy, which is returned; ``WaitTimeout`` after ``timeout``
-        seconds of wall time."""
-        timeline = control_of(self._bound.broker).timeline
+                       timeout: float = 30.0, *, interval: float = RECHECK_S) -> T:
+        """Evaluate ``predicate()`` (a plain or an async function) now, after each new event and
+        at least every ``interval`` seconds, until it returns something truthy, which is
+        returned; ``WaitTimeout`` after ``timeout`` seconds of wall time, saying what the
+        predicate last returned and what the emulator last saw."""
+        check_wait(timeout, interval)
+        broker = self._bound.broker
+        timeline = control_of(broker).timeline
         deadline = trio.current_time() + timeout
         timeline.hold()
         try:
+            start = timeline.seq
             while True:
                 seq = timeline.seq
                 result = predicate()
@@ -441,11 +464,36 @@ class AsyncEmulator(_Handle):
                     return result
                 remaining = deadline - trio.current_time()
                 if remaining <= 0:
-                    raise WaitTimeout(f"timed out after {timeout:g} s waiting for "
-                                      f"{getattr(predicate, '__name__', 'the predicate')}")
-                await timeline.wait_after(seq, remaining)
+                    raise WaitTimeout(timed_out(predicate, timeout, result,
+                                                last_seen(broker, start)))
+                await timeline.wait_after(seq, min(remaining, interval))
         finally:
             timeline.release()
+
+
+def timed_out(predicate: Callable[..., Any], timeout: float, result: Any, seen: str) -> str:
+    """A ``wait_for`` timeout message: the predicate, what it last returned, what was seen."""
+    name = getattr(predicate, "__qualname__", None) or getattr(predicate, "__name__", None)
+    returned = repr(result)
+    if len(returned) > 80:
+        returned = returned[:77] + "..."
+    return (f"timed out after {timeout:g} s waiting for {name or repr(predicate)} (it last "
+            f"returned {returned}); {seen}")
+
+
+# Kafka's GroupState and GroupType names (KIP-518, KIP-848): what a ListGroups filter can match
+GROUP_STATES = ("PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty",
+                "Assigning", "Reconciling", "NotReady", "Unknown")
+GROUP_TYPES = ("classic", "consumer", "share", "streams")
+
+
+def known_names(what: str, names: tuple[str, ...], known: tuple[str, ...]) -> None:
+    """ControlError (400) unless every name is one of ``known`` (any case)."""
+    lowered = {k.lower() for k in known}
+    unknown = [n for n in names if n.strip().lower() not in lowered]
+    if unknown:
+        raise ControlError(f"{what}: unknown {', '.join(map(repr, unknown))} (known: "
+                           f"{', '.join(known)})")
 
 
 def filter_names(what: str, value: str | Iterable[str]) -> tuple[str, ...]:
