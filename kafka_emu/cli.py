@@ -2,7 +2,7 @@
 
     kafka-emu serve [--host 127.0.0.1] [--port 9092] [-c key=value ...] [--topic NAME:PARTITIONS ...]
                     [--brokers N [--rack RACK ...]]
-                    [--control-port PORT [--control-host 127.0.0.1]]
+                    [--control-port PORT [--control-host 127.0.0.1] [--control-token TOKEN]]
                     [--clock real|manual]
     kafka-emu groups --bootstrap-server HOST:PORT (--list [--state [STATE ...]] | --describe --group G)
     kafka-emu versions --bootstrap-server HOST:PORT
@@ -10,7 +10,9 @@
 
 ``serve`` prints the bootstrap address (with --brokers N every broker's, comma-separated) as the
 first line on stdout once it accepts connections
-(then, with ``--control-port``, a line ``control: http://HOST:PORT``),
+(then, with ``--control-port``, a line ``control: http://HOST:PORT`` and a line
+``control-token: TOKEN``: the token every control request but /health must send; random unless
+``--control-token`` or ``$KAFKA_EMU_CONTROL_TOKEN`` gives one),
 logs to stderr and exits cleanly on SIGINT/SIGTERM. A bad flag or config value gets a one-line
 error and exit code 2.
 """
@@ -26,7 +28,9 @@ import signal
 import socket
 import sys
 from functools import partial
-from typing import NoReturn
+from typing import NoReturn, TypeVar
+
+E = TypeVar("E", bound=BaseException)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,7 +48,15 @@ def _topic(text: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(f"partitions must be an integer in {text!r}") from None
     if partitions < 1:
         raise argparse.ArgumentTypeError(f"partitions must be at least 1 in {text!r}")
-    from .log.catalogue import topic_name_error
+    from .log.catalogue import MAX_RECORDS_PER_USER_OP, topic_name_error
+
+    # Kafka's controller writes one record per partition plus the topic's in one batch and
+    # refuses a batch over MAX_RECORDS_PER_USER_OP (POLICY_VIOLATION), as the catalogue does
+    if 1 + partitions > MAX_RECORDS_PER_USER_OP:
+        raise argparse.ArgumentTypeError(
+            f"{partitions} partitions in {text!r}: Kafka creates at most "
+            f"{MAX_RECORDS_PER_USER_OP - 1} in one topic (\"Unable to perform excessively large "
+            f"batch operation.\")")
 
     reason = topic_name_error(name)
     if reason is not None:
@@ -67,6 +79,15 @@ def _port(text: str) -> int:
     if not 0 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"port {port} is outside 0-65535")
     return port
+
+
+def _control_token(text: str) -> str:
+    from .control.access import token_error
+
+    problem = token_error(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return text
 
 
 def _brokers(text: str) -> int:
@@ -105,6 +126,11 @@ def build_parser(*, serve_only: bool = False) -> argparse.ArgumentParser:
                        help="also serve the HTTP control endpoint (0 = any free port)")
     serve.add_argument("--control-host", default="127.0.0.1",
                        help="address of the control endpoint (default 127.0.0.1)")
+    serve.add_argument("--control-token", type=_control_token, metavar="TOKEN",
+                       default=os.environ.get("KAFKA_EMU_CONTROL_TOKEN") or None,
+                       help="the token control requests must send as 'Authorization: Bearer "
+                            "TOKEN' (default $KAFKA_EMU_CONTROL_TOKEN, else a random one, "
+                            "printed)")
     serve.add_argument("--brokers", type=_brokers, default=1, metavar="N",
                        help="a cluster of N brokers in one process (node ids 1..N; ports "
                             "PORT, PORT+1, ..., or all free ones with --port 0)")
@@ -195,6 +221,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     import trio
 
     from .broker.server import serve
+    from .errors import KafkaError
 
     failed: list[tuple[int, str]] = []  # (exit code, message) of a failure to listen
 
@@ -209,7 +236,10 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             try:
                 bound = await nursery.start(partial(serve, config))
             except Exception as exc:  # an OSError, bare or in an ExceptionGroup (trio >= 0.25)
-                if not _failed_to_listen(exc, "", config.host, config.port):
+                refused = _found(exc, KafkaError)
+                if refused is not None:  # a start-up topic Kafka would refuse: the user's input
+                    failed.append((2, f"cannot start: {refused}"))
+                elif not _failed_to_listen(exc, "", config.host, config.port):
                     raise
                 nursery.cancel_scope.cancel()
                 return
@@ -227,7 +257,8 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                 from .control.http import serve_control
                 try:
                     control = await nursery.start(partial(
-                        serve_control, bound.broker, args.control_host, args.control_port))
+                        serve_control, bound.broker, args.control_host, args.control_port,
+                        token=args.control_token))
                 except Exception as exc:
                     if not _failed_to_listen(exc, "the control endpoint", args.control_host,
                                              args.control_port):
@@ -246,6 +277,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                     print(bound.bootstrap, flush=True)  # always the first line: scripts read it
                     if control is not None:
                         print(f"control: {control.url}", flush=True)
+                        print(f"control-token: {control.token}", flush=True)
                 except BrokenPipeError:  # `kafka-emu serve | head -1`: serve on, print nothing
                     _stdout_gone()
                 gc.freeze()
@@ -268,16 +300,20 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return 0
 
 
-def _os_error(exc: BaseException) -> OSError | None:
-    """The OSError in ``exc``, looking inside exception groups (trio wraps errors in them
-    from 0.25 on, strict_exception_groups; older trio raises them bare)."""
-    if isinstance(exc, OSError):
+def _found(exc: BaseException, kind: type[E]) -> E | None:
+    """The ``kind`` exception in ``exc``, looking inside exception groups (trio wraps errors
+    in them from 0.25 on, strict_exception_groups; older trio raises them bare)."""
+    if isinstance(exc, kind):
         return exc
     for inner in getattr(exc, "exceptions", ()):
-        found = _os_error(inner)
+        found = _found(inner, kind)
         if found is not None:
             return found
     return None
+
+
+def _os_error(exc: BaseException) -> OSError | None:
+    return _found(exc, OSError)
 
 
 def _listen_error(exc: OSError, host: str, port: int, what: str = "") -> tuple[int, str]:

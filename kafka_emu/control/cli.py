@@ -1,7 +1,7 @@
 """``kafka-emu ctl``: run control operations on a running kafka-emu over its HTTP endpoint.
 
-    kafka-emu ctl --control HOST:PORT list
-    kafka-emu ctl --control HOST:PORT OPERATION [--param value ...] [-o json|text]
+    kafka-emu ctl --control HOST:PORT [--control-token TOKEN] list
+    kafka-emu ctl --control HOST:PORT [--control-token TOKEN] OPERATION [--param value ...]
     kafka-emu ctl [--control HOST:PORT] OPERATION --help
 
 Theory of operation. The subcommands are not written here: they are built from the OpenAPI
@@ -11,6 +11,8 @@ describes the operations of the installed kafka-emu (``list`` and ``--help`` wor
 needs a server). Each parameter is a flag named after it with dashes (``group_id`` is
 ``--group-id``); list parameters repeat the flag or take commas, booleans are ``--x``/``--no-x``,
 free-form values are JSON. The server checks the values, so its error messages are the CLI's.
+The endpoint's token (``kafka-emu serve`` prints it as ``control-token``) comes from
+``--control-token`` or ``$KAFKA_EMU_CONTROL_TOKEN`` and is sent as ``Authorization: Bearer``.
 
 Output is the operation's result as indented JSON (``-o json``, the default) or compact text
 (``-o text``: tables for lists of objects, ``key: value`` lines for objects).
@@ -37,6 +39,7 @@ from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 ENV_CONTROL = "KAFKA_EMU_CONTROL"
+ENV_TOKEN = "KAFKA_EMU_CONTROL_TOKEN"  # as control/access.py (not imported: ctl stays light)
 DEFAULT_TIMEOUT_S = 300.0  # above any wait an operation would reasonably be asked for
 _METHODS = ("get", "post", "delete", "put", "patch")
 
@@ -82,6 +85,10 @@ def add_commands(sub) -> None:
     ctl.add_argument("--control", type=_control, default=os.environ.get(ENV_CONTROL) or None,
                      metavar="HOST:PORT",
                      help=f"the control endpoint (default ${ENV_CONTROL})")
+    ctl.add_argument("--control-token", dest="token", default=os.environ.get(ENV_TOKEN) or None,
+                     metavar="TOKEN",
+                     help=f"the endpoint's token, printed by serve as control-token "
+                          f"(default ${ENV_TOKEN})")
     ctl.add_argument("-o", "--output", choices=["json", "text"], default="json",
                      help="indented JSON (default) or compact text")
     # not --timeout: operations that wait have a parameter of that name (after OPERATION)
@@ -153,19 +160,26 @@ def _local_document() -> dict:
     return openapi(all_operations().values())
 
 
-def _request(base: str, method: str, path: str, timeout: float, *, query: str = "",
-             body: bytes | None = None) -> Any:
+def _request(base: str, method: str, path: str, timeout: float, *, token: str | None = None,
+             query: str = "", body: bytes | None = None) -> Any:
     url = base + path + (f"?{query}" if query else "")
     request = urllib.request.Request(url, data=body, method=method,
                                      headers={"Accept": "application/json"})
     if body is not None:
         request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             raw = response.read()
     except urllib.error.HTTPError as exc:
         with exc:
             raw = exc.read()
+        if exc.code == 401:
+            said = ("refused the token given" if token else "needs its token")
+            raise CtlError(f"the control endpoint {base} {said}: pass --control-token TOKEN or "
+                           f"set ${ENV_TOKEN} (kafka-emu serve prints it as control-token)",
+                           2) from None
         try:
             error = json.loads(raw)["error"]
             message = error["message"]
@@ -191,7 +205,8 @@ def _request(base: str, method: str, path: str, timeout: float, *, query: str = 
 def _document(args) -> dict:
     if args.control is None:
         return _local_document()
-    document = _request(args.control, "GET", "/openapi.json", args.http_timeout)
+    document = _request(args.control, "GET", "/openapi.json", args.http_timeout,
+                        token=args.token)
     if not isinstance(document, dict) or "paths" not in document:
         raise CtlError(f"{args.control}/openapi.json is not an OpenAPI document", 1)
     return document
@@ -271,8 +286,12 @@ def _operation_parser(parent: argparse.ArgumentParser, name: str, op: dict):
         if schema.get("enum"):
             notes.append("one of " + ", ".join(map(str, schema["enum"])))
         help_text = "; ".join(n for n in notes if n) or None
+        if param["required"]:
+            help_text = f"{help_text} (required)" if help_text else "required"
+        # required is checked in _call, after unknown flags: argparse would name the missing
+        # flag first and never the misspelt one
         options: dict[str, Any] = {"dest": param["name"], "default": argparse.SUPPRESS,
-                                   "required": param["required"], "help": help_text}
+                                   "help": help_text}
         if kinds == ["boolean"]:
             parser.add_argument(_flag(param["name"]), action=argparse.BooleanOptionalAction,
                                 **options)
@@ -287,7 +306,21 @@ def _operation_parser(parent: argparse.ArgumentParser, name: str, op: dict):
 
 
 def _call(args, parser: argparse.ArgumentParser, name: str, op: dict) -> Any:
-    given = vars(parser.parse_args(args.args))
+    known, extra = parser.parse_known_args(args.args)
+    if extra:
+        flags = [a.split("=", 1)[0] for a in extra if a.startswith("-")]
+        names = [_flag(p["name"]) for p in op["params"]] + ["--output"]
+        if flags:
+            close = difflib.get_close_matches(flags[0], names, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            parser.error(f"unknown flag {flags[0]} for {name.replace('_', '-')}{hint}; its "
+                         f"flags: {', '.join(names[:-1]) or 'none'}")
+        parser.error(f"unexpected argument(s) {' '.join(extra)}: every value follows its flag")
+    given = vars(known)
+    missing = [_flag(p["name"]) for p in op["params"]
+               if p["required"] and p["name"] not in given]
+    if missing:
+        parser.error(f"{name.replace('_', '-')} needs {', '.join(missing)}")
     output = given.pop("output") or args.output
     path, query, body = op["path"], [], {}
     for param in op["params"]:
@@ -308,7 +341,8 @@ def _call(args, parser: argparse.ArgumentParser, name: str, op: dict) -> Any:
             body[param["name"]] = value
     encoded = urlencode([(k, json.dumps(v) if not isinstance(v, str) else v) for k, v in query])
     data = json.dumps(body).encode() if op["method"] != "GET" else None
-    answer = _request(args.control, op["method"], path, args.http_timeout, query=encoded, body=data)
+    answer = _request(args.control, op["method"], path, args.http_timeout, token=args.token,
+                      query=encoded, body=data)
     return (answer.get("result") if isinstance(answer, dict) and "result" in answer
             else answer), output
 

@@ -17,6 +17,16 @@ Routing matches the raw (still percent-encoded) path segment by segment, so a gr
 
 ``GET /openapi.json`` is the OpenAPI 3.1 document of the same table; ``GET /health`` says the
 endpoint is up.
+
+Before routing, ``access.Gate`` checks Host, Origin and the emulator's token (421, 403, 401), and
+a body must be ``application/json`` (415) and well-formed, bounded JSON (400): see access.py for
+why, and why ``/health`` alone needs no token.
+
+Connections. The listening socket is ours (backlog ``BACKLOG``, capped by the kernel's somaxconn)
+and each accepted connection is handed to hypercorn's per-connection server. At most
+``MAX_CONNECTIONS`` are served at once; one more is answered a fixed 503 and closed, so a flood
+gets a clear refusal instead of silent drops, and the broker's loop, which this endpoint shares,
+never carries more than that many HTTP connections.
 """
 
 from __future__ import annotations
@@ -28,11 +38,12 @@ import uuid
 from collections.abc import Mapping
 from functools import partial
 from typing import Any
-from urllib.parse import parse_qsl, unquote_to_bytes, urlsplit
+from urllib.parse import parse_qsl, unquote_to_bytes
 
 import attrs
 import trio
 
+from .access import Gate, Refused, check_content_type, json_body, new_token, token_error
 from .openapi import openapi, path_params
 from .operations import ControlError, Operation, all_operations, parse_params
 
@@ -49,6 +60,8 @@ def _package_version() -> str:
 
 __version__ = _package_version()
 MAX_BODY_BYTES = 1 << 20
+BACKLOG = 2048  # the kernel caps it at net.core.somaxconn (4096 on current Linux)
+MAX_CONNECTIONS = 512  # served at once; a test fleet holds a handful per emulator
 
 Segments = tuple[str, ...]
 
@@ -57,6 +70,7 @@ Segments = tuple[str, ...]
 class ControlAddress:
     host: str
     port: int
+    token: str = attrs.field(repr=False)  # send as ``Authorization: Bearer TOKEN``
 
     @property
     def url(self) -> str:
@@ -107,8 +121,10 @@ def _shape(template: Segments) -> Segments:
 class ControlApp:
     """ASGI app serving ``operations`` (all of the table by default) against ``broker``."""
 
-    def __init__(self, broker: Any, operations: Mapping[str, Operation] | None = None) -> None:
+    def __init__(self, broker: Any, operations: Mapping[str, Operation] | None = None,
+                 gate: Gate | None = None) -> None:
         self.broker = broker
+        self.gate = gate  # None: no access checks (only for an app no socket reaches)
         self.operations = dict(all_operations() if operations is None else operations)
         self.routes: list[tuple[Segments, Operation]] = []
         for op in self.operations.values():
@@ -155,8 +171,13 @@ class ControlApp:
         method = scope["method"]
         raw_path = scope.get("raw_path") or scope["path"].encode("utf-8")
         try:
+            if self.gate is not None:
+                self.gate.check(raw_path.split(b"?", 1)[0].decode("latin-1"), scope["headers"])
             status, body = await self._answer(method, raw_path, scope, receive)
             headers: list[tuple[bytes, bytes]] = []
+        except Refused as refused:  # a stranger: say why, read and run nothing
+            status, headers = refused.status, refused.headers
+            body = {"error": {"message": refused.message, "operation": None}}
         except _Reply as reply:
             status, headers = reply.status, reply.headers
             body = {"error": {"message": reply.message, "operation": reply.operation}}
@@ -188,7 +209,7 @@ class ControlApp:
         op, found = self._route(method, segments, path)
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"),
                           keep_blank_values=True)
-        raw = await self._params(op, method, query, receive)
+        raw = await self._params(op, method, query, scope, receive)
         for name, value in found.items():
             if name in raw and raw[name] != value:
                 raise _Reply(400, f"{name} is {value!r} in the path but {raw[name]!r} in the "
@@ -196,6 +217,11 @@ class ControlApp:
             raw[name] = value
         try:
             params = parse_params(op, raw)
+        except ControlError as exc:
+            raise _Reply(exc.status, exc.message, op.name) from None
+        except RecursionError:  # a query value parse_params reads as JSON, nested too deep
+            raise _Reply(400, "a parameter nests too deep", op.name) from None
+        try:
             result = op.run(self.broker, params)
             if op.is_async:
                 result = await result
@@ -223,8 +249,13 @@ class ControlApp:
         raise _Reply(404, f"no control operation at {path} (GET /openapi.json lists them)")
 
     async def _params(self, op: Operation, method: str, query: list[tuple[str, str]],
-                      receive) -> dict[str, Any]:
+                      scope, receive) -> dict[str, Any]:
         body = await _read_body(receive, op)
+        if body and self.gate is not None:
+            try:
+                check_content_type(scope["headers"])
+            except Refused as refused:
+                raise _Reply(refused.status, refused.message, op.name) from None
         if method == "GET":
             if body.strip():
                 raise _Reply(400, f"{op.name} takes its parameters in the query string, "
@@ -243,9 +274,9 @@ class ControlApp:
         if not body.strip():
             return {}
         try:
-            data = json.loads(body)
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise _Reply(400, f"the body is not JSON: {exc}", op.name) from None
+            data = json_body(body)
+        except ValueError as exc:
+            raise _Reply(400, str(exc), op.name) from None
         if not isinstance(data, dict):
             raise _Reply(400, f"the body must be a JSON object, got {type(data).__name__}",
                          op.name)
@@ -281,43 +312,98 @@ async def _read_body(receive, op: Operation) -> bytes:
             return b"".join(chunks)
 
 
-def _loopback(host: str) -> bool:
-    import ipaddress
+_BUSY = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+         b"retry-after: 1\r\nconnection: close\r\ncontent-length: %d\r\n\r\n%s")
+
+
+def _busy_answer(limit: int) -> bytes:
+    body = json.dumps({"error": {"message": f"the control endpoint is serving its limit of "
+                                            f"{limit} connections; try again",
+                                 "operation": None}}, separators=(",", ":")).encode() + b"\n"
+    return _BUSY % (len(body), body)
+
+
+async def _turn_away(stream: trio.SocketStream, answer: bytes) -> None:
+    """503 to a connection over the limit: answer at once, then read what the client had sent
+    (a close with unread data would reset the connection and lose the answer) for a moment."""
+    with trio.move_on_after(1.0):
+        try:
+            await stream.send_all(answer)
+            await stream.send_eof()
+            while await stream.receive_some(1 << 16):
+                pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+    await trio.aclose_forcefully(stream)
+
+
+async def _listen(host: str, port: int) -> trio.SocketListener:
+    """A listening socket on the first address ``host`` resolves to (OSError if it cannot)."""
+    import socket
+
+    infos = await trio.socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                          flags=socket.AI_PASSIVE)
+    family, kind, proto, _, sockaddr = infos[0]
+    sock = trio.socket.socket(family, kind, proto)
     try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
-
-
-def _bind(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        await sock.bind(sockaddr)
+        sock.listen(BACKLOG)
+    except BaseException:
+        sock.close()
+        raise
+    return trio.SocketListener(sock)
 
 
 async def serve_control(broker: Any, host: str = "127.0.0.1", port: int = 0, *,
+                        token: str | None = None,
                         operations: Mapping[str, Operation] | None = None,
+                        max_connections: int = MAX_CONNECTIONS,
                         task_status=trio.TASK_STATUS_IGNORED) -> None:
     """Serve the control endpoint for ``broker`` until cancelled; reports a ControlAddress.
 
     Start it in the emulator's trio loop: ``await nursery.start(serve_control, broker, host,
-    port)``; port 0 picks a free port."""
+    port)``; port 0 picks a free port. ``token`` is the one clients must send (a new random
+    one when None; ValueError if it cannot travel in a header)."""
     from hypercorn.config import Config
-    from hypercorn.trio import serve
+    from hypercorn.trio.tcp_server import TCPServer
+    from hypercorn.trio.worker_context import WorkerContext
+    from hypercorn.typing import ConnectionState
+    from hypercorn.utils import wrap_app
 
-    app = ControlApp(broker, operations)
+    token = new_token() if token is None else token
+    problem = token_error(token)
+    if problem is not None:
+        raise ValueError(problem)
+    listener = await _listen(host, port)
+    bound_port = listener.socket.getsockname()[1]
+    address = ControlAddress(host, bound_port, token)
+    app = ControlApp(broker, operations, Gate(host, bound_port, token))
     config = Config()
-    config.bind = [_bind(host, port)]
     config.accesslog = None
-    # hypercorn's own lines ("Running on ...") stay quiet; errors still reach kafka_emu's log
+    # hypercorn's own lines stay quiet; errors still reach kafka_emu's log
     quiet = logging.getLogger("kafka_emu.control.hypercorn")
     quiet.setLevel(logging.WARNING)
     config.errorlog = quiet
-    config.graceful_timeout = 1.0
+    serve_one = partial(TCPServer, wrap_app(app, config.wsgi_max_body_size, "asgi"), config,
+                        WorkerContext(None), ConnectionState({}))
+    busy = _busy_answer(max_connections)
+    active = 0
+
+    async def handle(stream: trio.SocketStream) -> None:
+        nonlocal active
+        if active >= max_connections:
+            await _turn_away(stream, busy)
+            return
+        active += 1
+        try:
+            await serve_one(stream)
+        finally:
+            active -= 1
+
     async with trio.open_nursery() as nursery:
-        binds = await nursery.start(partial(serve, app, config))
-        bound = urlsplit(binds[0])
-        address = ControlAddress(host, bound.port)
+        await nursery.start(trio.serve_listeners, handle, [listener])
         log.info("kafka-emu control endpoint on %s", address.url)
-        if not _loopback(host):
-            log.warning("the control endpoint on %s has no authentication: whoever reaches it "
-                        "can change this emulator's time, faults and groups", address.url)
         task_status.started(address)

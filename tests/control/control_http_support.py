@@ -1,5 +1,6 @@
 """Shared by the control endpoint tests: an endpoint serving a custom table, and the generic
-"what every operation looks like over HTTP" helpers (dummy path values, a state digest)."""
+"what every operation looks like over HTTP" helpers (dummy path values, a state digest), and
+the token every request but /health sends."""
 
 from __future__ import annotations
 
@@ -21,9 +22,25 @@ from kafka_emu.control.operations import Operation, all_operations
 from kafka_emu.testing.emulator import open_emulator
 
 
+TOKEN = "test-token-for-endpoint-for"  # endpoint_for's endpoints take this one
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def client_of(emu: Any, **options: Any) -> httpx.Client:
+    """An httpx client of ``emu``'s control endpoint that sends its token."""
+    return httpx.Client(base_url=emu.control_url, headers=auth(emu.control_token),
+                        timeout=30, **options)
+
+
 @contextlib.contextmanager
-def endpoint_for(operations: Mapping[str, Operation]) -> Iterator[tuple[str, Any, list]]:
-    """An emulator in a thread whose control endpoint serves ``operations`` only.
+def endpoint_for(operations: Mapping[str, Operation] | None = None,
+                 **serve_options: Any) -> Iterator[tuple[str, Any, list]]:
+    """An emulator in a thread whose control endpoint serves ``operations`` only (the whole
+    table when None), with the token TOKEN (send AUTH) unless ``serve_options`` say otherwise.
 
     Yields (base URL, the broker, the broker's unexpected-error list as seen at exit)."""
     ready = threading.Event()
@@ -33,8 +50,9 @@ def endpoint_for(operations: Mapping[str, Operation]) -> Iterator[tuple[str, Any
         try:
             async with open_emulator() as emu:
                 async with trio.open_nursery() as nursery:
-                    address = await nursery.start(partial(serve_control, emu.broker,
-                                                          operations=operations))
+                    address = await nursery.start(partial(
+                        serve_control, emu.broker, operations=operations,
+                        **{"token": TOKEN, **serve_options}))
                     box.update(url=address.url, broker=emu.broker,
                                token=trio.lowlevel.current_trio_token(),
                                scope=nursery.cancel_scope)

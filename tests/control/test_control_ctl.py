@@ -17,7 +17,7 @@ from kafka_emu.cli import main
 from kafka_emu.control.operations import NoParams, Operation, all_operations
 from kafka_emu.testing.emulator import make_config, run_in_thread
 
-from control_http_support import digest, endpoint_for
+from control_http_support import TOKEN, client_of, digest, endpoint_for
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +31,9 @@ def ctl(emu, capsys):
     """Run ``kafka-emu ctl --control <emu> ARGS`` in this process: (exit code, stdout, stderr)."""
     address = emu.control_url.removeprefix("http://")
 
-    def run(*args: str, control: str | None = address):
-        argv = ["ctl"] + (["--control", control] if control else []) + list(args)
+    def run(*args: str, control: str | None = address, token: str | None = emu.control_token):
+        argv = (["ctl"] + (["--control", control] if control else [])
+                + (["--control-token", token] if token else []) + list(args))
         try:
             code = main(argv)
         except SystemExit as exc:
@@ -91,8 +92,12 @@ def test_operation_help_says_what_it_returns_from_the_servers_document(ctl):
 @pytest.mark.parametrize("args, code, words", [
     (["no-such-operation"], 2, "unknown operation"),
     (["list-topic"], 2, "did you mean list-topics"),
-    (["create-topic", "--name", "x", "--bogus", "1"], 2, "unrecognized arguments: --bogus"),
-    (["create-topic"], 2, "--name"),  # required
+    (["create-topic", "--name", "x", "--bogus", "1"], 2, "unknown flag --bogus"),
+    # an unknown flag is named even when a required one is missing (it said "--ms is required")
+    (["advance", "--bogus", "1"], 2, "unknown flag --bogus for advance; its flags: --ms"),
+    (["advance", "--mss", "1"], 2, "did you mean --ms?"),
+    (["advance", "--ms", "1", "stray"], 2, "unexpected argument(s) stray"),
+    (["create-topic"], 2, "create-topic needs --name"),  # required
     (["create-topic", "--name", "x", "--partitions", "many"], 2, "partitions"),
     (["create-topic", "--name", "orders"], 2, "already exists"),  # the server's 409
     (["remove-fault", "--rule-id", "999"], 2, "999"),  # the server's 404
@@ -104,6 +109,23 @@ def test_misuse_is_one_stderr_line_and_exit_2(ctl, args, code, words):
     assert got == code, err
     assert out == ""
     assert len(err.splitlines()) == 1 and words in err, err
+
+
+def test_without_the_token_or_with_a_wrong_one_ctl_says_so_in_one_line(ctl, monkeypatch):
+    monkeypatch.delenv("KAFKA_EMU_CONTROL_TOKEN", raising=False)
+    for token, said in [(None, "needs its token"), ("not-the-token", "refused the token given")]:
+        for args in (["list"], ["create-topic", "--name", "no-token-topic"]):
+            code, out, err = ctl(*args, token=token)
+            assert (code, out) == (2, ""), err
+            assert len(err.splitlines()) == 1 and said in err and "--control-token" in err, err
+    code, out, _ = ctl("list-topics")  # with the token: nothing was created
+    assert code == 0 and "no-token-topic" not in out
+
+
+def test_the_token_comes_from_the_environment_too(ctl, emu, monkeypatch):
+    monkeypatch.setenv("KAFKA_EMU_CONTROL_TOKEN", emu.control_token)
+    code, out, err = ctl("list-topics", token=None)
+    assert (code, err) == (0, "") and "orders" in out
 
 
 def test_running_an_operation_needs_a_server(ctl, monkeypatch):
@@ -150,7 +172,7 @@ def test_subcommands_come_from_the_servers_document_not_the_local_table(capsys):
     }
     assert "server_only" not in all_operations()
     with endpoint_for(table) as (url, _, errors):
-        argv = ["ctl", "--control", url, "server-only", "--group", "a/b", "--count", "3",
+        argv = ["ctl", "--control", url, "--control-token", TOKEN, "server-only", "--group", "a/b", "--count", "3",
                 "--keys", "x,y", "--keys", "z", "--on", "--extra", '{"k": [1]}',
                 "--things", '{"a": 1, "b": 2}', "--things", "[3, 4]", "--things", "5,6"]
         assert main(argv) == 0
@@ -159,14 +181,16 @@ def test_subcommands_come_from_the_servers_document_not_the_local_table(capsys):
         assert json.loads(out) == {"group": "a/b", "count": 3, "keys": ["x", "y", "z"],
                                    "on": True, "extra": {"k": [1]},
                                    "things": [{"a": 1, "b": 2}, 3, 4, 5, 6]}
-        assert main(["ctl", "--control", url, "-o", "text", "ping"]) == 0
+        assert main(["ctl", "--control", url, "--control-token", TOKEN, "-o", "text",
+                     "ping"]) == 0
         assert capsys.readouterr().out == "pong\n"
     assert errors == []
 
 
 def test_the_installed_command_runs_end_to_end(emu):
     """The real entry point in a subprocess, with the address from the environment."""
-    env = dict(os.environ, KAFKA_EMU_CONTROL=emu.control_url.removeprefix("http://"))
+    env = dict(os.environ, KAFKA_EMU_CONTROL=emu.control_url.removeprefix("http://"),
+               KAFKA_EMU_CONTROL_TOKEN=emu.control_token)
     proc = subprocess.run([sys.executable, "-m", "kafka_emu", "ctl", "-o", "text", "list-topics"],
                           capture_output=True, text=True, timeout=60, env=env)
     assert proc.returncode == 0, proc.stderr
@@ -177,18 +201,26 @@ def test_the_installed_command_runs_end_to_end(emu):
     assert len(proc.stderr.splitlines()) == 1
 
 
-def test_serve_prints_the_bootstrap_first_then_the_control_address():
+def test_serve_prints_the_bootstrap_first_then_the_control_address_and_token(capsys):
     proc = subprocess.Popen([sys.executable, "-m", "kafka_emu", "serve", "--port", "0",
                              "--control-port", "0"], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
     try:
         bootstrap = proc.stdout.readline().strip()
         control = proc.stdout.readline().strip()
+        token = proc.stdout.readline().strip()
         host, _, port = bootstrap.rpartition(":")
         assert host == "127.0.0.1" and int(port) > 0, bootstrap
         assert control.startswith("control: http://127.0.0.1:"), control
-        code = main(["ctl", "--control", control.removeprefix("control: "), "list-topics"])
-        assert code == 0
+        assert token.startswith("control-token: "), token
+        address = control.removeprefix("control: ")
+        token = token.removeprefix("control-token: ")
+        assert main(["ctl", "--control", address, "--control-token", token, "list-topics"]) == 0
+        capsys.readouterr()
+        # without the token: one line, exit 2 (the server said 401)
+        assert main(["ctl", "--control", address, "list-topics"]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.splitlines()) == 1 and "--control-token" in err, err
     finally:
         proc.terminate()
         proc.wait(30)
@@ -203,7 +235,8 @@ def test_an_answer_slower_than_the_http_timeout_is_one_line_and_exit_1(capsys):
 
     table = {"slow": Operation("slow", "POST", "/slow", NoParams, slow, "sleeps")}
     with endpoint_for(table) as (url, _, errors):
-        code = main(["ctl", "--control", url, "--http-timeout", "0.5", "slow"])
+        code = main(["ctl", "--control", url, "--control-token", TOKEN, "--http-timeout", "0.5",
+                     "slow"])
         out, err = capsys.readouterr()
     assert code == 1 and out == ""
     assert len(err.splitlines()) == 1 and "within 0.5 s" in err, err
@@ -213,9 +246,7 @@ def test_an_answer_slower_than_the_http_timeout_is_one_line_and_exit_1(capsys):
 def test_ctl_prints_what_http_answers_for_every_read_without_parameters(emu, ctl):
     """Every GET operation that needs no parameter, whoever registered it: ctl's JSON is the
     endpoint's result (reads whose answer moves between two calls, like a clock, are left out)."""
-    import httpx
-
-    with httpx.Client(base_url=emu.control_url, timeout=30) as http:
+    with client_of(emu) as http:
         reads = digest(http)
     assert "list_topics" in reads
     for name, answer in reads.items():

@@ -21,7 +21,7 @@ from kafka_emu.control.operations import (ControlError, NoParams, Operation, _hi
                                           all_operations)
 from kafka_emu.testing.emulator import make_config, run_in_thread
 
-from control_http_support import digest, dummy_path, endpoint_for
+from control_http_support import AUTH, client_of, digest, dummy_path, endpoint_for
 
 TOPICS = {"orders": 3}
 
@@ -35,7 +35,7 @@ def emu():
 
 @pytest.fixture
 def client(emu):
-    with httpx.Client(base_url=emu.control_url, timeout=30) as http:
+    with client_of(emu) as http:
         yield http
 
 
@@ -106,12 +106,13 @@ def test_paths_that_are_not_utf8_once_decoded_are_400(client):
 
 def test_malformed_bodies_are_400_and_change_nothing(client):
     before = digest(client)
+    json_type = {"content-type": "application/json"}
     for content in [b"{not json", b"[1, 2]", b"\xff\xfe", b'"a string"']:
-        error = _error(client.post("/topics", content=content), 400)
+        error = _error(client.post("/topics", content=content, headers=json_type), 400)
         assert error["operation"] == "create_topic"
     _error(client.post("/topics?name=x", json={}), 400)  # POST reads a body, not the query
-    _error(client.request("GET", "/topics", content=b'{"a": 1}'), 400)
-    _error(client.post("/topics", content=b" " * (1 << 20) + b"{}"), 413)
+    _error(client.request("GET", "/topics", content=b'{"a": 1}', headers=json_type), 400)
+    _error(client.post("/topics", content=b" " * (1 << 20) + b"{}", headers=json_type), 413)
     assert digest(client) == before
 
 
@@ -119,8 +120,8 @@ def test_a_literal_segment_wins_over_a_placeholder_whatever_the_order():
     table = {"one": Operation("one", "GET", "/x/{one}", _OneTwo, _echo_one, "one"),
              "fixed": Operation("fixed", "GET", "/x/fixed", NoParams, lambda b, p: "literal", "f")}
     with endpoint_for(table) as (url, _, errors):
-        assert httpx.get(f"{url}/x/fixed").json() == {"result": "literal"}
-        assert httpx.get(f"{url}/x/other").json() == {"result": "other"}
+        assert httpx.get(f"{url}/x/fixed", headers=AUTH).json() == {"result": "literal"}
+        assert httpx.get(f"{url}/x/other", headers=AUTH).json() == {"result": "other"}
     assert errors == []
 
 
@@ -131,8 +132,9 @@ def _echo_one(broker, params):
 def test_a_path_value_and_a_different_body_value_are_refused(emu):
     table = {"echo": Operation("echo", "POST", "/echo/{name}", _Named, _echo, "echo")}
     with endpoint_for(table) as (url, _, _errors):
-        assert httpx.post(f"{url}/echo/a%2Fb", json={"name": "a/b"}).json() == {"result": "a/b"}
-        _error(httpx.post(f"{url}/echo/a", json={"name": "b"}), 400)
+        assert httpx.post(f"{url}/echo/a%2Fb", json={"name": "a/b"},
+                          headers=AUTH).json() == {"result": "a/b"}
+        _error(httpx.post(f"{url}/echo/a", json={"name": "b"}, headers=AUTH), 400)
 
 
 @attrs.frozen(kw_only=True)
@@ -165,8 +167,8 @@ def test_operations_run_on_the_emulators_thread_and_may_be_async():
     table = {"where": Operation("where", "GET", "/where", NoParams, where, "where"),
              "waits": Operation("waits", "POST", "/waits", NoParams, waits, "waits")}
     with endpoint_for(table) as (url, broker, errors):
-        assert httpx.get(f"{url}/where").json() == {"result": True}
-        assert httpx.post(f"{url}/waits").json() == {"result": {"slept": True}}
+        assert httpx.get(f"{url}/where", headers=AUTH).json() == {"result": True}
+        assert httpx.post(f"{url}/waits", headers=AUTH).json() == {"result": {"slept": True}}
     assert seen["sync"] is seen["async"] and seen["sync"] is not threading.main_thread()
     assert errors == []
 
@@ -181,9 +183,10 @@ def test_an_unexpected_exception_is_500_json_and_recorded_as_the_brokers_error()
     table = {"broken": Operation("broken", "POST", "/broken", NoParams, broken, "broken"),
              "refuses": Operation("refuses", "POST", "/refuses", NoParams, refuses, "refuses")}
     with endpoint_for(table) as (url, _, errors):
-        error = _error(httpx.post(f"{url}/broken"), 500)
+        error = _error(httpx.post(f"{url}/broken", headers=AUTH), 500)
         assert error["operation"] == "broken" and "a bug" in error["message"]
-        assert _error(httpx.post(f"{url}/refuses"), 404)["message"] == "no such member 'm'"
+        assert _error(httpx.post(f"{url}/refuses", headers=AUTH),
+                      404)["message"] == "no such member 'm'"
         assert httpx.get(f"{url}/health").status_code == 200  # the endpoint lives on
     assert [type(e) for e in errors] == [KeyError]
 
@@ -277,7 +280,7 @@ def test_topics_listed_and_created_with_409_and_400_for_bad_requests(client):
     created = client.post("/topics", json={"name": "payments", "partitions": 2}).json()["result"]
     assert created["name"] == "payments" and created["partitions"] == 2
     assert _error(client.post("/topics", json={"name": "payments", "partitions": 2}), 409)
-    assert "at least 1" in _error(client.post("/topics", json={"name": "x", "partitions": 0}),
+    assert "partitions" in _error(client.post("/topics", json={"name": "x", "partitions": 0}),
                                   400)["message"]
     assert _error(client.post("/topics", json={"name": "bad name!"}), 400)
     assert _error(client.post("/topics", json={"partitions": 1}), 400)["message"] == \
@@ -341,6 +344,8 @@ async def test_open_emulator_serves_the_endpoint_in_the_callers_trio_loop():
     from kafka_emu.testing.emulator import open_emulator
 
     async with open_emulator(make_config(topics=TOPICS), control_port=0) as emulator:
-        async with httpx.AsyncClient(base_url=emulator.control_url) as http:
+        async with httpx.AsyncClient(base_url=emulator.control_url,
+                                     headers={"Authorization":
+                                              f"Bearer {emulator.control_token}"}) as http:
             answer = await http.get("/topics")
     assert [t["name"] for t in answer.json()["result"]] == ["orders"]

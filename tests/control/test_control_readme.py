@@ -1,5 +1,6 @@
 """The README's "Over HTTP and from the CLI" examples, run as written: the serve command (on free
-ports instead of 9092/9093), then the curl, Node and ctl blocks against it."""
+ports instead of 9092/9093), then the curl, Node and ctl blocks against it, with the token the
+serve command printed in $KAFKA_EMU_CONTROL_TOKEN (the README's blocks read it from there)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ def _require(tool: str) -> None:
 
 @pytest.fixture(scope="module")
 def served():
-    """The README's serve command, on free ports; yields (bootstrap, control host:port)."""
+    """The README's serve command, on free ports; yields (bootstrap, control host:port, the
+    environment with $KAFKA_EMU_CONTROL_TOKEN set to the token it printed)."""
     serve = next(line for line in _block("sh", "kafka-emu serve").splitlines()
                  if line.startswith("kafka-emu serve"))
     argv = serve.split()[1:]
@@ -52,25 +54,28 @@ def served():
     try:
         bootstrap = proc.stdout.readline().strip()
         control = proc.stdout.readline().strip()
+        token = proc.stdout.readline().strip()
         assert control.startswith("control: http://"), (bootstrap, control)
-        yield bootstrap, control.removeprefix("control: http://")
+        assert token.startswith("control-token: "), token
+        env = dict(os.environ, KAFKA_EMU_CONTROL_TOKEN=token.removeprefix("control-token: "))
+        yield bootstrap, control.removeprefix("control: http://"), env
     finally:
         proc.terminate()
         proc.wait(30)
 
 
-def _shell(code: str, control: str) -> subprocess.CompletedProcess:
+def _shell(code: str, control: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     # `kafka-emu` is this interpreter's entry point, whichever environment runs the tests
     bin_dir = str(Path(sys.executable).parent)
-    env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
+    env = dict(env, PATH=bin_dir + os.pathsep + env.get("PATH", ""))
     return subprocess.run(["bash", "-euo", "pipefail", "-c", code.replace(EXAMPLE_CONTROL, control)],
                           capture_output=True, text=True, timeout=120, env=env)
 
 
 def test_the_curl_example_adds_and_lists_a_fault(served):
     _require("curl")
-    _, control = served
-    proc = _shell(_block("sh", "curl"), control)
+    _, control, env = served
+    proc = _shell(_block("sh", "curl"), control, env)
     assert proc.returncode == 0, proc.stderr
     added, listed = [json.loads(line) for line in proc.stdout.splitlines()]
     rule = added["result"]
@@ -80,10 +85,11 @@ def test_the_curl_example_adds_and_lists_a_fault(served):
 
 def test_the_node_example_creates_a_topic_then_gets_409(served, tmp_path):
     _require("node")
-    _, control = served
+    _, control, env = served
     script = tmp_path / "example.mjs"
     script.write_text(_block("js", "fetch").replace(EXAMPLE_CONTROL, control))
-    proc = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60,
+                          env=env)
     assert proc.returncode == 0, proc.stderr
     first, second = proc.stdout.splitlines()
     assert first.startswith("200 ") and "payments" in first
@@ -91,8 +97,8 @@ def test_the_node_example_creates_a_topic_then_gets_409(served, tmp_path):
 
 
 def test_the_ctl_example_runs_each_line(served):
-    _, control = served
-    proc = _shell(_block("sh", "kafka-emu ctl"), control)
+    _, control, env = served
+    proc = _shell(_block("sh", "kafka-emu ctl"), control, env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     assert '"operation": "add-fault"' in proc.stdout  # from `list`

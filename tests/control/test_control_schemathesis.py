@@ -1,6 +1,7 @@
 """schemathesis against the live control endpoint: requests generated from the OpenAPI document
 (valid and invalid ones) for every operation of the table, each answer checked against the same
-document (status codes, content type, response schema, no server errors)."""
+document (status codes, content type, response schema, no server errors). Every request sends
+the emulator's token, as the document's security scheme asks."""
 
 from __future__ import annotations
 
@@ -16,14 +17,18 @@ from kafka_emu.testing.emulator import make_config, run_in_thread
 
 
 @pytest.fixture(scope="module")
-def control_schema():
+def control():
+    """(the schema, the headers every request sends)."""
     with run_in_thread(make_config(topics={"orders": 3}), control_port=0) as emu:
-        yield schemathesis.openapi.from_url(f"{emu.control_url}/openapi.json")
+        headers = {"Authorization": f"Bearer {emu.control_token}"}
+        yield schemathesis.openapi.from_url(f"{emu.control_url}/openapi.json",
+                                            headers=headers), headers
 
 
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
 @pytest.mark.parametrize("name", sorted(all_operations()))
-def test_every_answer_matches_the_document(control_schema, name, mode):
+def test_every_answer_matches_the_document(control, name, mode):
+    control_schema, headers = control
     op = all_operations()[name]
     if op.is_async:
         pytest.skip(f"{name} waits (up to its own timeout): generated timeouts would stall the run")
@@ -41,7 +46,7 @@ def test_every_answer_matches_the_document(control_schema, name, mode):
         # the operation also wants it non-negative), and schema-invalid input may be accepted
         # (parse_params reads "5" as 5 for every surface, since query strings and CLI flags are
         # text). Every answer must still be documented JSON and never a 5xx.
-        case.call_and_validate(excluded_checks=[checks.positive_data_acceptance,
+        case.call_and_validate(headers=headers, excluded_checks=[checks.positive_data_acceptance,
                                                 checks.negative_data_rejection])
 
     try:
