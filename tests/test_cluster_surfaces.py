@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import urllib.request
+from functools import partial
 
 import pytest
 
@@ -54,10 +55,11 @@ def test_the_fixture_marker_starts_a_cluster(kafka_emu):
     assert len(kafka_emu.bootstrap_servers.split(",")) == 3
 
 
-def _call(url, method="GET", body=None):
+def _call(url, method="GET", body=None, *, token):
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+                                     headers={"Content-Type": "application/json",
+                                              "Authorization": f"Bearer {token}"})
     try:
         with urllib.request.urlopen(request, timeout=30) as answer:
             return answer.status, json.loads(answer.read())["result"]
@@ -68,25 +70,26 @@ def _call(url, method="GET", body=None):
 def test_cluster_operations_over_http_and_ctl():
     with run_in_thread(make_config(brokers=3), control_port=0) as emu:
         base = emu.control_url
-        status, stopped = _call(f"{base}/brokers/2/stop", "POST")
+        call = partial(_call, token=emu.control_token)
+        status, stopped = call(f"{base}/brokers/2/stop", "POST")
         assert status == 200 and stopped["running"] is False
-        status, listed = _call(f"{base}/brokers")
+        status, listed = call(f"{base}/brokers")
         assert [b["running"] for b in listed] == [True, False, True]
-        status, error = _call(f"{base}/brokers/2/stop", "POST")
+        status, error = call(f"{base}/brokers/2/stop", "POST")
         assert status == 400 and "stopped" in json.dumps(error)
-        status, error = _call(f"{base}/brokers/9/start", "POST")
+        status, error = call(f"{base}/brokers/9/start", "POST")
         assert status == 404
-        status, started = _call(f"{base}/brokers/2/start", "POST")
+        status, started = call(f"{base}/brokers/2/start", "POST")
         assert status == 200 and started["running"] is True
         coordinator = emu.coordinator_of("g")
         target = coordinator % 3 + 1
         result = subprocess.run(
             [sys.executable, "-m", "kafka_emu", "ctl", "--control", base.split("//")[1],
-             "move-coordinator", "--group-id", "g", "--to", str(target), "--load-ms", "0"],
+             "--control-token", emu.control_token, "move-coordinator", "--group-id", "g", "--to", str(target), "--load-ms", "0"],
             capture_output=True, text=True, timeout=60)
         assert result.returncode == 0, result.stderr
         assert json.loads(result.stdout)["coordinator"] == target
         assert emu.coordinator_of("g") == target
-        status, moved = _call(f"{base}/partitions/__consumer_offsets/0/move-leader", "POST",
+        status, moved = call(f"{base}/partitions/__consumer_offsets/0/move-leader", "POST",
                               {"to": 1})
         assert status == 200 and moved["leader"] == 1

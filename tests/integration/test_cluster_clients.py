@@ -361,6 +361,7 @@ def test_kafkajs_keeps_consuming_across_a_coordinator_move_and_a_rolling_bounce(
     with run_in_thread(config, control_port=0) as emu:
         emu.create_topic("cluster-topic", PARTITIONS, replication_factor=3)
         monkeypatch.setenv("KAFKA_EMU_CONTROL", emu.control_url)
+        monkeypatch.setenv("KAFKA_EMU_CONTROL_TOKEN", emu.control_token)
         proc = run_node(NODE_DIR / "cluster.mjs", scenario, emu.bootstrap_servers)
         lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
         assert lines, f"no RESULT line: {proc.stdout[-3000:]} {proc.stderr[-3000:]}"

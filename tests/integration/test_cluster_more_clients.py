@@ -83,6 +83,7 @@ def test_kafka_python_2_group_keeps_consuming_across_a_coordinator_move(
     topic, group = unique("kp2-cluster"), unique("kp2-group")
     spread_topic(emu, topic)
     monkeypatch.setenv("KAFKA_EMU_CONTROL", emu.control_url)
+    monkeypatch.setenv("KAFKA_EMU_CONTROL_TOKEN", emu.control_token)
     script = SCRIPT.with_name("cluster_script.py")
     try:
         proc = subprocess.run([str(kp2_python), str(script), emu.bootstrap_servers, topic, group],
@@ -104,6 +105,7 @@ def test_platformatic_group_keeps_consuming_across_a_coordinator_move(
     emu = kafka_emu_factory(SETTINGS, brokers=3, control_port=0)
     spread_topic(emu, "cluster-topic")
     monkeypatch.setenv("KAFKA_EMU_CONTROL", emu.control_url)
+    monkeypatch.setenv("KAFKA_EMU_CONTROL_TOKEN", emu.control_token)
     proc = run_node(NODE_DIR / "platformatic_cluster.mjs", "move", emu.bootstrap_servers)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     assert lines, f"no RESULT line: {proc.stdout[-3000:]} {proc.stderr[-3000:]}"

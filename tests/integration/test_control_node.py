@@ -24,6 +24,7 @@ def emu(kafka_emu_factory, node_modules):  # noqa: F811
 def scenario(emu, monkeypatch):
     """Run a control.mjs scenario against ``emu`` and return its checked RESULT."""
     monkeypatch.setenv("KAFKA_EMU_CONTROL", emu.control_url)  # the script's child inherits it
+    monkeypatch.setenv("KAFKA_EMU_CONTROL_TOKEN", emu.control_token)
     return lambda name: _run(name, emu)
 
 

@@ -22,12 +22,14 @@ from kafka import KafkaConsumer, KafkaProducer
 CONSUMERS = 3
 PER_PHASE = 150
 CONTROL = os.environ["KAFKA_EMU_CONTROL"]
+TOKEN = os.environ["KAFKA_EMU_CONTROL_TOKEN"]
 
 
 def control(method, path, body=None):
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(CONTROL + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+                                     headers={"Content-Type": "application/json",
+                                              "Authorization": f"Bearer {TOKEN}"})
     with urllib.request.urlopen(request, timeout=30) as answer:
         return json.loads(answer.read())["result"]
 

@@ -104,14 +104,15 @@ export async function main(scenarios) {
   process.exit(result.ok ? 0 : 1)
 }
 
-// The control endpoint (base URL in $KAFKA_EMU_CONTROL, http://HOST:PORT), with plain `fetch`.
+// The control endpoint (base URL in $KAFKA_EMU_CONTROL, http://HOST:PORT, its token in
+// $KAFKA_EMU_CONTROL_TOKEN), with plain `fetch`.
 // One request: {status, type, body} (the body is always JSON, errors included).
 export async function controlRequest(method, path, body) {
   const base = process.env.KAFKA_EMU_CONTROL
   if (!base) throw new Error('set KAFKA_EMU_CONTROL to the control endpoint, http://HOST:PORT')
-  const init = { method }
+  const init = { method, headers: { authorization: `Bearer ${process.env.KAFKA_EMU_CONTROL_TOKEN}` } }
   if (body !== undefined) {
-    init.headers = { 'content-type': 'application/json' }
+    init.headers['content-type'] = 'application/json'
     init.body = typeof body === 'string' ? body : JSON.stringify(body)
   }
   const res = await fetch(base + path, init)
