@@ -14,16 +14,18 @@ a row, a request by its frames (``REQUEST_FRAME``, made into its row here by dec
 ``broker/frame_rows.py``), a dict (``topics_known``) or a line the writer formatted itself;
 item i gets sequence number ``first_seq + i``. The process ends at end of input -- when the
 writer closes the pipe, or when the emulator dies (a crash leaves every line of every whole
-message received complete; a message cut short is dropped) -- and prints the number of lines it
-could not write (a full disk) for ``run_end``.
+message received complete; a message cut short is dropped). It appends through an ``Appender``
+(``appender.py``): a write that fails (a full disk) is rolled back to the last whole line or gzip
+member and its lines counted, and the next chunk is tried again. On its stdout it acknowledges
+each chunk (``appender.py``, "acknowledgements"), so the writer knows what reached the file even
+if this process is killed with events still in its pipe.
 
-Run as ``main([FD, RUN_ID, "gzip" or ""])`` in a fresh interpreter (``writer.ENCODER_MAIN``),
-FD being the open trace file.
+Run as ``main([FD, RUN_ID, "gzip" or "", END])`` in a fresh interpreter
+(``writer.ENCODER_MAIN``), FD being the open trace file and END the offset of its last whole line.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import marshal
 import os
@@ -34,6 +36,7 @@ from typing import Any
 
 from ..broker.frame_rows import frame_row
 from ..broker.observe import REQUEST_FRAME
+from .appender import Appender
 from .schema import encode_run, line_encoder
 
 HEADER = struct.Struct(">I")
@@ -69,7 +72,7 @@ _READ = 1 << 20
 _COALESCE_BYTES = 8 << 20  # at most this much input formatted and written at once
 
 
-def _messages(buf: bytearray) -> tuple[list[tuple[int, list]], int]:
+def whole_messages(buf: bytearray) -> tuple[list[tuple[int, list]], int]:
     """The whole messages at the start of ``buf`` and how many bytes they take."""
     out, at, size = [], 0, len(buf)
     with memoryview(buf) as view:  # (released before the caller shrinks buf)
@@ -83,11 +86,24 @@ def _messages(buf: bytearray) -> tuple[list[tuple[int, list]], int]:
     return out, at
 
 
+_heard = [True]  # False once the writer is gone: the lines still go to the file
+
+
+def _say(data: bytes) -> None:
+    """An acknowledgement for the writer (one atomic pipe write: it is shorter than PIPE_BUF)."""
+    if _heard[0]:
+        try:
+            os.write(1, data)
+        except OSError:  # the emulator died: write what it sent, unacknowledged
+            _heard[0] = False
+
+
 def main(argv: list[str]) -> int:
     fd, run = int(argv[0]), argv[1]
     compress = len(argv) > 2 and argv[2] == "gzip"
-    dropped = 0
-    broken = False
+    end = int(argv[3]) if len(argv) > 3 else os.lseek(fd, 0, os.SEEK_END)
+    out = Appender(fd, compress, end, before_write=lambda at, n: _say(f"p {at} {n}\n".encode()))
+    failing = False
     source = sys.stdin.fileno()
     buf = bytearray()
     at_end = False
@@ -104,28 +120,18 @@ def main(argv: list[str]) -> int:
                 at_end = True
                 break
             buf += chunk
-        messages, used = _messages(buf)
+        messages, used = whole_messages(buf)
         del buf[:used]
         if not messages:
             continue
         lines = sum(len(items) for _, items in messages)
-        if broken:
-            dropped += lines
-            continue
         data = "".join(format_lines(first_seq, items, run)
                        for first_seq, items in messages).encode()
-        if compress:
-            data = gzip.compress(data, compresslevel=6)  # one whole member per write
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        except OSError as exc:
-            broken = True
-            dropped += lines
-            print(f"kafka-emu trace encoder: cannot write ({exc.strerror or exc}); later "
-                  "events are dropped", file=sys.stderr)
-    print(dropped, flush=True)
+        error = out.append(data, lines)
+        if error is not None and not failing:  # the first of a streak: the writer logs it
+            _say(f"e {str(error.strerror or error)[:200]}\n".encode())
+        failing = error is not None
+        _say(out.ack())
     return 0
 
 

@@ -191,8 +191,15 @@ _EXTRA_KINDS = (
         Field("broker_api_versions", MapOf(LONG))),
         doc="First line of every trace: who ran, with what configuration and labels, and the "
             "highest version of each API the broker advertised."),
-    Kind("run_end", (Field("events", LONG), Field("dropped", LONG), Field("reason", STRING)),
-         doc="Last line when the run ended cleanly (absent after a crash)."),
+    Kind("run_end", (Field("events", LONG), Field("written", LONG), Field("dropped", LONG),
+                     Field("dropped_disk", LONG), Field("write_failures", LONG),
+                     Field("reason", STRING)),
+         doc="Last line when the run ended cleanly (absent after a crash). events: the records "
+             "before it (seq 0 to events-1, run_start included); written: how many of them are "
+             "lines of this file; dropped: events - written, every record lost whatever the "
+             "cause; dropped_disk: those of dropped a failed write lost (a full disk; the write "
+             "was rolled back to the last whole line), the rest died with the encoder process; "
+             "write_failures: the writes that failed."),
     Kind("topics_known", (
         Field("topic_partitions", ArrayOf(StructOf((("topic", STRING), ("count", LONG))))),),
         doc="The broker's topics and partition counts, written before an assignment is "

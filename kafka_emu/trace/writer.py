@@ -24,6 +24,17 @@ received (it reads to the end of its input, then exits). With gzip each chunk is
 member: concatenated members are a valid gzip stream (RFC 1952), so the file stays readable after a
 crash too.
 
+Whole lines only, whatever fails (``appender.py``): a write that fails part-way -- a full disk --
+is rolled back to the last whole line (or gzip member) and its lines are counted; the next chunk
+is tried again, so a disk that fills and drains mid-run costs only the lines written while it was
+full. The encoder acknowledges every chunk it writes (``encoder_process.py``), so ``run_end``
+knows how many lines reached the file, whatever happened to the rest: its ``dropped`` is every
+event that is not a line of the file (``events - written``), ``dropped_disk`` those a failed
+write lost. An encoder that dies (or is stuck past ``ENCODER_EXIT_TIMEOUT_S`` at the end of a run)
+is logged once, its file cut back to the last chunk it acknowledged, and the run goes on with the
+lines formatted on the emulator's thread, as when the encoder cannot start; what sat in its pipe
+is counted as dropped.
+
 Every event is written except ``ReplyEmitted`` (see ``sink``), which the writer tells the seam it
 does not want, so the coordinator builds none while the trace is the only listener. The sink
 runs on the emulator's trio thread, so it may read broker state: before an assignment goes out
@@ -31,23 +42,20 @@ it queues a ``topics_known`` snapshot (partition counts), from which a reader ca
 which subscribed partitions were left unassigned.
 
 A write error mid-run (disk full), or the encoder dying, is logged once; the run goes on and
-later events are counted as dropped in ``run_end``: tracing never stops serving.
+every event that did not reach the file is counted in ``run_end``: tracing never stops serving.
 """
 
 from __future__ import annotations
 
 import datetime
-import fcntl
-import gzip
 import json
 import logging
 import os
 import secrets
 import select
 import shutil
-import subprocess
-import sys
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -58,22 +66,22 @@ from ..broker.observe import event_row
 from ..coordinator.events import AssignmentsDistributed, ReplyEmitted
 import trio
 
+from .appender import Appender
+from .encoder import whole_messages
 from .encoder import format_lines
 from .encoder import message as encoder_message
+from .encoder_process import ENCODER_MAIN, EncoderProcess  # noqa: F401 (tests start it)
 from .schema import SCHEMA_VERSION
 
 log = logging.getLogger("kafka_emu.trace")
 _REPLY_EMITTED = ReplyEmitted.__name__  # the tag of its rows
 _ROWS_ONLY = {tuple}
-_PIPE_SIZE = 1 << 20  # asked of the encoder's pipe: a flush rarely has to wait for it
 _CHUNK = 5000  # events formatted at once without an encoder
 # Rows marshal-ed together for the encoder as soon as that many have queued (and at each flush):
 # enough that a message's fixed costs are negligible, few enough that the rows are still in the
 # CPU's caches (see "flushing").
 PACK_ROWS = 256
-ENCODER_EXIT_TIMEOUT_S = 60.0
-# (not ``-m kafka_emu.trace.encoder``: the package imports that module before runpy would run it)
-ENCODER_MAIN = "import sys; from kafka_emu.trace.encoder import main; sys.exit(main(sys.argv[1:]))"
+ENCODER_EXIT_TIMEOUT_S = 60.0  # at the end of a run: for the encoder to take and write the rest
 
 COMPRESSIONS = ("gzip",)
 MIN_FREE_BYTES = 1 << 20  # refuse to start a trace on a disk with less than 1 MiB free
@@ -129,21 +137,18 @@ class TraceWriter:
         self.path: Path | None = None
         self._queue: list = []  # rows and dicts, for the encoder (see ``sink``)
         self._seq = 0
-        self._dropped = 0
         self._fd: int | None = None
-        self._broken: OSError | None = None
+        self._file: Appender | None = None  # (the encoder's while it runs: see ``written``)
+        self._failing = False  # a write failed (logged once per run; run_end counts them all)
         self._lock = threading.Lock()  # one write at a time (the worker thread and close())
         self._broker: Any = None
         self._topics_seen: tuple = ()
         self._unsubscribe = None
         self.use_encoder = use_encoder
-        self._encoder: subprocess.Popen | None = None
-        self._encoder_broken = False
+        self._encoder: EncoderProcess | None = None
         self._pipe = -1  # the encoder's input, non-blocking
         self._unsent = memoryview(b"")  # the rest of a message the pipe has not taken yet
-        self._unsent_count = 0  # the lines in it
         self._packed: list[bytes] = []  # messages for the encoder, sent at the next flush
-        self._packed_lines = 0
 
     # -- start -----------------------------------------------------------------------------
     def open(self) -> "TraceWriter":
@@ -160,6 +165,7 @@ class TraceWriter:
                                  f"free on its disk")
             self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND,
                                0o644)
+            self._file = Appender(self._fd, self.compress == "gzip", 0)
         except TraceError:
             raise
         except OSError as exc:
@@ -260,16 +266,19 @@ class TraceWriter:
         while True:
             await trio.sleep(self.flush_interval_s)
             self._drain()
+            if self._encoder is not None:
+                if not self._encoder.read_acks():  # (one read: how far the encoder got)
+                    self._encoder_failed("it exited")
+                else:
+                    self._log_errors(self._encoder.acks.errors)
             if self._encoder is None:
-                while self._queue:  # formatted here, written by a worker thread
-                    first, items = self._take(_CHUNK)
-                    data = format_lines(first, items, self.run_id).encode()
-                    await trio.to_thread.run_sync(self._write_bytes, data)
+                for data, lines in self._formatted():  # formatted here, written by a thread
+                    await trio.to_thread.run_sync(self._write_bytes, data, lines)
                 continue
             if self._queue:
                 self._pack()
             if self._packed:
-                await self._send(*self._take_packed())
+                await self._send(self._take_packed())
 
     def _take(self, limit: int) -> tuple[int, list]:
         """Take up to ``limit`` queued items as (first seq, items)."""
@@ -286,42 +295,61 @@ class TraceWriter:
     def _pack(self) -> None:
         """The queue, as one message for the encoder."""
         first, items = self._take(len(self._queue))
-        if self._encoder_broken:
-            self._dropped += len(items)
-            return
         try:
             message = encoder_message(first, items)
-        except ValueError:  # a value marshal cannot carry: format here, send the text
-            message = encoder_message(first, [format_lines(first, items, self.run_id)])
+        except ValueError:  # a value marshal cannot carry: format here, send the lines
+            lines = format_lines(first, items, self.run_id).split("\n")[:-1]
+            message = encoder_message(first, [line + "\n" for line in lines])  # (item per line)
         self._packed.append(message)
-        self._packed_lines += len(items)
 
-    def _take_packed(self) -> tuple[int, bytes]:
-        """(lines, bytes) of the messages packed since the last flush."""
+    def _take_packed(self) -> bytes:
+        """The messages packed since the last flush, in one piece."""
         data = b"".join(self._packed)
-        count = self._packed_lines
-        self._packed, self._packed_lines = [], 0
-        return count, data
+        self._packed = []
+        return data
 
-    async def _send(self, count: int, data: bytes) -> None:
+    def _formatted(self):
+        """Without the encoder, chunks of (lines, their count) formatted here: the messages packed
+        for an encoder that died before they were sent, then the queue."""
+        if self._packed:
+            for first, items in whole_messages(bytearray(self._take_packed()))[0]:
+                yield format_lines(first, items, self.run_id).encode(), len(items)
+        while self._queue:
+            first, items = self._take(_CHUNK)
+            yield format_lines(first, items, self.run_id).encode(), len(items)
+
+    async def _send(self, data: bytes) -> None:
         """Messages to the encoder, waiting (not blocking) while its pipe is full."""
-        if self._encoder_broken:
-            self._dropped += count
-            return
-        self._unsent, self._unsent_count = memoryview(data), count
+        self._unsent = memoryview(data)
         try:
             while not self._write_unsent():
-                await trio.lowlevel.wait_writable(self._pipe)
+                # (its acknowledgements are read meanwhile: an encoder blocked writing them to a
+                # full pipe would take no more input -- a deadlock)
+                with trio.move_on_after(self.flush_interval_s):
+                    await trio.lowlevel.wait_writable(self._pipe)
+                if self._encoder is not None:
+                    self._encoder.read_acks()
         except OSError as exc:
-            self._encoder_failed(exc)
+            self._encoder_failed(exc.strerror or str(exc))
 
     def _finish_unsent(self) -> None:
-        """``_send``'s loop for the end of a run: blocks until the pipe has taken it all."""
+        """``_send``'s loop for the end of a run: blocks until the pipe has taken it all, or
+        until the encoder has taken nothing for ENCODER_EXIT_TIMEOUT_S (stuck: killed)."""
+        deadline = time.monotonic() + ENCODER_EXIT_TIMEOUT_S
         try:
-            while not self._write_unsent():
-                select.select([], [self._pipe], [], 1.0)
+            while self._unsent:
+                left = len(self._unsent)
+                if self._write_unsent():
+                    break
+                if len(self._unsent) < left:
+                    deadline = time.monotonic() + ENCODER_EXIT_TIMEOUT_S
+                elif time.monotonic() > deadline:
+                    self._encoder_failed(f"it took nothing for {ENCODER_EXIT_TIMEOUT_S:g} s")
+                    return
+                select.select([], [self._pipe], [], 0.2)
+                self._encoder.read_acks()  # (see ``_send``)
         except OSError as exc:
-            self._encoder_failed(exc)
+            self._encoder_failed(exc.strerror or str(exc))
 
     def _write_unsent(self) -> bool:
         """Write as much of the unsent messages as the pipe takes now; True once all are written."""
@@ -332,12 +360,19 @@ class TraceWriter:
                 return False
         return True
 
-    def _encoder_failed(self, exc: OSError) -> None:
+    def _encoder_failed(self, why: str) -> None:
+        """The encoder died (or is stuck): its file is settled and lines are formatted here from
+        now on. What it had not written -- its pipe, the rest of a flush -- is not among the
+        lines it acknowledged, so ``run_end`` counts it as dropped."""
+        encoder, self._encoder = self._encoder, None
         self._unsent = memoryview(b"")
-        self._encoder_broken = True
-        self._dropped += self._unsent_count
-        log.error("trace %s: the encoder process is gone (%s); the run goes on, later events are "
-                  "dropped", self.path, exc)
+        if encoder is None:
+            return
+        encoder.kill(self._fd)
+        self._adopt(encoder)
+        log.error("trace %s: the encoder process is gone (%s, exit code %s); the run goes on "
+                  "with the lines formatted in the emulator's process, and run_end counts the "
+                  "events lost", self.path, why, encoder.process.returncode)
 
     def _drain(self) -> None:
         if self._broker is not None:
@@ -346,90 +381,71 @@ class TraceWriter:
     def flush(self) -> None:
         """Deliver everything queued now (synchronously; at the end of a run)."""
         self._drain()
+        if self._encoder is not None:
+            self._finish_unsent()  # the rest of what a cancelled flush began
+        if self._encoder is not None:
+            if self._queue:
+                self._pack()
+            if self._packed:
+                self._unsent = memoryview(self._take_packed())
+                self._finish_unsent()
         if self._encoder is None:
-            while self._queue:
-                first, items = self._take(_CHUNK)
-                self._write_bytes(format_lines(first, items, self.run_id).encode())
-            return
-        self._finish_unsent()  # the rest of what a cancelled flush began
-        if self._queue:
-            self._pack()
-        if self._packed:
-            count, data = self._take_packed()
-            if self._encoder_broken:
-                self._dropped += count
-                return
-            self._unsent, self._unsent_count = memoryview(data), count
-            self._finish_unsent()
+            for data, lines in self._formatted():
+                self._write_bytes(data, lines)
 
     # -- the encoder process ---------------------------------------------------------------------
     def _start_encoder(self) -> None:
         """Format lines in a child process (encoder.py) from now on; if it cannot be started,
         this process formats them (and says so once)."""
-        package_root = str(Path(__file__).resolve().parents[2])
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH"))
-                                            if p)
         try:
-            self._encoder = subprocess.Popen(
-                [sys.executable, "-c", ENCODER_MAIN, str(self._fd), self.run_id,
-                 self.compress or ""],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, pass_fds=(self._fd,), env=env)
+            self._encoder = EncoderProcess.start(self._fd, self.run_id, self.compress,
+                                                 self._file.end)
         except OSError as exc:
             log.warning("trace %s: cannot start the encoder process (%s); formatting lines in "
                         "the emulator's process", self.path, exc)
-            self._encoder = None
             return
-        self._pipe = self._encoder.stdin.fileno()  # type: ignore[union-attr]
-        os.set_blocking(self._pipe, False)  # (this end only: the encoder reads blocking)
-        try:  # a larger pipe: fewer waits when a flush carries many events (Linux)
-            fcntl.fcntl(self._pipe, fcntl.F_SETPIPE_SZ, _PIPE_SIZE)
-        except (AttributeError, OSError):
-            pass  # the default (64 KiB) works too
+        self._pipe = self._encoder.pipe
 
     def _stop_encoder(self) -> None:
-        """Close its input, wait for it to write what it has, add what it dropped."""
+        """Close its input, wait for it to write what it has, take over the file."""
         encoder, self._encoder = self._encoder, None
         if encoder is None:
             return
-        try:
-            out, _ = encoder.communicate(timeout=ENCODER_EXIT_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            encoder.kill()
-            out, _ = encoder.communicate()
-            log.error("trace %s: the encoder process did not finish in %g s", self.path,
+        if not encoder.finish(self._fd, ENCODER_EXIT_TIMEOUT_S):
+            log.error("trace %s: the encoder process did not finish in %g s (killed)", self.path,
                       ENCODER_EXIT_TIMEOUT_S)
-        try:
-            self._dropped += int(out.split()[-1])
-        except (ValueError, IndexError):
-            if not self._encoder_broken:
-                log.error("trace %s: the encoder process ended with code %s", self.path,
-                          encoder.returncode)
+        elif encoder.process.returncode:
+            log.error("trace %s: the encoder process ended with code %s", self.path,
+                      encoder.process.returncode)
+        self._adopt(encoder)
 
-    def _write_bytes(self, data: bytes) -> None:
+    def _adopt(self, encoder: EncoderProcess) -> None:
+        """The file as the encoder left it (settled), with its counts, is this process's again."""
+        self._log_errors(encoder.acks.errors)
         with self._lock:
-            if self._broken is not None:
-                self._dropped += data.count(b"\n")
-                return
-            try:
-                self._write_raw(data)
-            except OSError as exc:
-                self._broken = exc
-                self._dropped += data.count(b"\n")
-                log.error("trace %s: cannot write (%s); the run goes on, later events are "
-                          "dropped", self.path, exc.strerror or exc)
+            self._file.adopt(encoder.acks)
+
+    # -- writing here ------------------------------------------------------------------------
+    def _write_bytes(self, data: bytes, lines: int) -> None:
+        with self._lock:
+            error = self._file.append(data, lines)
+        if error is not None:
+            self._log_errors([error.strerror or str(error)])
+
+    def _log_errors(self, messages: list[str]) -> None:
+        """A failed write, logged once per run (every later one is counted in run_end)."""
+        if messages and not self._failing:
+            self._failing = True
+            log.error("trace %s: cannot write (%s); the run goes on, every line is whole and the "
+                      "events lost are counted in run_end", self.path, messages[0])
+        messages.clear()
 
     def _write(self, records: list[dict]) -> None:
-        self._write_raw("".join(json.dumps(r, separators=(",", ":"), default=str) + "\n"
-                                for r in records).encode())
-
-    def _write_raw(self, text: bytes) -> None:
-        if self.compress == "gzip":
-            text = gzip.compress(text, compresslevel=6)  # one whole member per flush
-        view = memoryview(text)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+        data = "".join(json.dumps(r, separators=(",", ":"), default=str) + "\n"
+                       for r in records).encode()
+        error = self._file.append(data, len(records))
+        if error is not None:
+            raise error
 
     # -- end -------------------------------------------------------------------------------
     def close(self, reason: str = "stopped") -> None:
@@ -438,17 +454,22 @@ class TraceWriter:
             return
         self.flush()
         self._stop_encoder()
-        end_seq = self._seq
+        events = self._seq
         with self._lock:
-            if self._broken is None:
-                try:
-                    self._write([{"kind": "run_end", "run": self.run_id, "seq": end_seq,
-                                  "at_ms": self._last_at_ms(), "events": end_seq,
-                                  "dropped": self._dropped, "reason": reason}])
-                except OSError as exc:
-                    log.error("trace %s: cannot write its end (%s)", self.path,
-                              exc.strerror or exc)
+            file = self._file
+            end = {"kind": "run_end", "run": self.run_id, "seq": events,
+                   "at_ms": self._last_at_ms(), "events": events, "written": file.written,
+                   "dropped": events - file.written, "dropped_disk": file.lost,
+                   "write_failures": file.failures, "reason": reason}
+            try:
+                self._write([end])
+            except OSError as exc:
+                log.error("trace %s: cannot write its end (%s)", self.path,
+                          exc.strerror or exc)
             self._close_fd()
+        if end["dropped"]:
+            log.warning("trace %s: %d of %d events are not in the file (%d lost to failed "
+                        "writes)", self.path, end["dropped"], events, end["dropped_disk"])
 
     def _last_at_ms(self) -> int:
         return int(datetime.datetime.now(datetime.timezone.utc).timestamp() * 1000)
@@ -459,8 +480,16 @@ class TraceWriter:
             self._fd = None
 
     @property
-    def dropped(self) -> int:
-        return self._dropped
+    def written(self) -> int:
+        """Lines in the file so far (run_start included), as far as the encoder acknowledged."""
+        encoder = self._encoder
+        return self._file.written + (encoder.acks.written if encoder is not None else 0)
+
+    @property
+    def dropped_disk(self) -> int:
+        """Lines failed writes lost so far (as far as the encoder acknowledged)."""
+        encoder = self._encoder
+        return self._file.lost + (encoder.acks.lost if encoder is not None else 0)
 
     def __enter__(self) -> "TraceWriter":
         return self

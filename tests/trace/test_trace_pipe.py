@@ -21,6 +21,7 @@ from kafka_emu.testing import make_config
 from kafka_emu.testing.emulator import open_emulator
 from kafka_emu.testing.wire import WireClient
 from kafka_emu.trace import TraceWriter
+from kafka_emu.trace.appender import Acks
 from kafka_emu.trace.encoder import format_lines, message
 from kafka_emu.trace.writer import ENCODER_MAIN, PACK_ROWS
 
@@ -54,7 +55,7 @@ async def test_a_full_pipe_does_not_stall_serving_and_a_cut_flush_is_finished_at
         writer = emu._bound.broker.observation.sinks[-1].__self__
         assert isinstance(writer, TraceWriter) and writer._encoder is not None
         row = await _a_real_row(emu)
-        encoder = writer._encoder
+        encoder = writer._encoder.process
         encoder.send_signal(signal.SIGSTOP)
         try:
             for start in range(0, count, 500):  # as the observer seam delivers: in batches
@@ -99,6 +100,9 @@ def test_the_encoder_writes_what_it_reads_at_once_in_one_write_and_drops_a_cut_m
                               capture_output=True, timeout=120)
     finally:
         os.close(fd)
-    assert done.returncode == 0 and done.stdout.split() == [b"0"], done.stderr
+    acks = Acks(0)  # what it acknowledged (trace/appender.py): 7 lines, to the file's end
+    acks.feed(done.stdout)
+    assert done.returncode == 0 and (acks.written, acks.lost) == (7, 0), done.stderr
+    assert acks.end == out.stat().st_size
     assert out.read_text() == format_lines(0, rows[:7], "r")
     assert [r["seq"] for r in _lines(out)] == list(range(7))
