@@ -218,6 +218,20 @@ def sampled(results: dict[str, list], name: str) -> str:
     return "" if got >= rows else f"a uniform sample of {got} of {rows} rows"
 
 
+def _skipped(drops: list) -> list[str]:
+    """The lines the report could not use, per file and reason (nothing when none)."""
+    if not drops:
+        return []
+    total = sum(r["lines"] for r in drops)
+    return ["<h2>Skipped lines</h2>",
+            f"<p class='note'>{total} line{'s' * (total != 1)} of the traces could not be "
+            "used and are in no table below: unparsable (not a JSON object, or cut short), "
+            "wrong type (a value of another type than the trace schema's in a field the report "
+            "reads), torn gzip tail (a compressed file that stops decompressing: read up to "
+            "there, the rest counted as one), no kind or run.</p>",
+            _table(drops, ["file", "reason", "lines"], limit=len(drops))]
+
+
 def render(results: dict[str, list], *, worst_runs: list[str], sources: list[str]) -> str:
     made = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     plots = [
@@ -232,6 +246,7 @@ def render(results: dict[str, list], *, worst_runs: list[str], sources: list[str
              "<h1>kafka-emu report</h1>",
              f"<p class='note'>{results['run_events'][0]['runs']} runs from "
              f"{html.escape(', '.join(sources))}; made {made}</p>",
+             *_skipped(results.get("dropped_lines", [])),
              "<h2>Clients</h2>",
              _table(results["client_matrix"], ["client_name", "client_version", "runs",
                                                "connections", "requests", "error_responses",
@@ -246,6 +261,7 @@ def render(results: dict[str, list], *, worst_runs: list[str], sources: list[str
             parts.append(f"<p class='note'>{sampled(results, 'rebalances')}</p>")
         parts.append(f"<div class='plot'>{svg}</div>" if svg else
                      "<p class='note'>nothing to plot</p>")
+    lost = {r["run"]: r["events_lost"] for r in results.get("writer_lost", [])}
     vio_note = sampled(results, "violations")
     parts += ["<h2>Violations</h2>",
               f"<p class='note'>{vio_note}</p>" if vio_note else "",
@@ -253,7 +269,10 @@ def render(results: dict[str, list], *, worst_runs: list[str], sources: list[str
                                              "seq", "detail"]),
               "<h2>Conformance</h2>", _conformance_matrix(results["conformance"]),
               "<h2>Runs</h2>",
-              _table([r | {"started (UTC)": _when(r["started_ms"])} for r in results["runs"]],
-                     ["run", "started (UTC)", "emu_version", "events", "ended_cleanly"]),
+              _table([r | {"started (UTC)": _when(r["started_ms"]),
+                           "events lost by the writer": lost.get(r["run"])}
+                      for r in results["runs"]],
+                     ["run", "started (UTC)", "emu_version", "events", "ended_cleanly"] +
+                     (["events lost by the writer"] if lost else [])),
               "</body></html>"]
     return "\n".join(parts)

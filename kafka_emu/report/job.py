@@ -20,6 +20,7 @@ from typing import Any, Callable, TextIO
 
 from . import analyses, violations
 from .load import Traces, load
+from .spark import server_gone
 
 MAX_COLLECT = 20000
 WORST_RUNS = 3
@@ -79,7 +80,7 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
         from .html import load_plotting
         pool.submit(load_plotting)
     done: list = []
-    finished = False
+    finished = gone = False
     try:
         counts = analyses.request_counts(t).cache()
         done.append(counts)
@@ -96,15 +97,24 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
                  .csv(str(out / "csv" / name)))
             results[name] = _collect(df, name, totals)
         results.update(_whole_table_figures(built, totals))
+        results.update(losses(t))
+        for line in drop_lines(results["dropped_lines"]):
+            say(line)
         reading.result()  # (done long ago: the first table waited for it)
         finished = True
+    except BaseException as exc:
+        # a Spark Connect server that went cannot cancel or forget anything: say so now
+        # rather than after more rounds of retries
+        gone = server_gone(spark, exc)
+        raise
     finally:
-        if not finished:
+        if not finished and not gone:
             _cancel(spark, tag, reading)  # rather than wait for the read to end on its own
-        pool.shutdown(wait=True, cancel_futures=True)
-        for df in done:
-            df.unpersist()
-        t.release()
+        pool.shutdown(wait=not gone, cancel_futures=True)
+        if not gone:
+            for df in done:
+                df.unpersist()
+            t.release()
     if html_page:
         say("report.html")
         from .html import render
@@ -178,6 +188,50 @@ def _whole_table_figures(built: dict[str, Any], totals: dict[str, int]) -> dict[
     }
 
 
+def losses(t: Traces) -> dict[str, list]:
+    """What the traces lost before the report saw it: the lines dropped, per file and reason
+    (load.py: unparsable, wrong type, torn gzip tail, no kind or run), and per run the events
+    its writer said in run_end it could not write."""
+    from pyspark.sql import functions as F
+    drops = [r.asDict() for r in t.drops.collect()] + t.more_drops()
+    for r in drops:
+        r["file"] = _local_path(r["file"])
+    lost = (t.events.where((F.col("kind") == "run_end") & (F.col("dropped") > 0))
+            .select("run", F.col("dropped").alias("events_lost")).collect())
+    return {"dropped_lines": sorted(drops, key=lambda r: (r["file"], r["reason"])),
+            "writer_lost": sorted((r.asDict() for r in lost), key=lambda r: r["run"])}
+
+
+MAX_DROP_LINES = 10
+
+
+def drop_lines(drops: list[dict]) -> list[str]:
+    """One line per file with lines dropped, saying how many and why (the first
+    MAX_DROP_LINES files, then how many more)."""
+    per_file: dict[str, list[dict]] = {}
+    for r in drops:
+        per_file.setdefault(r["file"], []).append(r)
+    out = []
+    for file, rows in list(per_file.items())[:MAX_DROP_LINES]:
+        total = sum(r["lines"] for r in rows)
+        why = ", ".join(f"{r['lines']} {r['reason']}" for r in rows)
+        out.append(f"skipped {total} line{'s' * (total != 1)} of {file}: {why}")
+    if len(per_file) > MAX_DROP_LINES:
+        out.append(f"skipped lines in {len(per_file) - MAX_DROP_LINES} more files "
+                   f"(report.html lists them all)")
+    return out
+
+
+def _local_path(name: str | None) -> str:
+    """A file as Spark names it (file:///a%20b/c) as the user wrote it (/a b/c)."""
+    from urllib.parse import unquote, urlsplit
+    if not name:
+        return "(unknown file)"
+    if name.startswith("file:"):
+        return unquote(urlsplit(name).path)
+    return name
+
+
 def worst_runs(results: dict[str, list]) -> list[str]:
     """The runs with the longest rebalance (then the most violations), ranked over the whole
     tables by ``_whole_table_figures``."""
@@ -205,4 +259,16 @@ def summary(results: dict[str, list], out: Path, stream: TextIO = sys.stdout) ->
         failed = [r for r in results["conformance"] if r["verdict"] != "pass"]
         w(f"conformance: {len(results['conformance']) - len(failed)} pass, {len(failed)} fail"
           "\n")
+    drops = results.get("dropped_lines", [])
+    if drops:
+        reasons: dict[str, int] = {}
+        for r in drops:
+            reasons[r["reason"]] = reasons.get(r["reason"], 0) + r["lines"]
+        w(f"skipped lines: {sum(reasons.values())} in {len({r['file'] for r in drops})} files ("
+          + ", ".join(f"{reason} {n}" for reason, n in sorted(reasons.items())) + ")\n")
+    lost = results.get("writer_lost", [])
+    if lost:
+        w("events lost by the writer (run_end): " + ", ".join(
+            f"{r['run']} {r['events_lost']}" for r in lost[:5]) +
+          (f", ... {len(lost) - 5} more runs" if len(lost) > 5 else "") + "\n")
     w(f"written: {out / 'report.html'} and {out / 'tables'}/*.parquet\n")

@@ -5,12 +5,23 @@ columns of kafka_emu/trace/schema.py) plus the run table and the requests with t
 
 A client is named by what it says of itself (ApiVersions v3+ software name and version,
 KIP-511), else by the run's labels ``client`` / ``client_version`` (``--trace-label``), else by
-its client id. Lines that do not parse (a torn last line of a crashed run) are dropped.
+its client id.
+
+A line the report cannot use is dropped and counted, never lost in silence: ``Traces.drops``
+has one row per file and reason (DROP_REASONS), which the page and the summary show. Both
+readers say why a line went: ours (TraceReader.java) in the column DROPPED, Spark's JSON reader
+by keeping the line's text there (PERMISSIVE mode), which drop_reason() sorts the same way.
+A compressed file that ends torn is read up to its last whole line: ours counts the rest as one
+``torn gzip tail``; Spark's reader skips it (ignoreCorruptFiles), and gzip_tails() finds it in
+the files the driver can open.
 """
 
 from __future__ import annotations
 
 import datetime
+import zlib
+from functools import partial
+from pathlib import Path
 from typing import Any, Callable
 
 import attrs
@@ -24,7 +35,11 @@ class Traces:
     events: Any  # every record of the selected runs except request_handled (EVENT_COLUMNS)
     runs: Any  # one row per run: run, started_ms, emu_version, labels, broker_api_versions
     requests: Any  # request_handled rows (REQUEST_COLUMNS) with client_name, client_version, err
+    # one row per file and reason a line was dropped for: file, reason, lines
+    drops: Any = None
     cached: tuple = ()  # what load() cached (the copy of the traces first), for release()
+    # drops found outside Spark (gzip_tails(), for Spark's JSON reader): called once, at the end
+    more_drops: Callable[[], list[dict]] = list
 
     def read_now(self) -> None:
         """Read the traces into the cached copy now (a count over it), rather than in the
@@ -49,9 +64,15 @@ EVENT_COLUMNS = (
     "kind", "run", "seq", "at_ms", "connection_id", "correlation_id", "reason", "group_id",
     "member_id", "generation_id", "new", "generation", "members", "offsets", "protocol_type",
     "assignments", "metadata", "topic_partitions", "scenario", "client", "client_version",
-    "verdict",
+    "verdict", "dropped",
 )
 RUN_COLUMNS = ("emu_version", "labels", "broker_api_versions")  # of run_start lines
+# why a line was dropped (the readers give the first three; a line with no kind or run is
+# useless to every table)
+UNPARSABLE, WRONG_TYPE, TORN_GZIP, NO_KIND_OR_RUN = (
+    "unparsable", "wrong type", "torn gzip tail", "no kind or run")
+DROP_REASONS = (UNPARSABLE, WRONG_TYPE, TORN_GZIP, NO_KIND_OR_RUN)
+DROPPED = "_dropped"  # the readers' column saying why a line was dropped
 CLIENT_COLUMNS = ("client_software_name", "client_software_version")  # of request lines
 # what only the other kinds need
 EVENT_ONLY_COLUMNS = tuple(c for c in dict.fromkeys(EVENT_COLUMNS + RUN_COLUMNS)
@@ -101,25 +122,109 @@ def parse_label(text: str) -> tuple[str, str]:
 
 
 def read_json_lines(spark: Any, paths: list[str],
-                    say: Callable[[str], None] = lambda _message: None) -> Any:
+                    say: Callable[[str], None] = lambda _message: None,
+                    drops: bool = False) -> Any:
     """The trace files under ``paths`` (JSON Lines, any compression Hadoop knows) as a DataFrame
-    of the whole trace schema; a line that does not parse is dropped.
+    of the whole trace schema; a line that does not parse is dropped -- or, with ``drops``, is a
+    row whose column DROPPED says why (drop_reason()), every other column null.
 
     Read with the report's own reader (trace_jar.py: the same rows in about half the CPU of
     Spark's JSON reader) when the session has its jar, else with Spark's JSON reader, saying
     why. ``$KAFKA_EMU_TRACE_READER=json`` asks for Spark's reader."""
-    reader = (spark.read.schema(struct_type())
+    return _read(spark, paths, say, drops)[0]
+
+
+def _read(spark: Any, paths: list[str], say: Callable[[str], None],
+          drops: bool) -> tuple[Any, bool]:
+    """read_json_lines(), and whether our reader reads it."""
+    from pyspark.sql import types as T
+    schema = struct_type()
+    if drops:
+        schema = T.StructType(schema.fields + [T.StructField(DROPPED, T.StringType(), True)])
+    reader = (spark.read.schema(schema)
               .option("recursiveFileLookup", "true")
               .option("pathGlobFilter", "*.jsonl*"))
     if trace_jar.wanted():
         try:
-            ours = reader.format(trace_jar.FORMAT).load(list(paths))
+            ours = reader.format(trace_jar.FORMAT)
+            if drops:
+                ours = ours.option("droppedColumn", DROPPED)
+            ours = ours.load(list(paths))
             # (Spark Connect looks for the data source only when asked for the schema)
             _ = ours.schema
-            return ours
+            return ours, True
         except Exception as exc:  # any failure here has the fallback below
             say(f"reading with Spark's JSON reader: {_why_not_ours(exc)}")
-    return reader.option("mode", "DROPMALFORMED").json(list(paths))
+    if not drops:
+        return reader.option("mode", "DROPMALFORMED").json(list(paths)), False
+    # PERMISSIVE keeps a bad line's text in DROPPED (and what of it parsed in the other
+    # columns: nulled here, as ours leaves them); a compressed file that fails part way is
+    # read up to there (the rest is skipped, and found by gzip_tails())
+    from pyspark.sql import functions as F
+    raw = (reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", DROPPED)
+           .option("ignoreCorruptFiles", "true").json(list(paths)))
+    reason = drop_reason(F.col(DROPPED))
+    return raw.select(*(F.when(reason.isNull(), F.col(c)).alias(c) for c in raw.columns
+                        if c != DROPPED), reason.alias(DROPPED)), False
+
+
+def drop_reason(text: Any) -> Any:
+    """Why Spark's JSON reader could not read a line, from its text (null: it could): a value
+    of the wrong type in a column read when the line is a JSON object, else unparsable (torn,
+    not JSON, or not an object) -- as our reader says it."""
+    from pyspark.sql import functions as F
+    is_object = F.ltrim(text).startswith("{") & F.try_parse_json(text).isNotNull()
+    return F.when(text.isNotNull(), F.when(is_object, F.lit(WRONG_TYPE))
+                  .otherwise(F.lit(UNPARSABLE)))
+
+
+def gzip_tails(paths: list[str]) -> list[dict]:
+    """One drop row for each gzip trace file under ``paths`` that does not decompress to its
+    end (what Spark's JSON reader, with ignoreCorruptFiles, skips without a word). Only the
+    files this process can open are checked: a path with a scheme (hdfs://, s3a://) is not."""
+    found = []
+    for name in paths:
+        if "://" in name and not name.startswith("file:"):
+            continue
+        root = Path(name.removeprefix("file://").removeprefix("file:"))
+        files = [root] if root.is_file() else [
+            p for p in sorted(root.rglob("*.jsonl*.gz"))
+            if not any(_hidden(part) for part in p.relative_to(root).parts)]
+        for path in files:
+            if path.name.endswith(".gz") and not _whole_gzip(path):
+                found.append({"file": str(path), "reason": TORN_GZIP, "lines": 1})
+    return found
+
+
+def _hidden(name: str) -> bool:
+    """What Spark's file listing leaves out (as TraceSource.java's hidden())."""
+    return ((name.startswith("_") and "=" not in name) or name.startswith(".")
+            or name.endswith("._COPYING_"))
+
+
+def _whole_gzip(path: Path) -> bool:
+    """Whether the file is gzip members, each whole, and nothing after them (as Hadoop's codec,
+    which our reader uses, reads it: Python's gzip module would let trailing zeros pass).
+    Streamed, so memory stays small whatever the file holds."""
+    with open(path, "rb") as stream:
+        member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        started = False  # whether the current member has had any byte
+        data = b""
+        while True:
+            data = data or stream.read(1 << 20)
+            if not data:
+                return member.eof or not started
+            started = True
+            try:
+                while data and not member.eof:
+                    member.decompress(data, 1 << 22)
+                    data = member.unconsumed_tail
+            except zlib.error:
+                return False
+            if member.eof:
+                data = member.unused_data
+                member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                started = False
 
 
 def _why_not_ours(exc: Exception) -> str:
@@ -155,14 +260,26 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
     the run table, which is small)."""
     from pyspark.sql import functions as F
 
+    more_drops = list  # (nothing found outside Spark)
     if input_format == "parquet":
-        raw = spark.read.schema(struct_type()).parquet(*paths)
+        raw = (spark.read.schema(struct_type()).parquet(*paths)
+               .withColumn(DROPPED, F.lit(None).cast("string")))
     else:
-        raw = read_json_lines(spark, paths, say)
+        raw, ours = _read(spark, paths, say, drops=True)
+        if not ours:
+            more_drops = partial(gzip_tails, list(paths))
     first_partition_error = F.col("partition_errors").getItem(0).getField("error_code")
+    # every row the readers give is kept here: a dropped line, or one with no kind or run, as
+    # a row with its reason and file (and no kind, so that no table reads it)
+    reason = F.coalesce(F.col(DROPPED), F.when(F.col("kind").isNull() | F.col("run").isNull(),
+                                               F.lit(NO_KIND_OR_RUN)))
+    raw = raw.withColumn(DROPPED, reason)
+    kept = F.col(DROPPED).isNull()
     is_request = F.col("kind") == "request_handled"
-    lines = raw.where(F.col("kind").isNotNull() & F.col("run").isNotNull()).select(
-        "kind", *REQUEST_COLUMNS, *CLIENT_COLUMNS,
+    lines = raw.select(
+        F.when(kept, F.col("kind")).alias("kind"), *REQUEST_COLUMNS, *CLIENT_COLUMNS,
+        F.col(DROPPED).alias("drop_reason"),
+        F.when(~kept, F.input_file_name()).alias("drop_file"),
         # the other kinds' own columns in one struct, null on request lines: the shuffle and
         # the cached copy then carry ~20 columns per request line instead of ~36 (a row has
         # a slot for every column, null or not)
@@ -212,4 +329,9 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
                                F.col("run_labels").getItem("client_version"),
                                F.lit("unknown")).alias("client_version"),
                     "err"))
-    return Traces(events=events, runs=runs, requests=requests, cached=tuple(cached))
+    drops = (lines.where(F.col("drop_reason").isNotNull())
+             .groupBy(F.col("drop_file").alias("file"), F.col("drop_reason").alias("reason"))
+             .agg(F.count(F.lit(1)).alias("lines")))
+    return Traces(events=events, runs=runs, requests=requests, drops=drops,
+                  cached=tuple(cached), more_drops=more_drops)
+

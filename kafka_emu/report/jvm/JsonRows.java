@@ -12,7 +12,8 @@
 // - a key repeated in an object read as a struct: the last value; in a map: both entries;
 // - a line that does not parse, or holds a value of the wrong type in a column read, is
 //   dropped, as is a line that is not an object. (Spark reads a top-level array of objects as
-//   several rows; a trace never has one, and here it is dropped.)
+//   several rows; a trace never has one, and here it is dropped.) Why a line was dropped is
+//   kept (dropReason) so the reader can count it, where Spark's reader keeps the line's text.
 package kafka_emu.report.jvm;
 
 import java.io.IOException;
@@ -25,6 +26,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.exc.InputCoercionException;
 import com.fasterxml.jackson.core.json.JsonReadFeature;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
@@ -42,6 +44,10 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
 
 final class JsonRows {
+    // Why parse() dropped its line: the words the report shows.
+    static final String UNPARSABLE = "unparsable";  // not JSON, not an object, or cut short
+    static final String WRONG_TYPE = "wrong type";  // a value of another type in a column read
+
     // Spark's JSON options' defaults: single quotes and NaN/Infinity allowed, no length limit
     // on strings.
     private final JsonFactory factory = JsonFactory.builder()
@@ -53,24 +59,37 @@ final class JsonRows {
     private final StructConverter root;
     private byte[] line;  // the line being read and where it begins in that array
     private int lineOffset;
+    private String dropReason;
 
     JsonRows(StructType schema) {
         root = new StructConverter(schema);
     }
 
-    // The row of a line, or null when the line is blank or is dropped (see above).
+    // The row of a line, or null when the line is blank or is dropped (see above; then
+    // dropReason() says why).
     InternalRow parse(byte[] bytes, int offset, int length) {
         line = bytes;
         lineOffset = offset;
+        dropReason = null;
         try (JsonParser parser = factory.createParser(bytes, offset, length)) {
             JsonToken first = parser.nextToken();
             if (first != JsonToken.START_OBJECT) {
+                dropReason = first == null ? null : UNPARSABLE;  // (null: a blank line)
                 return null;
             }
             return (InternalRow) root.convert(parser);
-        } catch (IOException | Malformed e) {
+        } catch (Malformed | InputCoercionException e) {
+            dropReason = WRONG_TYPE;  // (a coercion: an integer past a long's range)
+            return null;
+        } catch (IOException e) {
+            dropReason = UNPARSABLE;
             return null;
         }
+    }
+
+    // Why the last parse() dropped its line, or null when it did not (or the line was blank).
+    String dropReason() {
+        return dropReason;
     }
 
     // A value of the wrong type: the line is dropped. Thrown often on a bad file, so it has no

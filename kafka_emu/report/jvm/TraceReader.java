@@ -1,4 +1,12 @@
 // Reads one TracePartition: its pieces of files, line by line, each line a row (JsonRows.java).
+//
+// Dropped lines are counted, not lost in silence: when the schema read has the column the
+// "droppedColumn" option names, each line dropped is a row of its own with only that column
+// set, to why (JsonRows' reasons, or TORN_GZIP); without it they are skipped, as Spark's
+// DROPMALFORMED does. A compressed file that ends torn or holds corrupt data (a writer killed
+// or a disk filled mid-member) is read up to the last line decompressed whole; the rest is one
+// TORN_GZIP row, not a failed job. Each piece sets the file input_file_name() answers, as
+// Spark's file sources do, so the report can say which file a drop came from.
 package kafka_emu.report.jvm;
 
 import java.io.IOException;
@@ -13,27 +21,34 @@ import org.apache.hadoop.io.compress.CompressionCodec;
 import org.apache.hadoop.io.compress.CompressionCodecFactory;
 import org.apache.hadoop.io.compress.Decompressor;
 import org.apache.spark.broadcast.Broadcast;
+import org.apache.spark.rdd.InputFileBlockHolder;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.types.UTF8String;
 import org.apache.spark.util.SerializableConfiguration;
 
 final class TraceReader implements PartitionReader<InternalRow> {
+    static final String TORN_GZIP = "torn gzip tail";
+
     static final class Factory implements PartitionReaderFactory {
         private final StructType schema;
+        private final int droppedIndex;  // the schema's dropped column, or -1
         private final Broadcast<SerializableConfiguration> conf;
 
-        Factory(StructType schema, Broadcast<SerializableConfiguration> conf) {
+        Factory(StructType schema, int droppedIndex, Broadcast<SerializableConfiguration> conf) {
             this.schema = schema;
+            this.droppedIndex = droppedIndex;
             this.conf = conf;
         }
 
         @Override
         public PartitionReader<InternalRow> createReader(InputPartition partition) {
             return new TraceReader((TracePartition) partition, new JsonRows(schema),
-                                   conf.value().value());
+                                   droppedIndex, schema.length(), conf.value().value());
         }
     }
 
@@ -42,6 +57,8 @@ final class TraceReader implements PartitionReader<InternalRow> {
 
     private final TracePartition.Chunk[] chunks;
     private final JsonRows rows;
+    private final int droppedIndex;
+    private final int width;
     private final Configuration conf;
     private final CompressionCodecFactory codecs;
     private int nextChunk;
@@ -54,13 +71,17 @@ final class TraceReader implements PartitionReader<InternalRow> {
     private int scanned;  // block[pos, scanned) holds no newline
     private int limit;  // block[0, limit) holds bytes read
     private boolean eof;
+    private boolean torn;  // the compressed piece failed to decompress: its rest is lost
     private int lineStart;
     private int lineLength;
     private InternalRow row;
 
-    TraceReader(TracePartition partition, JsonRows rows, Configuration conf) {
+    TraceReader(TracePartition partition, JsonRows rows, int droppedIndex, int width,
+                Configuration conf) {
         this.chunks = partition.chunks;
         this.rows = rows;
+        this.droppedIndex = droppedIndex;
+        this.width = width;
         this.conf = conf;
         this.codecs = new CompressionCodecFactory(conf);
     }
@@ -75,14 +96,33 @@ final class TraceReader implements PartitionReader<InternalRow> {
                 open(chunks[nextChunk++]);
             }
             if (!nextLine()) {
+                boolean lostTail = torn;
                 closePiece();
+                if (lostTail && droppedIndex >= 0) {
+                    row = dropped(TORN_GZIP);
+                    return true;
+                }
                 continue;
             }
             row = rows.parse(block, lineStart, lineLength);
-            if (row != null) {  // null: a blank line, or one that does not parse (dropped)
+            if (row != null) {
+                if (droppedIndex >= 0) {
+                    row.setNullAt(droppedIndex);  // (whatever a line's own key of that name held)
+                }
+                return true;
+            }
+            String reason = rows.dropReason();  // null: a blank line, which is no loss
+            if (reason != null && droppedIndex >= 0) {
+                row = dropped(reason);
                 return true;
             }
         }
+    }
+
+    private InternalRow dropped(String reason) {
+        GenericInternalRow drop = new GenericInternalRow(width);
+        drop.update(droppedIndex, UTF8String.fromString(reason));
+        return drop;
     }
 
     @Override
@@ -93,15 +133,17 @@ final class TraceReader implements PartitionReader<InternalRow> {
     @Override
     public void close() throws IOException {
         closePiece();
+        InputFileBlockHolder.unset();
     }
 
     private void open(TracePartition.Chunk chunk) throws IOException {
         Path path = new Path(chunk.path);
         FileSystem fs = path.getFileSystem(conf);
         FSDataInputStream file = fs.open(path);
+        InputFileBlockHolder.set(chunk.path, chunk.start, chunk.length);
         blockOffset = chunk.start;
         pos = scanned = limit = 0;
-        eof = false;
+        eof = torn = false;
         if (chunk.compressed) {
             CompressionCodec codec = codecs.getCodec(path);
             decompressor = CodecPool.getDecompressor(codec);
@@ -147,7 +189,8 @@ final class TraceReader implements PartitionReader<InternalRow> {
                 return true;
             }
             if (eof) {
-                if (pos == limit) {
+                if (pos == limit || torn) {
+                    pos = scanned = limit;  // (torn: what follows the last newline is lost)
                     return false;
                 }
                 lineStart = pos;  // the last line, with no newline after it
@@ -184,7 +227,18 @@ final class TraceReader implements PartitionReader<InternalRow> {
             System.arraycopy(block, 0, bigger, 0, limit);
             block = bigger;
         }
-        int n = in.read(block, limit, block.length - limit);
+        int n;
+        try {
+            n = in.read(block, limit, block.length - limit);
+        } catch (IOException e) {
+            if (decompressor == null) {
+                throw e;  // a plain file that cannot be read: not a damaged trace
+            }
+            // Hadoop's codecs hand over every byte they decompress before they fail, so what
+            // is in the block is good up to its last newline
+            torn = true;
+            n = -1;
+        }
         if (n < 0) {
             eof = true;
         } else {
@@ -200,6 +254,7 @@ final class TraceReader implements PartitionReader<InternalRow> {
             in.close();
         } finally {
             in = null;
+            torn = false;
             if (decompressor != null) {
                 CodecPool.returnDecompressor(decompressor);
                 decompressor = null;

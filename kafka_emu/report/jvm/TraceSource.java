@@ -8,7 +8,9 @@
 //
 // It reads what Spark's JSON reader reads with the options load.py gives it (an explicit
 // schema, recursiveFileLookup, pathGlobFilter, DROPMALFORMED), with the same rows: a line that
-// does not parse, or holds a value of the wrong type in a column read, is dropped. Files are
+// does not parse, or holds a value of the wrong type in a column read, is dropped -- and
+// counted, with why, when the option droppedColumn names a column to say it in (the report's
+// way to tell what it skipped; Spark's reader has PERMISSIVE and a corrupt-record column). Files are
 // found through Hadoop's FileSystem (local paths, hdfs://, s3a://, ... whatever the cluster
 // has), split as Spark splits files, and decompressed by Hadoop's codecs (.gz, .bz2, ...).
 // Python drives everything; this file is only read by a JVM. Built by trace_jar.py.
@@ -53,6 +55,9 @@ import org.apache.spark.util.SerializableConfiguration;
 
 public final class TraceSource implements TableProvider, DataSourceRegister {
     public static final String NAME = "kafka-emu-traces";
+    // The option naming a string column of the schema that, when read, gets a row per line
+    // dropped, set to why (TraceReader.java); Spark's JSON reader has its corrupt-record column.
+    public static final String DROPPED_COLUMN = "droppedColumn";
 
     @Override
     public String shortName() {
@@ -274,7 +279,12 @@ public final class TraceSource implements TableProvider, DataSourceRegister {
             JavaSparkContext context = JavaSparkContext.fromSparkContext(SparkContext.getOrCreate());
             Broadcast<SerializableConfiguration> conf =
                     context.broadcast(new SerializableConfiguration(hadoopConf(options)));
-            return new TraceReader.Factory(schema, conf);
+            String dropped = options.get(DROPPED_COLUMN);
+            int droppedIndex = -1;
+            if (dropped != null && java.util.Arrays.asList(schema.fieldNames()).contains(dropped)) {
+                droppedIndex = schema.fieldIndex(dropped);
+            }
+            return new TraceReader.Factory(schema, droppedIndex, conf);
         }
     }
 
