@@ -2,8 +2,10 @@
 
     kafka-emu report traces/ --out report/ [--csv] [--master URL | --remote sc://HOST:PORT]
                      [--since 2026-11-01] [--until 2026-11-30] [--label client=aiokafka ...]
+                     [--memory 4g] [--reserve-memory]
     kafka-emu report-server [--host 127.0.0.1] [--port 15002] [--master local[*]]
-                            [--log-dir DIR]     (reports then run with --remote sc://HOST:PORT)
+                            [--log-dir DIR] [--memory 4g] [--reserve-memory]
+                            (reports then run with --remote sc://HOST:PORT)
 
 Exit codes: 0 done, 1 the job failed (Spark's own log is in OUT/logs/spark.log), 2 bad input
 or something missing (pyspark, Java): one line on stderr either way. report-server: 0 stopped
@@ -12,6 +14,7 @@ by Ctrl-C or SIGTERM, 1 the port is taken or the server ended on its own, 2 as f
 
 from __future__ import annotations
 
+import os
 import sys
 from functools import partial
 from pathlib import Path
@@ -32,6 +35,7 @@ def add_commands(sub) -> None:
     report.add_argument("--until", metavar="DATE", help="only runs started before the end of DATE")
     report.add_argument("--label", dest="labels", action="append", default=[],
                         metavar="KEY=VALUE", help="only runs with this trace label (repeatable)")
+    _memory_options(report)
     report.set_defaults(run=partial(run_report, report))
 
     server = sub.add_parser("report-server",
@@ -44,7 +48,27 @@ def add_commands(sub) -> None:
                         help="the Spark master the server runs on (default local[*])")
     server.add_argument("--log-dir", type=Path, metavar="DIR",
                         help="where Spark's log goes (default: a new temporary directory)")
+    _memory_options(server)
     server.set_defaults(run=partial(run_server, server))
+
+
+def _memory_options(parser) -> None:
+    parser.add_argument("--memory", type=_size, metavar="SIZE",
+                        help="the local JVM's heap at most, e.g. 4g (default "
+                             "$KAFKA_EMU_REPORT_MEMORY, else a quarter of the memory, 1g-8g)")
+    parser.add_argument("--reserve-memory", action="store_true", default=None,
+                        help="reserve that heap whole from the start: a little faster on large "
+                             "traces, but held until the JVM exits (default "
+                             "$KAFKA_EMU_REPORT_RESERVE_MEMORY=1, else no)")
+
+
+def _size(text: str) -> str:
+    import argparse
+    from .spark import ReportError, java_size
+    try:
+        return java_size(text)
+    except ReportError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _port(text: str) -> int:
@@ -59,21 +83,26 @@ def run_server(parser, args) -> int:
     from .server import serve
     from .spark import ReportError
     try:
-        return serve(args.host, args.port, master=args.master, log_dir=args.log_dir)
+        return serve(args.host, args.port, master=args.master, log_dir=args.log_dir,
+                     memory=args.memory, reserve=args.reserve_memory)
     except ReportError as exc:
         parser.exit(2, f"kafka-emu report-server: error: {exc}\n")
 
 
 def run_report(parser, args) -> int:
     from .load import parse_label
-    from .spark import ReportError, session
+    from .spark import CONNECT_GIVE_UP_S, ReportError, ServerGone, server_gone, session
 
+    remote = args.remote or os.environ.get("SPARK_REMOTE")
     try:
         labels = [parse_label(text) for text in args.labels]
         missing = [p for p in args.traces if not Path(p).exists() and "://" not in p]
         if missing and not args.remote:
             raise ReportError(f"no such trace file or directory: {missing[0]}")
-        spark = session(master=args.master, remote=args.remote, log_dir=args.out / "logs")
+        spark = session(master=args.master, remote=args.remote, log_dir=args.out / "logs",
+                        memory=args.memory, reserve=args.reserve_memory)
+    except ServerGone as exc:
+        parser.exit(1, f"kafka-emu report: error: {exc}\n")
     except ReportError as exc:
         parser.exit(2, f"kafka-emu report: error: {exc}\n")
     from . import job
@@ -87,6 +116,10 @@ def run_report(parser, args) -> int:
     except ReportError as exc:
         parser.exit(2, f"kafka-emu report: error: {exc}\n")
     except Exception as exc:  # Spark's errors are long; the log has the rest
+        if server_gone(spark, exc):
+            print(f"kafka-emu report: error: the Spark Connect server at {remote} stopped "
+                  f"answering; gave up after {CONNECT_GIVE_UP_S} s of retries", file=sys.stderr)
+            return 1
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
         print(f"kafka-emu report: error: the job failed: {first[:300]} "
               f"(see {args.out / 'logs' / 'spark.log'})", file=sys.stderr)

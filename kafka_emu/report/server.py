@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .spark import (ReportError, job_confs, local_confs, local_heap, local_java_options,
-                    log_options, require_java, require_pyspark)
+                    log_options, require_java, require_pyspark, reserve_heap)
 
 CONNECT_SERVER = "org.apache.spark.sql.connect.service.SparkConnectServer"
 START_TIMEOUT_S = 300.0  # a cold JVM on a busy 2-core machine takes tens of seconds
@@ -53,8 +53,10 @@ def _accepting(host: str, port: int) -> bool:
         return False
 
 
-def command(host: str, port: int, master: str, log_dir: Path) -> tuple[list[str], dict]:
-    """spark-submit's command line and environment for the server."""
+def command(host: str, port: int, master: str, log_dir: Path, memory: str | None = None,
+            reserve: bool | None = None) -> tuple[list[str], dict]:
+    """spark-submit's command line and environment for the server (``memory``, ``reserve``:
+    its heap, as for a local report)."""
     import pyspark
     home = Path(pyspark.__file__).parent
     confs = job_confs() | {"spark.app.name": "kafka-emu report-server",
@@ -63,9 +65,9 @@ def command(host: str, port: int, master: str, log_dir: Path) -> tuple[list[str]
     logging = log_options(log_dir)
     java_options = list(logging)
     if master.startswith("local"):  # (the driver's JVM is the whole Spark)
-        heap = local_heap()
+        heap = local_heap(memory)
         confs |= local_confs(heap)
-        java_options = local_java_options(heap) + java_options
+        java_options = local_java_options(heap, reserve_heap(reserve)) + java_options
     confs["spark.driver.extraJavaOptions"] = " ".join(java_options)
     argv = [str(home / "bin" / "spark-submit"), "--class", CONNECT_SERVER, "--master", master]
     for key, value in confs.items():
@@ -78,7 +80,8 @@ def command(host: str, port: int, master: str, log_dir: Path) -> tuple[list[str]
 
 
 def serve(host: str, port: int, master: str = "local[*]", log_dir: Path | None = None,
-          say: TextIO = sys.stderr) -> int:
+          say: TextIO = sys.stderr, memory: str | None = None,
+          reserve: bool | None = None) -> int:
     """Start the server, say where it is, run until stopped; 0 when stopped on request, 1 when
     the port is taken or the server ends (or never starts) on its own. ReportError: pyspark or
     Java missing, or the log directory cannot be written."""
@@ -91,7 +94,7 @@ def serve(host: str, port: int, master: str = "local[*]", log_dir: Path | None =
     log_dir = log_dir or Path(tempfile.mkdtemp(prefix="kafka-emu-report-server-"))
     log = log_dir / "spark.log"
     try:
-        argv, env = command(host, port, master, log_dir)
+        argv, env = command(host, port, master, log_dir, memory, reserve)
         out = open(log, "ab")
     except OSError as exc:
         raise ReportError(f"cannot write Spark's log in {log_dir}: {exc.strerror}") from None

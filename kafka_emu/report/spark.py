@@ -18,6 +18,7 @@ the server never imports it.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +30,10 @@ from .trace_jar import java_tool
 
 class ReportError(Exception):
     """What the user must fix, in one line (missing Java or pyspark, bad option)."""
+
+
+class ServerGone(ReportError):
+    """The Spark Connect server does not answer (exit 1: the input is fine, the machine not)."""
 
 
 LOG4J = """\
@@ -106,7 +111,7 @@ def local_confs(heap: str) -> dict[str, str]:
             "spark.ui.enabled": "false", "spark.driver.memory": heap}
 
 
-def local_java_options(heap: str) -> list[str]:
+def local_java_options(heap: str, reserve: bool = False) -> list[str]:
     """The local JVM's flags.
 
     The throughput collector: G1's concurrent threads took CPU from the job's two cores.
@@ -116,11 +121,16 @@ def local_java_options(heap: str) -> list[str]:
     10M events the compilers took 28-30 CPU-s of the JVM's 165-172 (34-37 of 171-178 with every
     threshold x3, 59-61 of 245-249 by default, measured before later changes to the job); x30
     lost (178).
-    The heap at its full size from the start (-Xms): growing it step by step as the cached
-    traces filled it took six full collections at 10M events (about 1.1 s of pauses on both
-    cores; the collector 5.7-6.3 CPU-s, 3.3-3.5 with it). The class metadata's first threshold
-    at 256 MB: the default took four more full collections while Spark started."""
-    return ["-XX:+UseParallelGC", f"-Xms{heap}", "-XX:MetaspaceSize=256m",
+    The heap grows from the JVM's default start as the job needs it, up to ``heap`` (-Xmx,
+    given as spark.driver.memory): a JVM that reserved it all from the start (-Xms) kept it,
+    and an idle report-server held 4.8 GB of a shared machine until the kernel killed it.
+    ``reserve`` asks for that anyway (-Xms at the heap's size): grown step by step as the
+    cached traces filled it, the heap took six full collections at 10M events (about 1.1 s of
+    pauses on both cores; the collector 5.7-6.3 CPU-s, 3.3-3.5 reserved), which the benchmark
+    does not want to measure. The class metadata's first threshold at 256 MB: the default took
+    four more full collections while Spark started."""
+    return ["-XX:+UseParallelGC", *([f"-Xms{heap}"] if reserve else []),
+            "-XX:MetaspaceSize=256m",
             "-XX:Tier4InvocationThreshold=50000", "-XX:Tier4MinInvocationThreshold=6000",
             "-XX:Tier4CompileThreshold=150000", "-XX:Tier4BackEdgeThreshold=400000"]
 
@@ -133,15 +143,37 @@ def log_options(log_dir: Path) -> list[str]:
     return [f"-Dlog4j2.configurationFile=file:{props}"]
 
 
-def local_heap() -> str:
-    """A local JVM's heap: $KAFKA_EMU_REPORT_MEMORY (as Java writes it, e.g. 12g), else
+MEMORY_ENV = "KAFKA_EMU_REPORT_MEMORY"  # the heap's maximum, as --memory
+RESERVE_ENV = "KAFKA_EMU_REPORT_RESERVE_MEMORY"  # "1": the whole heap from the start
+
+
+def java_size(text: str) -> str:
+    """A memory size as Java writes it (512m, 6g); ReportError when it is not one."""
+    value = text.strip().lower()
+    if not re.fullmatch(r"[1-9][0-9]*[kmgt]?", value):
+        raise ReportError(f"expected a memory size like 512m or 6g, got {text!r}")
+    return value
+
+
+def local_heap(memory: str | None = None) -> str:
+    """A local JVM's heap maximum: ``memory`` (--memory), else $KAFKA_EMU_REPORT_MEMORY, else
     driver_memory()."""
-    return os.environ.get("KAFKA_EMU_REPORT_MEMORY") or driver_memory()
+    return java_size(memory or os.environ.get(MEMORY_ENV) or driver_memory())
+
+
+def reserve_heap(reserve: bool | None = None) -> bool:
+    """Whether the local JVM reserves its whole heap from the start: ``reserve``
+    (--reserve-memory), else $KAFKA_EMU_REPORT_RESERVE_MEMORY=1; no by default."""
+    if reserve is not None:
+        return reserve
+    return os.environ.get(RESERVE_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
 def session(*, master: str | None = None, remote: str | None = None, log_dir: Path | None = None,
-            cores: int | None = None, shuffle_partitions: int = 4) -> Any:
-    """A SparkSession for the report (see the module doc for the three ways)."""
+            cores: int | None = None, shuffle_partitions: int = 4, memory: str | None = None,
+            reserve: bool | None = None) -> Any:
+    """A SparkSession for the report (see the module doc for the three ways). ``memory`` and
+    ``reserve``: the local JVM's heap (local_heap(), reserve_heap())."""
     require_pyspark()
     remote = remote or os.environ.get("SPARK_REMOTE")
     from pyspark.sql import SparkSession
@@ -151,9 +183,16 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
         # Spark Connect: the server owns the configuration; only session-level SQL confs here.
         quiet()
         spark = SparkSession.builder.remote(remote).getOrCreate()
-        for key in ("spark.sql.shuffle.partitions", "spark.sql.session.timeZone",
-                    JSON_FILTER_PUSHDOWN):
-            spark.conf.set(key, confs[key])
+        patient(spark)
+        try:
+            for key in ("spark.sql.shuffle.partitions", "spark.sql.session.timeZone",
+                        JSON_FILTER_PUSHDOWN):
+                spark.conf.set(key, confs[key])
+        except Exception as exc:
+            if server_gone(spark, exc):
+                raise ServerGone(f"no Spark Connect server answers at {remote} (gave up "
+                                 f"after {CONNECT_GIVE_UP_S} s of retries)") from None
+            raise
         jar = trace_reader_jar()
         if jar is not None:
             try:  # the trace reader, into this session's class path on the server
@@ -171,9 +210,9 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
     java_options: list[str] = []
     if local:  # (only a local session starts its own JVM)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        heap = local_heap()
+        heap = local_heap(memory)
         confs.update(local_confs(heap))
-        java_options = local_java_options(heap)
+        java_options = local_java_options(heap, reserve_heap(reserve))
     jar = trace_reader_jar()
     if jar is not None:  # the trace reader, on the driver's and every executor's class path
         confs["spark.jars"] = str(jar)
@@ -199,6 +238,46 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
         finally:
             os.dup2(saved, 2)
             os.close(saved)
+
+
+# How long a report waits for a Spark Connect server that stopped answering: pyspark's own
+# policy retries for about ten minutes (15 tries, backoff x4 up to a minute), which a user takes
+# for a hang. These five waits, 0.2 s doubling to 2 s, ride out a busy server's hiccup (a long
+# garbage collection) and give up about 5 s after the server went.
+CONNECT_RETRIES = dict(max_retries=5, initial_backoff=200, backoff_multiplier=2.0,
+                       max_backoff=2000, jitter=0)
+CONNECT_GIVE_UP_S = 5
+
+
+def patient(spark: Any) -> None:
+    """A Spark Connect session's retries as CONNECT_RETRIES says."""
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+    spark.client.set_retry_policies([DefaultPolicy(**CONNECT_RETRIES)])
+    # ExecutePlan's own re-sends (an operation the server no longer knows) are bounded
+    # separately, by an hour, and only in the client's constructor
+    if hasattr(spark.client, "_max_retry_exception_elapsed_time"):
+        spark.client._max_retry_exception_elapsed_time = 30.0
+
+
+def server_gone(spark: Any, exc: BaseException) -> bool:
+    """Whether ``exc`` says the session's Spark Connect server can no longer be reached
+    (gRPC's UNAVAILABLE once the retries gave up). When it does, the session stops retrying,
+    so that what is left to do (cancel, release, stop) fails at once instead of waiting again."""
+    if not type(spark).__module__.startswith("pyspark.sql.connect"):
+        return False
+    seen = exc
+    gone = False
+    while seen is not None and not gone:
+        code = getattr(seen, "code", None)
+        try:
+            gone = callable(code) and getattr(code(), "name", "") == "UNAVAILABLE"
+        except Exception:  # noqa: BLE001 -- (code() of a non-gRPC error: not ours to judge)
+            gone = False
+        gone = gone or "StatusCode.UNAVAILABLE" in str(seen)
+        seen = seen.__cause__ or seen.__context__
+    if gone:
+        spark.client.set_retry_policies([])
+    return gone
 
 
 def trace_reader_jar() -> Path | None:
@@ -234,9 +313,8 @@ def driver_memory(total: int | None = None) -> str:
     In local mode the driver's heap holds the cached traces and every task's sorts and
     aggregations; at 10M events (4.8 GB of JSON) the parsed copy is about 1.1 GB, which a
     fixed 2 GiB heap spilled to disk while the garbage collector ran all the time. A quarter
-    leaves the rest of a small laptop to the Python side and everything else. The heap is
-    reserved whole from the start (see session()); the memory behind it is taken as the job
-    touches it."""
+    leaves the rest of a small laptop to the Python side and everything else. It is a
+    maximum: the heap grows to it only as the job needs (local_java_options())."""
     total = physical_memory() if total is None else total
     if not total:
         return "2g"

@@ -191,12 +191,35 @@ def test_a_failing_table_cancels_the_background_read_and_leaves_the_session_usab
     assert spark.range(3).count() == 3
 
 
-def test_the_local_jvm_reserves_its_whole_heap_from_the_start(spark):
-    """Grown step by step, the heap cost full collections while the cached traces filled it:
-    the local session starts the JVM with -Xms at the heap's size (-Xmx)."""
+def test_the_local_jvm_does_not_reserve_its_heap_by_default(spark):
+    """An idle report-server that reserved its whole heap (-Xms = -Xmx, a quarter of the
+    machine) held 4.8 GB until the kernel killed it: the heap is a maximum, grown as needed."""
+    from kafka_emu.report.spark import driver_memory
     jvm = spark.sparkContext._jvm
     args = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
                 .getInputArguments())
     heap = spark.sparkContext.getConf().get("spark.driver.memory")
-    assert f"-Xms{heap}" in args
+    assert heap == driver_memory()
     assert f"-Xmx{heap}" in args
+    assert not [a for a in args if a.startswith("-Xms")]
+
+
+def test_the_jvms_memory_follows_the_option_then_the_environment(tmp_path, monkeypatch):
+    from kafka_emu.report.server import command
+    from kafka_emu.report.spark import RESERVE_ENV, MEMORY_ENV, driver_memory
+
+    def heap_flags(**kw):
+        argv, _ = command("127.0.0.1", 15002, "local[2]", tmp_path, **kw)
+        confs = dict(a.split("=", 1) for a in argv if "=" in a and a.startswith("spark."))
+        java = confs["spark.driver.extraJavaOptions"].split()
+        return confs["spark.driver.memory"], [a for a in java if a.startswith("-Xms")]
+
+    monkeypatch.delenv(MEMORY_ENV, raising=False)
+    monkeypatch.delenv(RESERVE_ENV, raising=False)
+    assert heap_flags() == (driver_memory(), [])
+    assert heap_flags(memory="768m") == ("768m", [])
+    assert heap_flags(memory="2g", reserve=True) == ("2g", ["-Xms2g"])
+    monkeypatch.setenv(MEMORY_ENV, "3g")
+    monkeypatch.setenv(RESERVE_ENV, "1")
+    assert heap_flags() == ("3g", ["-Xms3g"])
+    assert heap_flags(memory="1g", reserve=False) == ("1g", [])
