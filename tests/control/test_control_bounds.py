@@ -85,7 +85,7 @@ def test_count_with_always_is_refused_naming_both(emu):
 
 def test_internal_topics_cannot_be_created_through_the_control_plane(emu):
     for name in ("__consumer_offsets", "__transaction_state", "__share_group_state"):
-        assert "is internal" in refused(lambda: emu.create_topic(name, 1))
+        assert "is internal" in refused(lambda name=name: emu.create_topic(name, 1))
     assert refused(lambda: emu.create_topic("__cluster_metadata")) == (
         "Creation of internal topic __cluster_metadata is prohibited.")
     assert "partitions must be >= 1 and <= 9999" in refused(lambda: emu.create_topic("t", 10**6))
