@@ -1,8 +1,9 @@
 """Verifiable-client processes: start one, read its JSON events, stop it cleanly or hard.
 
 Each process is one *life* of a consumer slot (node). Its stdout is read line by line on a
-thread; lines that are JSON objects with a ``name`` go into the scenario's :class:`RunLog`,
-anything else is ignored (librdkafka's client prints its arguments there). stderr goes to a file
+thread; lines that are JSON objects with a ``name`` go into the scenario's :class:`RunLog` with
+the line as printed, anything else is ignored (librdkafka's client prints its arguments there)
+unless it names a contract event and does not parse (``record.parse_line``). stderr goes to a file
 (the trace directory when there is one) so a failure can quote its tail. When the process ends
 the kit adds ``kit_exited`` with the exit code.
 """
@@ -10,7 +11,6 @@ the kit adds ``kit_exited`` with the exit code.
 from __future__ import annotations
 
 import collections
-import json
 import os
 import signal
 import subprocess
@@ -19,7 +19,7 @@ import threading
 import time
 from pathlib import Path
 
-from .record import RunLog
+from .record import RunLog, parse_line
 
 STOP_TIMEOUT_S = 30.0  # Kafka's VerifiableConsumer service waits stop_timeout_sec=30
 
@@ -54,14 +54,9 @@ class ClientProcess:
         for line in self.proc.stdout:
             line = line.strip()
             self.tail.append(line)
-            if not line.startswith("{"):
-                continue
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict) and isinstance(event.get("name"), str):
-                self.log.add(self.node, self.life, event)
+            event = parse_line(line)
+            if event is not None:
+                self.log.add(self.node, self.life, event, raw=line)
         code = self.proc.wait()
         self._stderr.close()
         self.log.kit(self.node, self.life, "exited", code=code,

@@ -12,11 +12,21 @@ raising, every rule it saw broken as a :class:`Violation`. The kit feeds it live
 conditions ("all members joined", "the consumers reached the log end"); ``verdicts.py`` reads
 its final state. Hand-made logs go through exactly the same code, which is how the checks are
 tested.
+
+Every form of an event that Kafka's contract (the docstring of ``tests/kafkatest/services/
+verifiable_client.py``) allows is accepted: ``records_consumed`` partitions with ``minOffset`` /
+``maxOffset`` and no per-partition ``count`` (the contract's own form, and librdkafka's
+``kafkatest_verifiable_client``, which also lists partitions without new records with
+``minOffset: -1``), events without a ``timestamp`` (the kit's receipt time stands in), empty
+polls, stdout lines that are not JSON. What the contract does not allow -- an event line that
+does not parse, a field the kit needs missing or of the wrong type -- is the ``contract`` rule,
+quoting the line.
 """
 
 from __future__ import annotations
 
 import enum
+import json
 import threading
 import time
 from collections.abc import Iterable
@@ -43,6 +53,7 @@ class Entry:
     t_ms: float  # the client's own timestamp when it printed one, else when the kit read the line
     event: dict[str, Any]
     client_stamped: bool = True
+    raw: str | None = None  # the line as the client printed it (None for the kit's own events)
 
     @property
     def name(self) -> str:
@@ -60,8 +71,58 @@ class Violation:
         return f"{self.rule}: {where}{self.message}"
 
 
+# The events of the contract; a line naming one that does not parse is a broken event, not noise.
+CONTRACT_EVENTS = ("startup_complete", "shutdown_complete", "partitions_assigned",
+                   "partitions_revoked", "records_consumed", "offsets_committed",
+                   "producer_send_success", "producer_send_error")
+
+
+def parse_line(line: str) -> dict[str, Any] | None:
+    """One stdout line as the kit reads it: a contract event (a JSON object with a ``name``),
+    ``kit_bad_line`` for a line that names a contract event but is not a JSON object (the
+    tracker reports it), or None for anything else (librdkafka's client prints its arguments
+    and "Created assignment" there; the contract allows other output)."""
+    line = line.strip()
+    if not line.startswith("{"):
+        return None
+    try:
+        event = json.loads(line)
+    except ValueError as exc:
+        named = [n for n in CONTRACT_EVENTS if f'"{n}"' in line]
+        if named:
+            return {"name": "kit_bad_line", "event": named[0], "error": f"not JSON ({exc})"}
+        return None
+    if isinstance(event, dict) and isinstance(event.get("name"), str):
+        return event
+    return None
+
+
+class Malformed(ValueError):
+    """An event without a field the kit needs, or with one of the wrong type."""
+
+
+def _int(item: dict[str, Any], key: str) -> int:
+    value = item.get(key) if isinstance(item, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise Malformed(f"{key!r} must be an integer, got {value!r}")
+    return value
+
+
+def _list(event: dict[str, Any], key: str) -> list[Any]:
+    value = event.get(key)
+    if not isinstance(value, list):
+        raise Malformed(f"{key!r} must be a list, got {value!r}")
+    return value
+
+
+def _tp(item: Any) -> TP:
+    if not isinstance(item, dict) or not isinstance(item.get("topic"), str):
+        raise Malformed(f"a partition needs a string 'topic', got {item!r}")
+    return item["topic"], _int(item, "partition")
+
+
 def tps(items: Iterable[dict[str, Any]]) -> list[TP]:
-    return [(i["topic"], int(i["partition"])) for i in items]
+    return [_tp(i) for i in items]
 
 
 class RunLog:
@@ -72,12 +133,16 @@ class RunLog:
         self.entries: list[Entry] = []
         self.changed = threading.Condition(self._lock)
 
-    def add(self, node: str, life: int, event: dict[str, Any]) -> Entry:
-        now_ms = time.time() * 1000
-        stamped = isinstance(event.get("timestamp"), (int, float))
+    def add(self, node: str, life: int, event: dict[str, Any], *, raw: str | None = None,
+            received_ms: float | None = None) -> Entry:
+        """Append an event; ``received_ms`` (default: now) stands in for a missing client
+        timestamp (a replayed recording passes the receipt time it recorded)."""
+        now_ms = time.time() * 1000 if received_ms is None else received_ms
+        stamp = event.get("timestamp")
+        stamped = isinstance(stamp, (int, float)) and not isinstance(stamp, bool)
         with self._lock:
             entry = Entry(len(self.entries), node, life,
-                          float(event["timestamp"]) if stamped else now_ms, event, stamped)
+                          float(stamp) if stamped else now_ms, event, stamped, raw)
             self.entries.append(entry)
             self.changed.notify_all()
         return entry
@@ -127,6 +192,7 @@ class Tracker:
         self.ownership: list[list[Any]] = []
         self.checkpoints: list[tuple[Entry, dict[str, set[TP]]]] = []
         self.seen = 0
+        self._last_max: dict[tuple[str, int, TP], int] = {}  # (node, life, tp) -> maxOffset
 
     def node(self, name: str) -> NodeView:
         if name not in self.nodes:
@@ -137,8 +203,16 @@ class Tracker:
         for entry in entries:
             self.seen += 1
             handler = getattr(self, "_on_" + entry.name, None)
-            if handler is not None:
+            if handler is None:
+                continue
+            try:
                 handler(None if entry.node == KIT else self.node(entry.node), entry)
+            except Malformed as exc:
+                self._contract(entry, f"{entry.name}: {exc}")
+
+    def _contract(self, entry: Entry, message: str) -> None:
+        line = entry.raw if entry.raw is not None else json.dumps(entry.event)
+        self._violate("contract", f"{message}; the line: {line}", entry.node)
 
     def _violate(self, rule: str, message: str, node: str | None = None) -> None:
         self.violations.append(Violation(rule, message, node))
@@ -175,6 +249,9 @@ class Tracker:
         n.clean_exit = e.event.get("clean", False)
         self._dead(n, e.t_ms)
 
+    def _on_kit_bad_line(self, n: NodeView, e: Entry) -> None:
+        self._contract(e, f"a {e.event.get('event')} event that is {e.event.get('error')}")
+
     def _on_kit_checkpoint(self, n: NodeView, e: Entry) -> None:
         live = {name: set(v.assignment) for name, v in self.nodes.items()
                 if v.state == NodeState.JOINED}
@@ -196,7 +273,7 @@ class Tracker:
         self._dead(n, e.t_ms)
 
     def _on_partitions_revoked(self, n: NodeView, e: Entry) -> None:
-        revoked = set(tps(e.event.get("partitions", ())))
+        revoked = set(tps(_list(e.event, "partitions")))
         if revoked or n.assignment:
             n.revoked_count += 1
         if n.incremental:
@@ -211,7 +288,7 @@ class Tracker:
         n.state = NodeState.REBALANCING
 
     def _on_partitions_assigned(self, n: NodeView, e: Entry) -> None:
-        assigned = set(tps(e.event.get("partitions", ())))
+        assigned = set(tps(_list(e.event, "partitions")))
         n.assigned_count += 1
         n.state = NodeState.JOINED
         if n.incremental:
@@ -225,14 +302,24 @@ class Tracker:
         self._own(n, e, new)
 
     def _on_records_consumed(self, n: NodeView, e: Entry) -> None:
-        if n.state != NodeState.JOINED:
+        batches = []
+        for batch in _list(e.event, "partitions"):
+            tp = _tp(batch)
+            lo, hi = _int(batch, "minOffset"), _int(batch, "maxOffset")
+            if lo < 0:  # librdkafka: listed, but nothing new since its last report
+                continue
+            if hi < lo:
+                raise Malformed(f"{tp[0]}-{tp[1]}: maxOffset {hi} is below minOffset {lo}")
+            count = _int(batch, "count") if "count" in batch else None
+            batches.append([tp, lo, hi, count])
+        self._running_max(n, e, batches)
+        if batches and n.state != NodeState.JOINED:
             self._violate("consumed-while-not-joined",
                           f"records consumed in state {n.state.value}", n.name)
-        total = 0
-        for batch in e.event.get("partitions", ()):
-            tp = (batch["topic"], int(batch["partition"]))
-            lo, hi, count = int(batch["minOffset"]), int(batch["maxOffset"]), int(batch["count"])
-            total += count
+        consumed = 0
+        for tp, lo, hi, count in batches:
+            count = hi - lo + 1 if count is None else count  # the contract's form: a range
+            consumed += count
             if tp not in n.assignment:
                 self._violate("consumed-unassigned-partition",
                               f"consumed {tp[0]}-{tp[1]} [{lo}..{hi}] while assigned "
@@ -249,17 +336,39 @@ class Tracker:
             n.position[tp] = hi + 1
             self.global_position[tp] = hi + 1
             self.consumed.setdefault(tp, []).append((lo, hi, count, n.name))
-        n.total_consumed += total
+        n.total_consumed += consumed
+
+    def _running_max(self, n: NodeView, e: Entry, batches: list[list[Any]]) -> None:
+        """librdkafka's client reports as ``maxOffset`` the highest offset the process ever
+        read from a partition, not this report's: after a rewind (a failed commit's records
+        delivered again) it repeats the old maximum. Such a range is cut to what the report's
+        total ``count`` leaves for it, when it is the only range in doubt (the kit's logs have
+        no gaps: no transactions, no compaction)."""
+        last = self._last_max
+        doubtful = [b for b in batches if b[3] is None and last.get((n.name, n.life, b[0])) == b[2]]
+        for b in batches:
+            last[(n.name, n.life, b[0])] = b[2]
+        total = e.event.get("count")
+        if len(doubtful) != 1 or isinstance(total, bool) or not isinstance(total, int):
+            return
+        others = sum(b[3] if b[3] is not None else b[2] - b[1] + 1
+                     for b in batches if b is not doubtful[0])
+        left = total - others
+        if 0 < left < doubtful[0][2] - doubtful[0][1] + 1:
+            doubtful[0][2] = doubtful[0][1] + left - 1
 
     def _on_offsets_committed(self, n: NodeView, e: Entry) -> None:
-        success = e.event.get("success", False)
+        success = e.event.get("success")
+        if not isinstance(success, bool):
+            raise Malformed(f"'success' must be true or false, got {success!r}")
+        items = [(_tp(item), _int(item, "offset"), item) for item in _list(e.event, "offsets")]
         if not success:
             error = str(e.event.get("error", ""))
             if "FENCED_INSTANCE_ID" in error.upper() or "FENCEDINSTANCEID" in error.upper():
                 n.fenced = True
-        for item in e.event.get("offsets", ()):
-            tp = (item["topic"], int(item["partition"]))
-            offset = int(item["offset"])
+        for tp, offset, item in items:
+            if offset < 0:  # librdkafka: a partition with nothing to commit (-1001, INVALID)
+                continue
             if not success or item.get("error"):
                 before = self.global_committed.get(tp, 0)
                 self.failed_commits.setdefault(tp, []).append((before, offset))

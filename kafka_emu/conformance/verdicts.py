@@ -8,7 +8,7 @@ Client-side (read from a :class:`~kafka_emu.conformance.record.Tracker` that rep
   ahead of what was consumed; nothing consumed from below an offset already committed) --
   Kafka's ``ConsumerEventHandler`` assertions;
 - :func:`no_overlap`: no partition owned by two live consumers at once (from the assigned /
-  revoked / killed times);
+  revoked / killed times, and the time the emulator removed the member: ``departures``);
 - :func:`valid_assignments`: at every settled checkpoint the joined consumers' assignments are
   disjoint and cover every partition (Kafka's ``valid_assignment``);
 - :func:`no_loss`: every offset below the log end was consumed at least once;
@@ -18,7 +18,8 @@ Client-side (read from a :class:`~kafka_emu.conformance.record.Tracker` that rep
   (Kafka checks this when auto-commit is off);
 - :func:`revocations`: static members do not revoke while others bounce (dynamic ones do).
 
-Server-side (read from the emulator's timeline, ``Emulator.timeline()``):
+Server-side (read from the emulator's timeline, ``Emulator.timeline()``; in
+``timeline_rules.py``):
 
 - :func:`server_rules`: every generation's assignment disjoint and covering; a member that was
   told its generation or member id is gone (ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID) and commits
@@ -33,8 +34,9 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..errors import ErrorCode
 from .record import TP, Entry, Tracker, Violation, _fmt
+# the server-side rules live beside the timeline reading they need; the runner finds them here
+from .timeline_rules import SERVER_EVENT_TYPES, departures, server_rules  # noqa: F401
 
 RULES = {
     "consumed-while-not-joined": "records consumed while the consumer had no assignment",
@@ -57,6 +59,8 @@ RULES = {
     "producer-send-error": "the verifiable producer reported failed sends",
     "producer-acks": "acknowledgements missing, repeated, or not matching the log",
     "scenario": "the scenario's own expectation (waits, exits, group state)",
+    "contract": "an event line that breaks the client contract (not JSON, a field missing or "
+                "of the wrong type); the reason quotes the line",
 }
 
 # Events printed with the kit's receipt time instead of the client's own timestamp can arrive a
@@ -75,13 +79,19 @@ def stream_rules(tracker: Tracker, *, fenced: Iterable[str] = ()) -> list[Violat
     return [v for v in tracker.violations if not (v.node in fenced and v.rule in ZOMBIE_RULES)]
 
 
-def no_overlap(tracker: Tracker, *, fenced: Iterable[str] = ()) -> list[Violation]:
-    """No partition is owned by two node lives at once (ownership ends at revoke, shutdown or
-    kill). Client timestamps order events across processes; ms truncation never creates an
-    overlap, so the comparison is strict. A ``fenced`` node's ownership is not held against it:
-    Kafka hands a static member's partitions to the process that took over its instance id, and
-    the old one learns it was fenced only from its next request."""
+def no_overlap(tracker: Tracker, *, fenced: Iterable[str] = (),
+               left: Mapping[str, Sequence[float]] | None = None) -> list[Violation]:
+    """No partition is owned by two node lives at once. Ownership ends at the first of: the
+    revocation, ``shutdown_complete``, the kill, and the moment the emulator removed the
+    life's member from the group (``left``: ``departures()``, keyed by the life's client id
+    ``<node>.<life>``; see ``timeline_rules.departures``) -- a consumer that sent LeaveGroup
+    owns nothing from then on, whenever it prints its last line. Client timestamps order events
+    across processes; ms truncation never creates an overlap, so the comparison is strict. A
+    ``fenced`` node's ownership is not held against it: Kafka hands a static member's
+    partitions to the process that took over its instance id, and the old one learns it was
+    fenced only from its next request."""
     fenced = set(fenced)
+    left = left or {}
     out = []
     by_tp: dict[TP, list[list[Any]]] = {}
     for interval in tracker.ownership:
@@ -89,18 +99,26 @@ def no_overlap(tracker: Tracker, *, fenced: Iterable[str] = ()) -> list[Violatio
     for tp, intervals in sorted(by_tp.items()):
         intervals.sort(key=lambda i: i[3])
         for i, a in enumerate(intervals):
+            a_end = _ownership_end(a, left.get(f"{a[0]}.{a[1]}", ()))
             for b in intervals[i + 1:]:
                 if (a[0], a[1]) == (b[0], b[1]) or a[0] in fenced:
                     continue
-                a_end = a[4] if a[4] is not None else float("inf")
                 tolerance = 0.0 if (a[5] and b[5]) else RECEIPT_TOLERANCE_MS
                 if b[3] + tolerance < a_end:
                     out.append(Violation(
                         "overlapping-assignment",
                         f"{tp[0]}-{tp[1]} assigned to {b[0]} while {a[0]} still owned it "
-                        f"({'until it stopped' if a[4] is None else f'{a_end - b[3]:.0f} ms'})",
+                        f"({'until it stopped' if a_end == float('inf') else f'{a_end - b[3]:.0f} ms'})",
                         b[0]))
     return out
+
+
+def _ownership_end(interval: list[Any], removals: Sequence[float]) -> float:
+    """The end of one ownership interval: its own end (client events), or the first time after
+    it began that the emulator removed the member, whichever came first."""
+    end = interval[4] if interval[4] is not None else float("inf")
+    removed = min((t for t in removals if t >= interval[3]), default=float("inf"))
+    return min(end, removed)
 
 
 def valid_assignments(tracker: Tracker, partitions: Sequence[TP]) -> list[Violation]:
@@ -286,122 +304,3 @@ def _ranges(offsets: list[int]) -> str:
         if o is not None:
             prev = o
     return ", ".join(parts[:6]) + (" ..." if len(parts) > 6 else "")
-
-
-# -- server side -----------------------------------------------------------------------------
-
-_TOLD_GONE = {int(ErrorCode.ILLEGAL_GENERATION), int(ErrorCode.UNKNOWN_MEMBER_ID)}
-_FENCED = int(ErrorCode.FENCED_INSTANCE_ID)
-_STALE_APIS = {"OffsetCommit", "Heartbeat"}
-_GROUP_APIS = {"JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "LeaveGroup"}
-# A request that reached the broker less than this after the answer that told the member may
-# have been sent before that answer arrived (pipelined); it is not held against the client.
-IN_FLIGHT_GRACE_MS = 20.0
-# The timeline event types the server-side rules read (``Emulator.timeline(types=...)``).
-SERVER_EVENT_TYPES = ("RequestHandled", "FaultFired", "MemberAdded", "MemberRemoved",
-                      "AssignmentsDistributed", "ConnectionClosed")
-
-
-def _arrival(e: Mapping[str, Any]) -> float:
-    """When a request reached the broker, on the coordinator's clock (answered at ``at_ms``)."""
-    return float(e.get("at_ms", 0)) - float(e.get("latency_ms") or 0.0)
-
-
-def server_rules(events: Sequence[Mapping[str, Any]], *, group_id: str,
-                 partitions: Sequence[TP] = (),
-                 node_of_client: Mapping[str, str] | None = None) -> list[Violation]:
-    """Protocol rules read from the emulator's timeline (``Emulator.timeline()`` entries: dicts
-    with ``seq``, ``type`` and the event's fields), for one group:
-
-    - every generation's assignments (the leader's SyncGroup, decoded) are disjoint and cover
-      ``partitions``;
-    - a member told ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID (by the coordinator or a fault) does
-      not commit or heartbeat with that generation / member id again before rejoining;
-    - no group request carries a member id after it was answered FENCED_INSTANCE_ID;
-    - no member of a client that still has a connection open is removed for not rejoining
-      within the rebalance timeout (a killed client's connections are closed first).
-    """
-    node_of_client = node_of_client or {}
-    out: list[Violation] = []
-    told: dict[str, tuple[int | None, float, str]] = {}  # member -> (generation, when, error)
-    fenced: dict[str, float] = {}
-    client_of_member: dict[str, str] = {}
-    client_of_connection: dict[int, str] = {}
-    open_connections: dict[str, set[int]] = {}
-    want = set(partitions)
-
-    def node(client: str | None) -> str | None:
-        return node_of_client.get(client or "", client)
-
-    for e in sorted(events, key=lambda e: e.get("seq", 0)):
-        kind = e.get("type")
-        if kind == "ConnectionClosed":
-            client = client_of_connection.pop(e["connection_id"], None)
-            if client is not None:
-                open_connections.get(client, set()).discard(e["connection_id"])
-            continue
-        if kind == "RequestHandled" and e.get("client_id") is not None:
-            client_of_connection[e["connection_id"]] = e["client_id"]
-            open_connections.setdefault(e["client_id"], set()).add(e["connection_id"])
-        if e.get("group_id") != group_id:
-            continue
-        if kind == "MemberAdded":
-            client_of_member[e["member_id"]] = e.get("client_id")
-        elif kind == "AssignmentsDistributed" and e.get("decoded_assignments") is not None:
-            out += _generation_assignment(e, want)
-        elif kind == "FaultFired" and e.get("member_id") and e.get("error_code") in _TOLD_GONE:
-            told[e["member_id"]] = (None, float(e["at_ms"]), ErrorCode(e["error_code"]).name)
-        elif kind == "RequestHandled" and e.get("member_id"):
-            member, arrival, api = e["member_id"], _arrival(e), e["api"]
-            if member in fenced and api in _GROUP_APIS and arrival > fenced[member] \
-                    + IN_FLIGHT_GRACE_MS:
-                out.append(Violation("request-after-fencing",
-                                     f"{api} from member {member} after it was fenced",
-                                     node(e.get("client_id"))))
-                fenced[member] = float("inf")  # one report per member
-            if api in _STALE_APIS and member in told:
-                generation, when, error = told[member]
-                if arrival > when + IN_FLIGHT_GRACE_MS and \
-                        (generation is None or e.get("generation_id") == generation):
-                    out.append(Violation(
-                        "stale-generation-after-told",
-                        f"{api} with generation {e.get('generation_id')} from member {member} "
-                        f"after it was answered {error} (it must rejoin first)",
-                        node(e.get("client_id"))))
-                    del told[member]
-            if api == "JoinGroup":
-                told.pop(member, None)
-            code = e.get("error_code")
-            if code == _FENCED and member not in fenced:
-                fenced[member] = float(e["at_ms"])
-            elif code in _TOLD_GONE and api in _STALE_APIS | {"SyncGroup"}:
-                told.setdefault(member, (e.get("generation_id"), float(e["at_ms"]),
-                                         ErrorCode(code).name))
-        elif kind == "MemberRemoved" and e.get("reason") == "rebalance_timeout":
-            client = client_of_member.get(e["member_id"], "")
-            if open_connections.get(client):
-                out.append(Violation(
-                    "no-rejoin-within-rebalance-timeout",
-                    f"member {e['member_id']} was removed for not rejoining within its rebalance "
-                    f"timeout while its client was still connected", node(client)))
-    return out
-
-
-def _generation_assignment(e: Mapping[str, Any], want: set[TP]) -> list[Violation]:
-    generation = e.get("generation")
-    seen: dict[TP, str] = {}
-    out = []
-    for member, decoded in sorted(e["decoded_assignments"].items()):
-        for topic, parts in ((decoded or {}).get("partitions") or {}).items():
-            for p in parts:
-                tp = (topic, int(p))
-                if tp in seen:
-                    out.append(Violation("invalid-assignment",
-                                         f"generation {generation}: {topic}-{p} assigned to "
-                                         f"members {seen[tp]} and {member}"))
-                seen[tp] = member
-    missing = want - set(seen)
-    if want and seen and missing:
-        out.append(Violation("invalid-assignment", f"generation {generation}: {_fmt(missing)} "
-                             f"assigned to no member"))
-    return out
