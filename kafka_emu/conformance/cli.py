@@ -2,9 +2,12 @@
 
     kafka-emu conformance --client confluent-kafka
     kafka-emu conformance --consumer 'my-verifiable-client --consumer' [--producer '...'] \
-        [--bootstrap-flag broker-list]
+        [--profile java|librdkafka|contract|kafka-emu|FILE.toml] [--bootstrap-flag broker-list]
     kafka-emu conformance --list
     kafka-emu conformance --client aiokafka --scenario consumer_failure --junit-xml out.xml
+
+An external program's profile (how it takes flags and properties, what it lacks) is detected
+from its ``--help`` output unless ``--profile`` names one (``profiles.py``).
 
 Starts its own emulator per scenario, prints one line per scenario (PASS / FAIL / SKIP and the
 reason) and a summary. Exit codes: 0 every selected scenario passed (skips allowed), 1 some
@@ -40,10 +43,15 @@ def add_commands(sub) -> None:
     p.add_argument("--producer", metavar="CMD", help="command of a verifiable producer "
                    "(with --consumer)")
     p.add_argument("--name", default="external", help="the external client's name in results")
-    p.add_argument("--bootstrap-flag", default="--bootstrap-server", type=_flag,
+    p.add_argument("--profile", metavar="NAME|FILE", help="how the external client takes its "
+                   "flags: java (Kafka's VerifiableConsumer/Producer), librdkafka "
+                   "(kafkatest_verifiable_client), contract (Kafka's documented contract), "
+                   "kafka-emu, or a .toml/.json profile file; default: detected from its --help "
+                   "output")
+    p.add_argument("--bootstrap-flag", default=None, type=_flag,
                    metavar="{bootstrap-server,broker-list}",
-                   help="the flag the kit passes the bootstrap address with (librdkafka's "
-                   "client takes broker-list); default bootstrap-server")
+                   help="the flag the kit passes the bootstrap address with, overriding the "
+                   "profile's (librdkafka's client takes broker-list)")
     p.add_argument("--scenario", dest="scenarios", action="append", default=[], metavar="NAME",
                    help="run only this scenario (repeatable; default: all)")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
@@ -55,7 +63,7 @@ def add_commands(sub) -> None:
 
 
 def _run(parser: argparse.ArgumentParser, args) -> int:
-    from . import runner
+    from . import profiles, runner
     from .clients import ClientUnavailable, built_in, external
     from .scenarios import CATALOGUE
 
@@ -68,6 +76,8 @@ def _run(parser: argparse.ArgumentParser, args) -> int:
         parser.error("one of --client or --consumer is required (or --list)")
     if args.producer and not args.consumer:
         parser.error("--producer goes with --consumer")
+    if args.profile and not args.consumer:
+        parser.error("--profile goes with --consumer (a built-in client has its own)")
     try:
         scenarios = runner.select(args.scenarios)
     except KeyError as exc:
@@ -79,11 +89,19 @@ def _run(parser: argparse.ArgumentParser, args) -> int:
             print(f"kafka-emu conformance: error: {exc}", file=sys.stderr)
             return 2
     else:
-        client = external(args.consumer, args.producer, bootstrap_flag=args.bootstrap_flag,
-                          name=args.name)
+        try:
+            profile, why = _profile(args)
+        except profiles.ProfileError as exc:
+            parser.error(str(exc))
+        client = external(args.consumer, args.producer, profile=profile,
+                          bootstrap_flag=args.bootstrap_flag, name=args.name)
     version = f" {client.library_version}" if client.library_version else ""
     print(f"kafka-emu conformance: {client.name}{version}, {len(scenarios)} scenario(s)",
           flush=True)
+    if args.consumer:
+        lacks = "; lacks " + ", ".join(sorted(client.unsupported)) if client.unsupported else ""
+        print(f"profile {client.profile.name} ({why}): bootstrap "
+              f"{client.profile.bootstrap_flag}{lacks}", flush=True)
     def report(result) -> None:
         print(result.line(), flush=True)
 
@@ -101,3 +119,14 @@ def _run(parser: argparse.ArgumentParser, args) -> int:
         print(f"traces (each scenario's run and its verdict) and client logs in "
               f"{args.trace_dir}", file=sys.stderr)
     return 0 if counts["FAIL"] == 0 else 1
+
+
+def _profile(args):
+    """(profile, how it was chosen) for an external client."""
+    import shlex
+
+    from . import profiles
+    if args.profile:
+        return profiles.load(args.profile), "as given"
+    profile, why = profiles.detect(shlex.split(args.consumer))
+    return profile, f"detected: {why}"

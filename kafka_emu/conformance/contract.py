@@ -11,6 +11,8 @@ Consumer flags: ``--topic --group-id [--group-instance-id] (--bootstrap-server |
 [--reset-policy earliest|latest|none] [--consumer.config FILE] [--verbose]``.
 Producer flags: ``--topic (--bootstrap-server | --broker-list) [--max-messages N]
 [--throughput N] [--acks -1|0|1] [--value-prefix N] [--producer.config FILE]``.
+The properties file may carry ``group.instance.id``, ``enable.auto.commit`` and ``acks``
+(``all`` too) instead of the flags: that is how the kit passes them, to every client.
 
 Events, one JSON object per line on stdout, each with ``name`` and ``timestamp`` (ms since the
 epoch, as Kafka's tools print it):
@@ -112,7 +114,7 @@ def producer_parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description="verifiable producer")
     _common(parser)
     parser.add_argument("--throughput", type=int, default=-1)
-    parser.add_argument("--acks", type=int, default=-1, choices=[-1, 0, 1])
+    parser.add_argument("--acks", type=int, choices=[-1, 0, 1])  # default: acks property, -1
     parser.add_argument("--value-prefix", type=int)
     parser.add_argument("--producer.config", "--command-config", dest="config")
     return parser
@@ -130,9 +132,32 @@ def parse(argv: list[str] | None, prog: str) -> tuple[str, argparse.Namespace]:
     parser = consumer_parser(prog) if mode == "consumer" else producer_parser(prog)
     args = parser.parse_args(argv)
     args.properties = read_properties(args.config)
+    _lift(args, mode, parser)
     if mode == "consumer":
         args.assignors = assignor_names(args.assignment_strategy)
     return mode, args
+
+
+_ACKS = {"all": -1, "-1": -1, "0": 0, "1": 1}
+
+
+def _lift(args: argparse.Namespace, mode: str, parser: argparse.ArgumentParser) -> None:
+    """The settings the contract's properties file may carry instead of a flag (the kit passes
+    them that way, as it does to any client): ``group.instance.id``, ``enable.auto.commit``
+    (consumer) and ``acks`` (producer). A flag given as well wins."""
+    props = args.properties
+    if mode == "consumer":
+        instance = props.pop("group.instance.id", None)
+        if instance and not args.group_instance_id:
+            args.group_instance_id = instance
+        if props.pop("enable.auto.commit", "false").strip().lower() == "true":
+            args.enable_autocommit = True
+    else:
+        value = props.pop("acks", "-1").strip().lower()
+        if value not in _ACKS:
+            parser.error(f"acks must be one of all, -1, 0, 1; got {value!r}")
+        if args.acks is None:
+            args.acks = _ACKS[value]
 
 
 class Events:

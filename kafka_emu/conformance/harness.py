@@ -142,17 +142,18 @@ class Harness:
             raise ScenarioFailed(f"{node} is already running")
         life = self.lives.get(node, 0) + 1
         self.lives[node] = life
+        # The kit's settings beyond the contract's flags go as properties (the contract's
+        # properties file; the client's profile may route one to a flag of its own)
         props = {"client.id": f"{node}.{life}", "heartbeat.interval.ms": HEARTBEAT_MS,
                  # Java and librdkafka require max.poll.interval.ms >= session.timeout.ms
                  "max.poll.interval.ms": max(REBALANCE_TIMEOUT_MS, session_timeout_ms),
+                 **({"group.instance.id": instance_id} if instance_id else {}),
                  **(extra or {})}
-        conf = self.workdir / f"{node}.{life}.properties"
-        conf.write_text("".join(f"{k}={v}\n" for k, v in props.items()), encoding="utf-8")
         argv = [*self.client.consumer, "--topic", self.topic, "--group-id", self.group,
-                self.client.bootstrap_flag, self.emu.bootstrap_servers,
-                "--session-timeout", str(session_timeout_ms), "--consumer.config", str(conf)]
-        if instance_id:
-            argv += ["--group-instance-id", instance_id]
+                self.client.profile.bootstrap_flag, self.emu.bootstrap_servers,
+                "--session-timeout", str(session_timeout_ms),
+                *self.client.profile.arguments("consumer", props,
+                                               self.workdir / f"{node}.{life}.properties")]
         if autocommit:
             argv.append("--enable-autocommit")
         if max_messages >= 0:
@@ -170,11 +171,13 @@ class Harness:
             raise ScenarioSkipped("needs a verifiable producer (give --producer CMD)")
         life = self.lives.get(node, 0) + 1
         self.lives[node] = life
-        conf = self.workdir / f"{node}.{life}.properties"
-        conf.write_text(f"client.id={node}.{life}\n", encoding="utf-8")
-        argv = [*self.client.producer, "--topic", self.topic, self.client.bootstrap_flag,
+        # acks=all as a property: Kafka's VerifiableProducer takes ``--acks -1``, librdkafka's
+        # reads a value starting with '-' as a missing one; both read the properties file
+        props = {"client.id": f"{node}.{life}", "acks": "all"}
+        argv = [*self.client.producer, "--topic", self.topic, self.client.profile.bootstrap_flag,
                 self.emu.bootstrap_servers, "--max-messages", str(max_messages),
-                "--acks", "-1", "--producer.config", str(conf)]
+                *self.client.profile.arguments("producer", props,
+                                               self.workdir / f"{node}.{life}.properties")]
         proc = ClientProcess(node, life, argv, self.log, stderr_dir=self.workdir)
         self.procs[node] = proc
         proc.expected_exit = True
@@ -236,14 +239,22 @@ class Harness:
                 proc = self.procs[node]
                 if not proc.running:
                     self.sync()
-                    raise ScenarioFailed(f"{node} exited (code {proc.proc.returncode}) while "
-                                         f"waiting for {what}; stderr: "
-                                         f"{proc.stderr_tail(2) or '(empty)'}")
+                    raise ScenarioFailed(self._exited(node, proc, what))
             if time.monotonic() > deadline:
                 raise ScenarioFailed(f"timed out after {timeout:.0f}s waiting for {what} "
                                      f"({self.describe()})")
             with self.log.changed:
                 self.log.changed.wait(0.05)
+
+    def _exited(self, node: str, proc: ClientProcess, what: str) -> str:
+        said = f"stderr: {proc.stderr_tail(2) or '(empty)'}"
+        if any(e.node == node and e.life == proc.life and not e.name.startswith("kit_")
+               for e in self.log.snapshot()):
+            return f"{node} exited (code {proc.proc.returncode}) while waiting for {what}; {said}"
+        # Gone before a single event: most likely it refused a flag the kit passed
+        return (f"{node} exited (code {proc.proc.returncode}) before printing any event, while "
+                f"waiting for {what}: does it take these flags (profile "
+                f"{self.client.profile.name})? argv: {' '.join(proc.argv)}; {said}")
 
     def _should_run(self) -> tuple[str, ...]:
         return tuple(n for n, p in self.procs.items()

@@ -16,17 +16,21 @@ from collections.abc import Callable
 
 import attrs
 
+from ..profiles import BUILT_IN as PROFILES
+from ..profiles import Profile
+
 
 @attrs.frozen(kw_only=True)
 class ClientSpec:
     """How to run a verifiable client: the consumer and producer commands (argv lists; the kit
-    appends the contract's flags), the flag it takes for the bootstrap address, and what it
-    cannot do (scenarios needing it are skipped with ``unsupported[feature]`` as the reason)."""
+    appends the contract's flags), its profile (how it takes flags and properties,
+    ``profiles.py``), and what it cannot do (a capability -> why; scenarios needing one are
+    skipped naming it; the profile's ``lacks`` are included)."""
 
     name: str
     consumer: tuple[str, ...]
     producer: tuple[str, ...] | None = None
-    bootstrap_flag: str = "--bootstrap-server"
+    profile: Profile = PROFILES["kafka-emu"]
     unsupported: dict[str, str] = attrs.field(factory=dict)
     library_version: str | None = None
     # scenario -> the client bug that makes it fail, with its evidence; the verdict stays FAIL
@@ -116,9 +120,14 @@ def built_in(name: str) -> ClientSpec:
     return BUILT_IN[name]()
 
 
-def external(consumer: str, producer: str | None = None, *, bootstrap_flag: str = "--bootstrap-server",
-             name: str = "external") -> ClientSpec:
-    """A spec for any program speaking the contract, from shell-style command strings."""
+def external(consumer: str, producer: str | None = None, *, profile: Profile | None = None,
+             bootstrap_flag: str | None = None, name: str = "external") -> ClientSpec:
+    """A spec for any program speaking the contract, from shell-style command strings, taking
+    its flags as ``profile`` says (default: the contract as documented); ``bootstrap_flag``
+    overrides the profile's."""
+    profile = profile or PROFILES["contract"]
+    if bootstrap_flag:
+        profile = attrs.evolve(profile, bootstrap_flag=bootstrap_flag)
     return ClientSpec(name=name, consumer=tuple(shlex.split(consumer)),
                       producer=tuple(shlex.split(producer)) if producer else None,
-                      bootstrap_flag=bootstrap_flag)
+                      profile=profile, unsupported=dict(profile.lacks))
