@@ -5,11 +5,16 @@ through the VerifiableConsumer / VerifiableProducer programs and judge them from
 those print. This package does the same against kafka-emu:
 
 - ``contract``: the programs' flags and JSON events (what any external client implements);
+- ``profiles``: how a program takes its flags and properties and what it lacks (Kafka's Java
+  clients, librdkafka's ``kafkatest_verifiable_client``, the documented contract, the kit's
+  own, or a user's TOML/JSON file), chosen or detected from ``--help``;
 - ``clients``: the kit's own verifiable clients (confluent-kafka, kafka-python, aiokafka,
   kafkajs), what each cannot do, and the client bugs found with their evidence;
 - ``process``: running a client program, reading its events, SIGTERM / SIGKILL;
 - ``record``: the merged event log and the tracker that replays it as Kafka's event handlers do;
-- ``verdicts``: the checks, from the clients' events and from the emulator's timeline;
+- ``verdicts``: the checks, from the clients' events; ``timeline_rules``: those from the
+  emulator's timeline, and when it saw each client leave (where ownership ends);
+- ``replay``: recorded event streams (a failed run's, or hand-written ones) judged offline;
 - ``harness``: one scenario's emulator, consumers, records, waits, virtual time and faults;
 - ``scenarios``: the catalogue; ``runner``: one verdict per scenario, JUnit XML, traces;
 - ``cli``: ``kafka-emu conformance``.
