@@ -40,7 +40,7 @@ from .events import (ConsumerGroupStateChanged, GroupEpochBumped, MemberReconcil
 from .model import (LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerMember, MemberState,
                     normalized)
 from .reconcile import next_assignment
-from .regex import compile_topic_regex, matching_topics
+from .regex import compile_topic_regex, matching_topics, regex_error
 
 API = "ConsumerGroupHeartbeat"
 SESSION = "cg_session"
@@ -74,7 +74,9 @@ def validate(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
     if epoch == 0:
         if cmd.rebalance_timeout_ms == -1:
             raise _invalid("RebalanceTimeoutMs must be provided in first request.")
-        if cmd.owned is None or any(ps for _, ps in cmd.owned):
+        # Kafka: topicPartitions() == null || !topicPartitions().isEmpty(), so even a topic
+        # with no partitions, or one of an unknown id, is refused.
+        if cmd.owned is None or cmd.owned or cmd.owned_entries:
             raise _invalid("TopicPartitions must be empty when (re-)joining.")
         if cmd.subscribed_topic_names is None and cmd.subscribed_topic_regex is None:
             raise _invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
@@ -83,9 +85,11 @@ def validate(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
             raise _invalid("InstanceId can't be null.")
     elif epoch < 0 and epoch != LEAVE_EPOCH:
         raise _invalid("MemberEpoch is invalid.")
-    if cmd.subscribed_topic_regex is not None and compile_topic_regex(cmd.subscribed_topic_regex) is None:
+    problem = None if cmd.subscribed_topic_regex is None else regex_error(cmd.subscribed_topic_regex)
+    if problem is not None:  # Kafka's Utils.throwIfRegularExpressionIsInvalid
         raise KafkaError(ErrorCode.INVALID_REGULAR_EXPRESSION,
-                         f"SubscribedTopicRegex `{cmd.subscribed_topic_regex}` is not a valid regular expression.")
+                         f"SubscribedTopicRegex `{cmd.subscribed_topic_regex}` is not a valid regular "
+                         f"expression: {problem}.")
     assignors = core.config.group_consumer_assignors
     if cmd.server_assignor is not None and cmd.server_assignor not in assignors:
         raise KafkaError(ErrorCode.UNSUPPORTED_ASSIGNOR,
