@@ -3,7 +3,8 @@ makes one); v1 adds SubscribedTopicRegex and requires the client's own member id
 
 The wire names topics by id; the coordinator by name. Owned partitions of ids we do not know (a
 deleted topic) are dropped: such partitions count as released, as Kafka's id-keyed lookup treats
-them. The catalogue (name -> partition count, internal topics excluded) rides on the command so
+them; a join (epoch 0) naming any entry at all is still refused, as Kafka checks the wire's list
+(``owned_entries``). The catalogue (name -> partition count, internal topics excluded) rides on the command so
 the coordinator stays pure. With "consumer" missing from group.coordinator.rebalance.protocols the
 API is not advertised and a request gets UNSUPPORTED_VERSION, as on a Kafka 4.x broker.
 """
@@ -67,7 +68,8 @@ async def consumer_group_heartbeat(ctx, request) -> ConsumerGroupHeartbeatRespon
         rack_id=request.rack_id, rebalance_timeout_ms=request.rebalance_timeout_ms,
         subscribed_topic_names=None if names is None else tuple(names),
         subscribed_topic_regex=request.subscribed_topic_regex,
-        server_assignor=request.server_assignor, owned=owned, client_id=ctx.client_id,
+        server_assignor=request.server_assignor, owned=owned,
+        owned_entries=len(request.topic_partitions or ()), client_id=ctx.client_id,
         client_host=java_host(ctx.connection.peer_host), topics=catalogue(ctx),
         member_id_required=client_generates_member_id(ctx.version))
     return await ctx.submit(command, partial(render, ctx))

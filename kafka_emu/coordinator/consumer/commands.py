@@ -30,6 +30,9 @@ class ConsumerGroupHeartbeat:
     subscribed_topic_regex: str | None = None
     server_assignor: str | None = None
     owned: Partitions | None = None
+    # Entries of the wire's TopicPartitions, those of topic ids the broker does not know (dropped
+    # from ``owned``) included: a join must send none at all.
+    owned_entries: int = 0
     client_id: str = ""
     client_host: str = ""
     topics: Mapping[str, int] = attrs.field(factory=dict, eq=False, hash=False)
