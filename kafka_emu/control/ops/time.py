@@ -15,7 +15,7 @@ Kind = Literal[KINDS]  # type: ignore[valid-type]
 
 # One call moves the clock at most ten years (a test of a week-long retention fits many times
 # over), and the clock never passes the last millisecond of the year 9999: record timestamps and
-# log lines are dates, and no date library formats one beyond that year.
+# log lines become dates, and Python's datetime (logs, the report) ends with that year.
 MAX_ADVANCE_MS = 10 * 365 * 24 * 3600 * 1000
 MAX_CLOCK_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 

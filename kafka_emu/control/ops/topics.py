@@ -5,8 +5,9 @@ clients from another language often needs a topic before its first producer conn
 
 Internal topics are refused (400). Kafka's CreateTopics refuses only ``__cluster_metadata``
 (INVALID_REQUEST, "Creation of internal topic __cluster_metadata is prohibited.", as here) and
-would create an absent ``__consumer_offsets`` with whatever partition count it is given, which
-then leaves the groups that hash past that count without a coordinator; the broker creates its
+would create an absent ``__consumer_offsets`` with whatever partition count it is given (its
+group coordinator still maps groups by offsets.topic.num.partitions, so the groups that hash past
+that count find no coordinator); the broker creates its
 internal topics itself, on first need, with their configured partition counts, so a test never
 needs to, and one that tries is refused with the reason. One that exists is a 409, as Kafka's
 TOPIC_ALREADY_EXISTS.
@@ -35,7 +36,6 @@ def refuse_internal(name: str) -> None:
         raise ControlError(f"topic {name!r} is internal: the broker creates it itself, on first "
                            "need, with its configured partition count (offsets.topic.num."
                            "partitions for __consumer_offsets)")
-
 
 
 @operation("GET", "/topics")
