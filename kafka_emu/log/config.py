@@ -86,6 +86,11 @@ class LogConfig:
     cleanup_policy: frozenset[str] = frozenset({"delete"})
 
     @property
+    def compacts(self) -> bool:
+        """Whether the topic is compacted (Kafka's LogConfig.compact): keyless records are refused."""
+        return "compact" in self.cleanup_policy
+
+    @property
     def deletes(self) -> bool:
         """Whether records may be removed by retention or DeleteRecords."""
         return "delete" in self.cleanup_policy

@@ -33,6 +33,9 @@ Where this differs from Kafka, on purpose:
 * Timestamp lookups are exact for uncompressed batches (a walk of one batch's record headers) and
   batch-granular for compressed ones (we never decompress): the batch base offset for "first
   offset with timestamp >= T", base + lastOffsetDelta for the max-timestamp query.
+* A compacted topic (cleanup.policy with ``compact``) refuses records without a key as Kafka
+  does (INVALID_RECORD, one record error each), but only in uncompressed batches: compressed
+  ones are not opened. Nothing is ever compacted away.
 * Retention (``delete_old_batches``, run by the broker every log.retention.check.interval.ms)
   treats each stored batch as a segment: Kafka deletes whole segments, oldest first, and its
   segments are usually far larger than a batch, so here old records go in finer steps.
@@ -62,7 +65,7 @@ from kafka_emu.log.batch import (
 )
 from kafka_emu.log.config import LogConfig
 from kafka_emu.log.producers import ProducerStateTable
-from kafka_emu.log.records import record_timestamps
+from kafka_emu.log.records import KeylessRecords, keyless_records, record_timestamps
 
 # ListOffsets special timestamps (ListOffsetsRequest).
 LATEST_TIMESTAMP = -1
@@ -171,6 +174,10 @@ class PartitionLog:
             raise KafkaError(
                 ErrorCode.INVALID_TXN_STATE, "Record was not part of an ongoing transaction"
             )
+        if config.compacts and not header.attributes & COMPRESSION_MASK:
+            keyless = keyless_records(view)  # only here do we read past the batch header
+            if keyless:
+                raise KeylessRecords(keyless)
         has_pid = header.producer_id >= 0
         if has_pid:
             duplicate = self.producers.find_duplicate(header)

@@ -11,6 +11,8 @@ It exists for three smaller jobs:
 * ``record_timestamps`` walks an uncompressed batch yielding only (offset, timestamp), skipping keys,
   values and headers by their lengths, so ListOffsets can answer at record precision as Kafka does.
   Compressed batches are never opened here; callers fall back to batch granularity.
+* ``keyless_records`` walks an uncompressed batch the same way for the records with a null key,
+  which a compacted topic refuses (``KeylessRecords``, Kafka's ``LogValidator.validateKey``).
 
 Record layout (v2; "varint" is zig-zag LEB128 as in protobuf)::
 
@@ -42,6 +44,7 @@ from kafka_emu.log.batch import (
     TimestampType,
     parse_header,
 )
+from kafka_emu.errors import ErrorCode, KafkaError
 from kafka_emu.log.crc import crc32c
 
 _HEADER_NO_CRC = struct.Struct(">qiib")  # baseOffset, batchLength, leaderEpoch, magic
@@ -191,6 +194,50 @@ def record_timestamps(batch: bytes | memoryview) -> Iterator[tuple[int, int]]:
         timestamp = header.max_timestamp if log_append else header.base_timestamp + ts_delta
         yield header.base_offset + offset_delta, timestamp
         pos = end
+
+
+def keyless_records(batch: bytes | memoryview) -> list[int]:
+    """Indexes (in the batch) of the records of an uncompressed batch whose key is null; an
+    empty key is a key. A record that does not fit its batch is INVALID_RECORD, as Kafka's
+    DefaultRecord.readFrom finds it."""
+    header = parse_header(batch)
+    if header.attributes & COMPRESSION_MASK:
+        raise ValueError("keyless_records needs an uncompressed batch")
+    keyless = []
+    pos, size = RECORD_BATCH_OVERHEAD, len(batch)
+    try:
+        for index in range(header.record_count):
+            length, pos = read_varint(batch, pos)
+            end = pos + length
+            if length <= 0 or end > size:
+                raise ValueError(f"record length {length} does not fit the batch")
+            _, p = read_varint(batch, pos + 1)  # skip the attributes byte, the timestamp delta
+            _, p = read_varint(batch, p)  # offset delta
+            key_length, _ = read_varint(batch, p)
+            if key_length < 0:
+                keyless.append(index)
+            pos = end
+    except (ValueError, IndexError) as exc:
+        raise KafkaError(ErrorCode.INVALID_RECORD, f"Found invalid record structure: {exc}") from None
+    return keyless
+
+
+class KeylessRecords(KafkaError):
+    """Records without a key sent to a compacted topic: INVALID_RECORD with one record error per
+    such record (Kafka's RecordValidationException from LogValidator.validateKey). The log does
+    not know its topic's name, so the handler asks ``describe`` for the messages."""
+
+    def __init__(self, indexes: list[int]) -> None:
+        super().__init__(ErrorCode.INVALID_RECORD)
+        self.indexes = indexes
+
+    def describe(self, topic: str, partition: int) -> tuple[str, list[tuple[int, str]]]:
+        """(error message, [(batch index, message)]) as Kafka words them for Produce v8+."""
+        errors = [(i, "Compacted topic cannot accept message without key in topic partition "
+                      f"{topic}-{partition}") for i in self.indexes]
+        shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
+        return (f"One or more records have been rejected due to {len(errors)} record errors in "
+                f"total, and only showing the first three errors at most: [{shown}]", errors)
 
 
 def decode_records(batch: bytes | memoryview) -> list[DecodedRecord]:

@@ -4,7 +4,8 @@ validated and appended by the pure log (offsets assigned, CRC checked, idempoten
 numbers enforced). Topics missing here are auto-created when auto.create.topics.enable is on.
 Internal topics (``__consumer_offsets``) refuse client writes with INVALID_TOPIC_EXCEPTION and are
 never auto-created here; in a cluster a partition this broker does not lead is
-NOT_LEADER_OR_FOLLOWER. Transactional produce is out of scope: its batches get INVALID_TXN_STATE from the log.
+NOT_LEADER_OR_FOLLOWER. Keyless records on a compacted topic are INVALID_RECORD with, from v8,
+one record error each and Kafka's summary message (KIP-467). Transactional produce is out of scope: its batches get INVALID_TXN_STATE from the log.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from __future__ import annotations
 from ...errors import ErrorCode, KafkaError
 from ...log.batch import Compression, parse_header
 from ...log.catalogue import INTERNAL_TOPICS
-from ...protocol.messages.produce import (API, PartitionProduceResponse, ProduceResponse,
-                                          TopicProduceResponse)
+from ...log.records import KeylessRecords
+from ...protocol.messages.produce import (API, BatchIndexAndErrorMessage, PartitionProduceResponse,
+                                          ProduceResponse, TopicProduceResponse)
 from . import Handler
 
 VALID_ACKS = (0, 1, -1)
@@ -33,10 +35,17 @@ def _check_codec(records: bytes | None, version: int) -> None:
         raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE)
 
 
-def _failed(index: int, exc: KafkaError, version: int) -> PartitionProduceResponse:
+def _failed(topic: str, index: int, exc: KafkaError, version: int) -> PartitionProduceResponse:
+    message, record_errors = exc.message, []
+    if isinstance(exc, KeylessRecords):  # v8+ name each refused record (KIP-467)
+        message, errors = exc.describe(topic, index)
+        record_errors = [BatchIndexAndErrorMessage(batch_index=i, batch_index_error_message=m)
+                         for i, m in errors]
+    if not has_error_messages(version):
+        message, record_errors = None, []
     return PartitionProduceResponse(
         index=index, error_code=exc.code, base_offset=-1, log_start_offset=-1,
-        error_message=exc.message if has_error_messages(version) else None)
+        record_errors=record_errors, error_message=message)
 
 
 async def produce(ctx, request) -> ProduceResponse | None:
@@ -70,7 +79,7 @@ async def produce(ctx, request) -> ProduceResponse | None:
                 _check_codec(p.records, ctx.version)
                 result = log.append(p.records, now)
             except KafkaError as exc:
-                parts.append(_failed(p.index, exc, ctx.version))
+                parts.append(_failed(t.name, p.index, exc, ctx.version))
                 continue
             appended = appended or not result.duplicate
             parts.append(PartitionProduceResponse(
