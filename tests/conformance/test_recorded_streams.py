@@ -113,3 +113,30 @@ def test_departure_times_are_wall_clock_across_advances_of_the_emulator_clock():
          "reason": "left", "pending": False, "at_ms": 12000},
     ]
     assert verdicts.departures(events, group_id="g") == {"c1.1": [1600.0], "c2.1": [1800.0]}
+
+
+def test_a_failed_run_is_kept_as_a_recording_that_judges_the_same(tmp_path):
+    """runner writes a failed scenario's events as a recording beside its client logs; read
+    back, it gives the same verdict (the clients' lines kept as printed; the run below is
+    judged with every duplicate counted, so the failed commit's redelivery is one)."""
+    from types import SimpleNamespace
+
+    from kafka_emu.conformance import profiles, runner
+
+    for path in (STREAMS / "rules" / "overlapping-assignment.stream",
+                 STREAMS / "runs" / "librdkafka_group_consumption.stream"):
+        rec = replay.load(path, "fail")
+        ends = {(t, int(p)): e for t, _, p in [k.rpartition("-") for k in
+                                               rec.params.get("log_end", {})]
+                for e in [rec.params["log_end"][f"{t}-{p}"]]}
+        h = SimpleNamespace(scenario="x", group="g", log=rec.log, server_events=rec.server,
+                            client=SimpleNamespace(name="c", profile=profiles.CONTRACT),
+                            log_end=lambda ends=ends: ends)
+        runner._dump_recording(h, tmp_path / "events.stream")
+        again = replay.load(tmp_path / "events.stream")
+        assert again.params == {"group": "g", "log_end": rec.params.get("log_end", {})}
+        # the run's own ending policy (duplicates, commits) is the scenario's, not recorded
+        rec.params = dict(again.params)
+        assert [str(v) for v in replay.judge(again)] == [str(v) for v in replay.judge(rec)]
+    assert "Created assignment" not in (tmp_path / "events.stream").read_text()  # not events
+    assert '"_totcount": 35' in (tmp_path / "events.stream").read_text()  # lines as printed
