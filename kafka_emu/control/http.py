@@ -34,6 +34,8 @@ from __future__ import annotations
 import enum
 import json
 import logging
+import os
+import socket
 import uuid
 from collections.abc import Mapping
 from functools import partial
@@ -61,7 +63,7 @@ def _package_version() -> str:
 __version__ = _package_version()
 MAX_BODY_BYTES = 1 << 20
 BACKLOG = 2048  # the kernel caps it at net.core.somaxconn (4096 on current Linux)
-MAX_CONNECTIONS = 512  # served at once; a test fleet holds a handful per emulator
+MAX_CONNECTIONS = 1024  # served at once (idle keep-alive ones too: clients leak them)
 
 Segments = tuple[str, ...]
 
@@ -324,23 +326,32 @@ def _busy_answer(limit: int) -> bytes:
 
 
 async def _turn_away(stream: trio.SocketStream, answer: bytes) -> None:
-    """503 to a connection over the limit: answer at once, then read what the client had sent
-    (a close with unread data would reset the connection and lose the answer) for a moment."""
+    """503 to a connection over the limit. The answer is written at once, without waiting for
+    the loop (under a flood this task may first run after any deadline it would set), then what
+    the client sent is read and dropped, for a second at most: closing with unread data would
+    reset the connection, and a reset can destroy the answer before the client reads it."""
+    fd = stream.socket.fileno()
+    try:
+        os.write(fd, answer)  # a few hundred bytes: an empty socket buffer takes them whole
+        stream.socket.shutdown(socket.SHUT_WR)
+    except OSError:  # the client is gone already
+        pass
     with trio.move_on_after(1.0):
         try:
-            await stream.send_all(answer)
-            await stream.send_eof()
             while await stream.receive_some(1 << 16):
                 pass
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
+    try:
+        while os.read(fd, 1 << 16):  # what arrived since, without waiting
+            pass
+    except OSError:  # BlockingIOError: nothing more; or the client reset
+        pass
     await trio.aclose_forcefully(stream)
 
 
 async def _listen(host: str, port: int) -> trio.SocketListener:
     """A listening socket on the first address ``host`` resolves to (OSError if it cannot)."""
-    import socket
-
     infos = await trio.socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
                                           flags=socket.AI_PASSIVE)
     family, kind, proto, _, sockaddr = infos[0]

@@ -22,42 +22,56 @@ def _request(port: int) -> bytes:
     return b"GET /health HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port
 
 
-def _status_line(port: int, hold: list | None = None) -> bytes:
-    """Open a connection, ask for /health, return the status line; with ``hold`` the
-    connection stays open (appended to it) instead of being closed."""
-    sock = socket.create_connection(("127.0.0.1", port), timeout=60)
-    try:
-        sock.sendall(_request(port))
-        answer = b""
-        while b"\r\n\r\n" not in answer:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            answer += chunk
-    except BaseException:
-        sock.close()
-        raise
-    if hold is None:
-        sock.close()
-    else:
-        hold.append(sock)
+def _status_line_of(sock: socket.socket) -> bytes:
+    answer = b""
+    while b"\r\n" not in answer:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        answer += chunk
     return answer.split(b"\r\n", 1)[0]
+
+
+def _status_line(port: int, hold: list) -> bytes:
+    """Open a connection, ask for /health, return the status line; the connection stays open
+    (appended to ``hold``)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+    hold.append(sock)
+    sock.sendall(_request(port))
+    return _status_line_of(sock)
+
+
+def _serves_again(url: str) -> httpx.Response:
+    """/health once the endpoint has noticed the closed connections (it sees them on its own
+    loop, so ask until it has: at most the keep-alive timeout, 5 s, in all)."""
+    with httpx.Client(base_url=url, headers=AUTH, timeout=30) as client:
+        for _ in range(200):
+            answer = client.get("/health", headers={"connection": "close"})
+            if answer.status_code == 200:
+                break
+            time.sleep(0.05)
+    return answer
 
 
 def test_a_flood_of_connections_is_answered_and_the_endpoint_serves_on():
     with run_in_thread(control_port=0) as emu:
         port = int(emu.control_url.rsplit(":", 1)[1])
         held: list[socket.socket] = []
-        try:
+        try:  # all connected before any asks: more at once than the endpoint serves
             with ThreadPoolExecutor(32) as pool:
-                lines = list(pool.map(lambda _: _status_line(port, held), range(FLOOD)))
+                held = list(pool.map(lambda _: socket.create_connection(("127.0.0.1", port),
+                                                                        timeout=60),
+                                     range(FLOOD)))
+            for sock in held:
+                sock.sendall(_request(port))
+            lines = [_status_line_of(sock) for sock in held]
         finally:
             for sock in held:
                 sock.close()
-        assert all(line in (b"HTTP/1.1 200 ", b"HTTP/1.1 503 ") for line in lines), \
-            {line for line in lines}
+        statuses = {line.split(b" ")[1] if line.count(b" ") >= 2 else line for line in lines}
+        assert statuses <= {b"200", b"503"}, statuses  # each got an answer, none was dropped
+        assert _serves_again(emu.control_url).status_code == 200
         with client_of(emu) as client:
-            assert client.get("/health").status_code == 200
             assert client.get("/topics").status_code == 200
         assert emu.unexpected_errors() == []
 
@@ -82,13 +96,5 @@ def test_connections_over_the_limit_get_a_503_with_a_json_reason_not_silence():
         finally:
             for sock in held:
                 sock.close()
-        # once they are gone, the endpoint serves again (the server notices the closes on
-        # its own loop, so ask until it has)
-        with httpx.Client(base_url=url, headers=AUTH, timeout=30) as client:
-            for _ in range(200):
-                answer = client.get("/health", headers={"connection": "close"})
-                if answer.status_code == 200:
-                    break
-                time.sleep(0.05)  # at most the keep-alive timeout (5 s) in all
-            assert answer.status_code == 200, answer.text
+        assert _serves_again(url).status_code == 200  # once they are gone
     assert errors == []
