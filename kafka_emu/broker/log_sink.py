@@ -7,6 +7,13 @@ a member joined or was removed (left, session expired, rebalance timeout, ... as
 api and version, group and member where the request names them, error, latency) and per
 connection.
 
+Bounded: group lines are rate-limited by the broker's one limiter (log_limits.py, as for the
+connection warnings) to ``GROUP_LINES_PER_SECOND``; the first line that gets through after a
+burst says how many were held back. A group's life takes about seven lines (joined, rebalance
+started, generation completed, expired, rebalance started, Empty, deleted), and Kafka logs about
+as many, so a test watching a few groups sees every line, while 100,000 abandoned groups no
+longer write 110 MB: at most 200 lines a second (about 30 KB), whatever the number of groups.
+
 ``attach_log_sink(broker)`` subscribes only when the ``kafka_emu`` logger would print at least
 one of those lines, so with ``--log-level WARNING`` observation stays off and costs nothing.
 Records carry the event's fields as ``record.kafka`` (a dict), which :class:`JsonFormatter`
@@ -19,6 +26,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .log_limits import allow
 from .observe import as_event
 
 GROUP_LOG = logging.getLogger("kafka_emu.groups")
@@ -42,6 +50,23 @@ def _error_name(code: int | None) -> str:
 
 def _log(logger: logging.Logger, level: int, message: str, fields: Mapping[str, Any]) -> None:
     logger.log(level, message, extra={"kafka": dict(fields)})
+
+
+GROUP_LINES_PER_SECOND = 200
+_GROUP_KIND = "group events"
+
+
+def _group_line(message: str, fields: Mapping[str, Any]) -> None:
+    """One INFO group line, within the rate limit; the line after a held-back burst counts it."""
+    if not GROUP_LOG.isEnabledFor(logging.INFO):
+        return
+    held = allow(_GROUP_KIND, GROUP_LINES_PER_SECOND)
+    if held is None:
+        return
+    if held:
+        message += f" ({held} group log lines suppressed before this one)"
+        fields = {**fields, "suppressed": held}
+    _log(GROUP_LOG, logging.INFO, message, fields)
 
 
 # RemovalReason value -> how the line says it
@@ -87,26 +112,26 @@ class LogSink:
     def _member_added(self, e: MemberAdded) -> None:
         static = f", instance {e.group_instance_id}" if e.group_instance_id else ""
         replaces = f", replacing {e.replaces}" if e.replaces else ""
-        _log(GROUP_LOG, logging.INFO,
-             f"group {e.group_id}: member {e.member_id} joined (client {e.client_id}{static}"
-             f"{replaces})",
-             {"event": "member_joined", "group_id": e.group_id, "member_id": e.member_id,
-              "client_id": e.client_id, "group_instance_id": e.group_instance_id,
-              "replaces": e.replaces})
+        _group_line(
+            f"group {e.group_id}: member {e.member_id} joined (client {e.client_id}{static}"
+            f"{replaces})",
+            {"event": "member_joined", "group_id": e.group_id, "member_id": e.member_id,
+             "client_id": e.client_id, "group_instance_id": e.group_instance_id,
+             "replaces": e.replaces})
 
     def _member_removed(self, e: MemberRemoved) -> None:
         reason = e.reason.value
         what = "pending member" if e.pending else "member"
-        _log(GROUP_LOG, logging.INFO,
-             f"group {e.group_id}: {what} {e.member_id} "
-             f"{_REMOVED.get(reason, f'removed ({reason})')}",
-             {"event": "member_removed", "group_id": e.group_id, "member_id": e.member_id,
-              "group_instance_id": e.group_instance_id, "reason": reason,
-              "pending": e.pending})
+        _group_line(
+            f"group {e.group_id}: {what} {e.member_id} "
+            f"{_REMOVED.get(reason, f'removed ({reason})')}",
+            {"event": "member_removed", "group_id": e.group_id, "member_id": e.member_id,
+             "group_instance_id": e.group_instance_id, "reason": reason,
+             "pending": e.pending})
 
     def _rebalance(self, e: RebalanceTriggered) -> None:
-        _log(GROUP_LOG, logging.INFO, f"group {e.group_id}: rebalance started: {e.reason}",
-             {"event": "rebalance_started", "group_id": e.group_id, "reason": e.reason})
+        _group_line(f"group {e.group_id}: rebalance started: {e.reason}",
+                    {"event": "rebalance_started", "group_id": e.group_id, "reason": e.reason})
 
     def _generation(self, e: GenerationChanged) -> None:
         if e.members:
@@ -115,14 +140,13 @@ class LogSink:
                     f"{', '.join(e.members)}")
         else:
             text = f"group {e.group_id}: generation {e.generation} has no members (Empty)"
-        _log(GROUP_LOG, logging.INFO, text,
-             {"event": "generation_completed", "group_id": e.group_id,
-              "generation": e.generation, "protocol": e.protocol_name, "leader": e.leader,
-              "members": list(e.members)})
+        _group_line(text, {"event": "generation_completed", "group_id": e.group_id,
+                           "generation": e.generation, "protocol": e.protocol_name,
+                           "leader": e.leader, "members": list(e.members)})
 
     def _group_deleted(self, e: GroupDeleted) -> None:
-        _log(GROUP_LOG, logging.INFO, f"group {e.group_id}: deleted ({e.reason})",
-             {"event": "group_deleted", "group_id": e.group_id, "reason": e.reason})
+        _group_line(f"group {e.group_id}: deleted ({e.reason})",
+                    {"event": "group_deleted", "group_id": e.group_id, "reason": e.reason})
 
     # -- requests and connections (DEBUG) -------------------------------------------------------
     def _request(self, e: RequestHandled) -> None:
