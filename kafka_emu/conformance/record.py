@@ -13,6 +13,13 @@ conditions ("all members joined", "the consumers reached the log end"); ``verdic
 its final state. Hand-made logs go through exactly the same code, which is how the checks are
 tested.
 
+Events reach the kit in the order its reader threads read them, one thread per process: under
+load a process's lines can arrive after lines another process printed later. Within a process
+the order is exact; across processes the tracker goes by the events' times: the committed
+offset a consumption is checked against is the last one committed *before* it, and the group's
+latest commit and position are the latest by time, not by arrival (a late line from the
+previous owner once made a correct handover look like "consumed-behind-commit").
+
 Every form of an event that Kafka's contract (the docstring of ``tests/kafkatest/services/
 verifiable_client.py``) allows is accepted: ``records_consumed`` partitions with ``minOffset`` /
 ``maxOffset`` and no per-partition ``count`` (the contract's own form, and librdkafka's
@@ -25,6 +32,7 @@ quoting the line.
 
 from __future__ import annotations
 
+import bisect
 import enum
 import json
 import threading
@@ -35,6 +43,12 @@ from typing import Any
 import attrs
 
 TP = tuple[str, int]
+# Events printed without a client timestamp carry the kit's receipt time, which can lag by the
+# reader thread's delay: across processes such times are compared with this much slack.
+RECEIPT_TOLERANCE_MS = 50.0
+# How far back (in event time) a late commit line is checked against reads already seen: far
+# more than a starved reader thread lags.
+LATE_LINES_MS = 10_000.0
 KIT = "kit"  # the node name of the kit's own events that belong to no consumer (checkpoints)
 
 
@@ -193,6 +207,12 @@ class Tracker:
         self.checkpoints: list[tuple[Entry, dict[str, set[TP]]]] = []
         self.seen = 0
         self._last_max: dict[tuple[str, int, TP], int] = {}  # (node, life, tp) -> maxOffset
+        # tp -> successful commits as (t_ms, seq, offset, (node, life), client_stamped), in
+        # time order (see the docstring)
+        self.commits: dict[TP, list[tuple[float, int, int, tuple[str, int], bool]]] = {}
+        self._position_at: dict[TP, float] = {}  # when global_position was last moved
+        self._reads: dict[TP, list[tuple[Entry, int]]] = {}  # (records_consumed, its minOffset)
+        self._flagged: set[tuple[int, TP]] = set()
 
     def node(self, name: str) -> NodeView:
         if name not in self.nodes:
@@ -328,13 +348,12 @@ class Tracker:
                 self._violate("consumed-out-of-order",
                               f"{tp[0]}-{tp[1]}: consumed from {lo}, expected {n.position[tp]}",
                               n.name)
-            committed = self.global_committed.get(tp)
-            if committed is not None and lo < committed:
-                self._violate("consumed-behind-commit",
-                              f"{tp[0]}-{tp[1]}: consumed from {lo}, but {committed} was already "
-                              f"committed (records {lo}..{committed - 1} delivered again)", n.name)
+            self._reads.setdefault(tp, []).append((e, lo))
+            self._behind_commit(tp, e, lo)
             n.position[tp] = hi + 1
-            self.global_position[tp] = hi + 1
+            if e.t_ms >= self._position_at.get(tp, float("-inf")):
+                self.global_position[tp] = hi + 1
+                self._position_at[tp] = e.t_ms
             self.consumed.setdefault(tp, []).append((lo, hi, count, n.name))
         n.total_consumed += consumed
 
@@ -384,7 +403,38 @@ class Tracker:
                               f"{position} (records {position}..{offset - 1} were never "
                               f"processed: lost for the group)", n.name)
             n.committed[tp] = offset
-            self.global_committed[tp] = offset
+            history = self.commits.setdefault(tp, [])
+            bisect.insort(history, (e.t_ms, e.seq, offset, (n.name, n.life), e.client_stamped))
+            self.global_committed[tp] = history[-1][2]  # the latest by time
+            # a commit whose line came late: the reads other processes made after it
+            for read, lo in reversed(self._reads.get(tp, ())):
+                if read.t_ms < e.t_ms - LATE_LINES_MS:
+                    break
+                if (read.node, read.life) != (n.name, n.life):
+                    self._behind_commit(tp, read, lo)
+
+    def _behind_commit(self, tp: TP, e: Entry, lo: int) -> None:
+        committed = self.committed_before(tp, e)
+        if committed is not None and lo < committed and (e.seq, tp) not in self._flagged:
+            self._flagged.add((e.seq, tp))
+            self._violate("consumed-behind-commit",
+                          f"{tp[0]}-{tp[1]}: consumed from {lo}, but {committed} was already "
+                          f"committed (records {lo}..{committed - 1} delivered again)", e.node)
+
+    def committed_before(self, tp: TP, e: Entry) -> int | None:
+        """The offset of ``tp`` last committed before ``e`` happened: by another process, a
+        commit stamped earlier (by more than the receipt tolerance when either time is the
+        kit's receipt time); by ``e``'s own process, any commit it printed before ``e``."""
+        best = None
+        for t_ms, seq, offset, committer, stamped in self.commits.get(tp, ()):
+            if committer == (e.node, e.life):
+                before = seq < e.seq
+            else:
+                margin = 0.0 if e.client_stamped and stamped else RECEIPT_TOLERANCE_MS
+                before = t_ms + margin < e.t_ms
+            if before and (best is None or (t_ms, seq) > best[:2]):
+                best = (t_ms, seq, offset)
+        return None if best is None else best[2]
 
     # -- queries the kit waits on ------------------------------------------------------------
     def joined(self) -> list[NodeView]:

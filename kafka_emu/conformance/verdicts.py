@@ -34,7 +34,7 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .record import TP, Entry, Tracker, Violation, _fmt
+from .record import RECEIPT_TOLERANCE_MS, TP, Entry, Tracker, Violation, _fmt
 # the server-side rules live beside the timeline reading they need; the runner finds them here
 from .timeline_rules import SERVER_EVENT_TYPES, departures, server_rules  # noqa: F401
 
@@ -64,8 +64,8 @@ RULES = {
 }
 
 # Events printed with the kit's receipt time instead of the client's own timestamp can arrive a
-# little out of order across processes; overlaps shorter than this are not reported for them.
-RECEIPT_TOLERANCE_MS = 50.0
+# little out of order across processes; overlaps shorter than RECEIPT_TOLERANCE_MS (record.py)
+# are not reported for them.
 
 
 # What a fenced static member does between being replaced and learning it (its next request):

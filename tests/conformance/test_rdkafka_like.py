@@ -32,3 +32,18 @@ def test_a_librdkafka_style_client_passes_produce_consume_validate(tmp_path):
            "bootstrap --broker-list; lacks cooperative" in proc.stdout
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "PASS  produce_consume_validate" in proc.stdout
+
+
+def test_a_client_refusing_a_flag_fails_naming_the_flag_and_the_command_line():
+    """Given the wrong profile (the contract's --bootstrap-server), the program exits before
+    its first event; the failure quotes the argv and the program's own complaint."""
+    from kafka_emu.conformance import profiles, runner
+    from kafka_emu.conformance.clients import external
+
+    client = external(f"{RDKAFKA_LIKE} --consumer", profile=profiles.CONTRACT, name="wrong")
+    [result] = runner.run_all(runner.select(["valid_assignment"]), client)
+    assert result.verdict == runner.FAIL
+    assert "c1 exited (code 1) before printing any event" in result.reason
+    assert "(profile contract)? argv: " in result.reason
+    assert "--bootstrap-server 127.0.0.1:" in result.reason
+    assert "Unknown option --bootstrap-server" in result.reason
