@@ -43,8 +43,8 @@ import re2  # type: ignore[import-untyped]
 
 MAX_PATTERN_CHARS = 65536
 MAX_MEM = 2 << 20
-CACHE_SIZE = 128
-MEMO_LIMIT = 65536  # topic names remembered per pattern before the memo starts over
+CACHE_SIZE = 64
+MEMO_LIMIT = 10_000  # verdicts kept per pattern before its memo starts over (64 x 10,000 at most)
 
 # re2j 1.8's UnicodeTables: CATEGORIES and SCRIPTS, plus the special "Any".
 _RE2J_UNICODE = frozenset("""
