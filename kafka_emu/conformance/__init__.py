@@ -5,6 +5,7 @@ through the VerifiableConsumer / VerifiableProducer programs and judge them from
 those print. This package does the same against kafka-emu:
 
 - ``contract``: the programs' flags and JSON events (what any external client implements);
+- ``lines``: what the kit accepts from a client's stdout (every form the contract allows);
 - ``profiles``: how a program takes its flags and properties and what it lacks (Kafka's Java
   clients, librdkafka's ``kafkatest_verifiable_client``, the documented contract, the kit's
   own, or a user's TOML/JSON file), chosen or detected from ``--help``;

@@ -42,6 +42,9 @@ from typing import Any
 
 import attrs
 
+# what the kit accepts from a client's stdout (re-exported: process.py and replay.py read lines)
+from .lines import Malformed, int_field, list_field, parse_line, tp_of, tps  # noqa: F401
+
 TP = tuple[str, int]
 # Events printed without a client timestamp carry the kit's receipt time, which can lag by the
 # reader thread's delay: across processes such times are compared with this much slack.
@@ -83,60 +86,6 @@ class Violation:
     def __str__(self) -> str:
         where = f"[{self.node}] " if self.node else ""
         return f"{self.rule}: {where}{self.message}"
-
-
-# The events of the contract; a line naming one that does not parse is a broken event, not noise.
-CONTRACT_EVENTS = ("startup_complete", "shutdown_complete", "partitions_assigned",
-                   "partitions_revoked", "records_consumed", "offsets_committed",
-                   "producer_send_success", "producer_send_error")
-
-
-def parse_line(line: str) -> dict[str, Any] | None:
-    """One stdout line as the kit reads it: a contract event (a JSON object with a ``name``),
-    ``kit_bad_line`` for a line that names a contract event but is not a JSON object (the
-    tracker reports it), or None for anything else (librdkafka's client prints its arguments
-    and "Created assignment" there; the contract allows other output)."""
-    line = line.strip()
-    if not line.startswith("{"):
-        return None
-    try:
-        event = json.loads(line)
-    except ValueError as exc:
-        named = [n for n in CONTRACT_EVENTS if f'"{n}"' in line]
-        if named:
-            return {"name": "kit_bad_line", "event": named[0], "error": f"not JSON ({exc})"}
-        return None
-    if isinstance(event, dict) and isinstance(event.get("name"), str):
-        return event
-    return None
-
-
-class Malformed(ValueError):
-    """An event without a field the kit needs, or with one of the wrong type."""
-
-
-def _int(item: dict[str, Any], key: str) -> int:
-    value = item.get(key) if isinstance(item, dict) else None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise Malformed(f"{key!r} must be an integer, got {value!r}")
-    return value
-
-
-def _list(event: dict[str, Any], key: str) -> list[Any]:
-    value = event.get(key)
-    if not isinstance(value, list):
-        raise Malformed(f"{key!r} must be a list, got {value!r}")
-    return value
-
-
-def _tp(item: Any) -> TP:
-    if not isinstance(item, dict) or not isinstance(item.get("topic"), str):
-        raise Malformed(f"a partition needs a string 'topic', got {item!r}")
-    return item["topic"], _int(item, "partition")
-
-
-def tps(items: Iterable[dict[str, Any]]) -> list[TP]:
-    return [_tp(i) for i in items]
 
 
 class RunLog:
@@ -293,7 +242,7 @@ class Tracker:
         self._dead(n, e.t_ms)
 
     def _on_partitions_revoked(self, n: NodeView, e: Entry) -> None:
-        revoked = set(tps(_list(e.event, "partitions")))
+        revoked = set(tps(list_field(e.event, "partitions")))
         if revoked or n.assignment:
             n.revoked_count += 1
         if n.incremental:
@@ -308,7 +257,7 @@ class Tracker:
         n.state = NodeState.REBALANCING
 
     def _on_partitions_assigned(self, n: NodeView, e: Entry) -> None:
-        assigned = set(tps(_list(e.event, "partitions")))
+        assigned = set(tps(list_field(e.event, "partitions")))
         n.assigned_count += 1
         n.state = NodeState.JOINED
         if n.incremental:
@@ -323,14 +272,14 @@ class Tracker:
 
     def _on_records_consumed(self, n: NodeView, e: Entry) -> None:
         batches = []
-        for batch in _list(e.event, "partitions"):
-            tp = _tp(batch)
-            lo, hi = _int(batch, "minOffset"), _int(batch, "maxOffset")
+        for batch in list_field(e.event, "partitions"):
+            tp = tp_of(batch)
+            lo, hi = int_field(batch, "minOffset"), int_field(batch, "maxOffset")
             if lo < 0:  # librdkafka: listed, but nothing new since its last report
                 continue
             if hi < lo:
                 raise Malformed(f"{tp[0]}-{tp[1]}: maxOffset {hi} is below minOffset {lo}")
-            count = _int(batch, "count") if "count" in batch else None
+            count = int_field(batch, "count") if "count" in batch else None
             batches.append([tp, lo, hi, count])
         self._running_max(n, e, batches)
         if batches and n.state != NodeState.JOINED:
@@ -380,7 +329,7 @@ class Tracker:
         success = e.event.get("success")
         if not isinstance(success, bool):
             raise Malformed(f"'success' must be true or false, got {success!r}")
-        items = [(_tp(item), _int(item, "offset"), item) for item in _list(e.event, "offsets")]
+        items = [(tp_of(item), int_field(item, "offset"), item) for item in list_field(e.event, "offsets")]
         if not success:
             error = str(e.event.get("error", ""))
             if "FENCED_INSTANCE_ID" in error.upper() or "FENCEDINSTANCEID" in error.upper():
