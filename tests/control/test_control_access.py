@@ -19,7 +19,7 @@ import pytest
 from kafka_emu.control.operations import all_operations
 from kafka_emu.testing.emulator import make_config, run_in_thread
 
-from control_http_support import auth, client_of, digest, dummy_path
+from control_http_support import AUTH, auth, client_of, digest, dummy_path, endpoint_for
 
 TOPICS = {"orders": 3}
 
@@ -199,3 +199,39 @@ def test_node_fetch_is_refused_like_a_page_and_served_with_the_token_and_json(em
     assert json.loads(proc.stdout) == {"page": 403, "no_token": 401, "text_plain": 415,
                                        "ok": 200}
     assert _topics(client).count("from-node-page") == 1
+
+
+# -- other bind addresses -------------------------------------------------------------------------
+
+def _has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+def test_bound_to_ipv6_loopback_the_bracketed_address_is_the_host():
+    if not _has_ipv6_loopback():
+        pytest.skip("no IPv6 loopback here")
+    with endpoint_for(host="::1") as (url, _, errors):
+        port = int(url.rsplit(":", 1)[1])
+        assert url.startswith("http://[::1]:")
+        assert httpx.get(url + "/topics", headers=AUTH).status_code == 200
+        answer = httpx.get(url + "/topics", headers={**AUTH, "host": f"attacker.example:{port}"})
+        _refused(answer, 421)
+    assert errors == []
+
+
+def test_bound_to_every_address_an_address_literal_is_a_host_and_a_name_is_not():
+    with endpoint_for(host="0.0.0.0") as (url, _, errors):
+        port = int(url.rsplit(":", 1)[1])
+        base = f"http://127.0.0.1:{port}"
+        for host in [f"127.0.0.1:{port}", f"192.0.2.7:{port}", f"localhost:{port}"]:
+            answer = httpx.get(base + "/topics", headers={**AUTH, "host": host})
+            assert answer.status_code == 200, (host, answer.text)
+        _refused(httpx.get(base + "/topics", headers={**AUTH, "host": f"rebound.example:{port}"}),
+                 421)
+        _refused(httpx.get(base + "/topics"), 401)  # the token, wherever it listens
+    assert errors == []
