@@ -9,7 +9,8 @@
   members and fault rules deleted; the configured topics created again).
 - ``kafka_emu_factory``: ``kafka_emu_factory({"group.initial.rebalance.delay.ms": 3000},
   topics={"orders": 3})`` starts emulators with custom config, all stopped after the test;
-  ``control_port=0`` also serves the HTTP control endpoint at ``emu.control_url``;
+  ``control_port=0`` also serves the HTTP control endpoint at ``emu.control_url`` (every
+  request but /health sends ``Authorization: Bearer <emu.control_token>``);
   ``clock="manual"`` gives one whose coordinator time moves only when told (``emu.advance``).
 - ``kafka_emu_trio``: an :class:`AsyncEmulator` running in the test's own trio loop
   (pytest-trio, or anyio with the trio backend): the same methods, each awaitable.
@@ -168,7 +169,8 @@ def kafka_emu_factory(pytestconfig: pytest.Config) -> Iterator[Callable[..., Emu
     """A function that starts emulators for this test, all stopped after it:
     ``kafka_emu_factory(settings=None, *, topics=None, observer=None, control_port=None,
     clock=None, brokers=1)``. ``settings`` are Kafka broker configs on top of the ``kafka_emu_config`` ini
-    option; ``control_port=0`` also serves the HTTP control endpoint (``emu.control_url``);
+    option; ``control_port=0`` also serves the HTTP control endpoint (``emu.control_url``,
+    its token ``emu.control_token``);
     ``clock="manual"`` moves the coordinator's time only when told (``emu.advance``);
     ``brokers=3`` starts a cluster of three brokers in one process."""
     with contextlib.ExitStack() as stack:
