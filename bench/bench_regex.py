@@ -7,7 +7,7 @@ figures and ratios measured in this run and always exits 0; a missed target is p
 
 Before the fix a regex was matched with Python's backtracking ``re``: ``(a*)*b`` against a topic
 ``'a'*24 + '-'`` held every client for 10 s, and each two more characters multiplied that by
-about 4 (the topic here has 30: the old broker would not answer for hours). Now RE2 matches in
+about 4 (the topic here has 30: the old broker would not answer for minutes). Now RE2 matches in
 time linear in the topic name; what is left is RE2's constant: a pattern whose DFA outgrows
 its memory budget (``MAX_MEM``) falls back to the NFA, which steps through up to the whole
 program per character. The worst we found, ``(?:[ab]*a[ab]{40}){24}`` (nesting 960 <= 1000),
