@@ -171,10 +171,14 @@ def _read(spark: Any, paths: list[str], say: Callable[[str], None],
 def drop_reason(text: Any) -> Any:
     """Why Spark's JSON reader could not read a line, from its text (null: it could): a value
     of the wrong type in a column read when the line is a JSON object, else unparsable (torn,
-    not JSON, or not an object) -- as our reader says it."""
+    not JSON, or not an object) -- as our reader says it. Whether it is an object is asked of
+    the same JSON parser with nothing to convert: a schema of one string field, which takes
+    any value, named as no trace field is, which is set only when the line does not parse."""
     from pyspark.sql import functions as F
-    is_object = F.ltrim(text).startswith("{") & F.try_parse_json(text).isNotNull()
-    return F.when(text.isNotNull(), F.when(is_object, F.lit(WRONG_TYPE))
+    probe = "_kafka_emu_not_an_object"
+    parsed = F.from_json(text, f"`{probe}` string", {"mode": "PERMISSIVE",
+                                                     "columnNameOfCorruptRecord": probe})
+    return F.when(text.isNotNull(), F.when(parsed.getField(probe).isNull(), F.lit(WRONG_TYPE))
                   .otherwise(F.lit(UNPARSABLE)))
 
 

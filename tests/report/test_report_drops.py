@@ -21,6 +21,7 @@ from . import traces
 
 WRONG_TYPE_EVERY = 10  # every tenth request line of fasthb gets a latency that is no number
 GZIP_MEMBER_LINES = 10  # clean's lines as the trace writer writes gzip: a member per write
+LOST = 7784  # events fasthb's writer says it lost
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +39,10 @@ def damaged(tmp_path_factory) -> dict:
             lines[i] = json.dumps(record | {"latency_ms": "slow"})
             wrong += 1
     lines[5:5] = ["not json at all", '{"kind": "request_handled", "run": "fas']
+    # and its writer lost events it says so of in run_end (an encoder that died)
+    lines.append(json.dumps({"kind": "run_end", "run": "fasthb", "seq": len(lines),
+                             "at_ms": traces.T0 + 60_000, "events": len(lines) + LOST,
+                             "written": len(lines) - 2, "dropped": LOST, "reason": "stopped"}))
     fasthb.write_text("\n".join(lines) + "\n")
     clean = files["clean"].read_text().splitlines(keepends=True)
     members = [gzip.compress("".join(clean[i:i + GZIP_MEMBER_LINES]).encode())
@@ -76,6 +81,7 @@ def check_report(results: dict, whole: dict, d: dict) -> None:
     before = {(r["client_name"], r["client_version"]): r["requests"]
               for r in whole["client_matrix"]}
     assert sum(requests.values()) < sum(before.values())  # (fasthb and clean lost some)
+    assert results["writer_lost"] == [{"run": "fasthb", "events_lost": LOST}]
 
 
 def test_a_report_over_damaged_traces_counts_what_it_skipped_per_file_and_why(
@@ -95,12 +101,16 @@ def test_a_report_over_damaged_traces_counts_what_it_skipped_per_file_and_why(
     job.summary(results, tmp_path, text)
     assert (f"skipped lines: {damaged['wrong'] + 4} in 3 files (torn gzip tail 1, "
             f"unparsable 3, wrong type {damaged['wrong']})\n") in text.getvalue()
+    assert f"events lost by the writer (run_end): fasthb {LOST}\n" in text.getvalue()
     # on the page: a table of file, reason, lines
     page = (tmp_path / "report.html").read_text()
     section = page.split("<h2>Skipped lines</h2>", 1)[1].split("<h2>", 1)[0]
     rows = [[html.unescape(cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row)]
             for row in re.findall(r"<tr>(.*?)</tr>", section) if "<td" in row]
     assert rows == [[r["file"], r["reason"], str(r["lines"])] for r in expected_drops(damaged)]
+    runs = page.split("<h2>Runs</h2>", 1)[1]
+    assert "<th>events lost by the writer</th>" in runs
+    assert re.search(rf"<td>fasthb</td>.*?<td class='num'>{LOST}</td></tr>", runs)
 
 
 def test_sparks_json_reader_counts_the_same_drops_and_reads_a_torn_gzip_up_to_its_tear(

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from kafka_emu.report import trace_jar
-from kafka_emu.report.load import read_json_lines
+from kafka_emu.report.load import DROPPED, read_json_lines
 from kafka_emu.report.spark import struct_type
 
 from . import traces
@@ -214,3 +214,26 @@ def test_the_jar_is_named_by_its_sources_and_registers_the_format(tmp_path, monk
     second = trace_jar.build(sources)
     assert second.name != first.name and not first.exists()
     assert trace_jar.find() == second
+
+
+def test_both_readers_count_the_same_dropped_lines_per_file_and_reason(spark, jar, odd_traces,
+                                                                      monkeypatch):
+    """What the report says it skipped does not depend on the reader: each damaged line of the
+    random corpus is dropped by both, for the same reason (every column read)."""
+    from pyspark.sql import functions as F
+
+    def drops():
+        df = read_json_lines(spark, [str(odd_traces)], drops=True)
+        every = df.select(F.to_json(F.struct(*(c for c in df.columns if c != DROPPED)))
+                          .alias("row"), DROPPED, F.input_file_name().alias("file"))
+        # (the rows' text read too: a query of Spark's corrupt-record column alone is refused)
+        found = (every.where(F.col(DROPPED).isNotNull())
+                 .groupBy(F.regexp_replace("file", "^file:(//)?", "").alias("file"), DROPPED)
+                 .agg(F.count(F.lit(1)).alias("count"), F.max("row")).collect())
+        return sorted((r["file"], r[DROPPED], r["count"]) for r in found)
+
+    ours_drops = drops()
+    monkeypatch.setenv(trace_jar.READER_ENV, "json")
+    assert drops() == ours_drops
+    assert {reason for _, reason, _ in ours_drops} == {"unparsable", "wrong type"}
+    assert sum(n for *_, n in ours_drops) > 100
