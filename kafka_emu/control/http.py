@@ -22,11 +22,9 @@ Before routing, ``access.Gate`` checks Host, Origin and the emulator's token (42
 a body must be ``application/json`` (415) and well-formed, bounded JSON (400): see access.py for
 why, and why ``/health`` alone needs no token.
 
-Connections. The listening socket is ours (backlog ``BACKLOG``, capped by the kernel's somaxconn)
-and each accepted connection is handed to hypercorn's per-connection server. At most
-``MAX_CONNECTIONS`` are served at once; one more is answered a fixed 503 and closed, so a flood
-gets a clear refusal instead of silent drops, and the broker's loop, which this endpoint shares,
-never carries more than that many HTTP connections.
+Connections (connections.py): the listening socket is ours (backlog ``BACKLOG``, capped by the
+kernel's somaxconn) and at most ``MAX_CONNECTIONS`` are served at once; one more is answered a
+fixed 503 and closed, so a flood gets a clear refusal instead of silent drops.
 """
 
 from __future__ import annotations
@@ -34,11 +32,8 @@ from __future__ import annotations
 import enum
 import json
 import logging
-import os
-import socket
 import uuid
 from collections.abc import Mapping
-from functools import partial
 from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes
 
@@ -314,53 +309,6 @@ async def _read_body(receive, op: Operation) -> bytes:
             return b"".join(chunks)
 
 
-_BUSY = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
-         b"retry-after: 1\r\nconnection: close\r\ncontent-length: %d\r\n\r\n%s")
-
-
-def _busy_answer(limit: int) -> bytes:
-    body = json.dumps({"error": {"message": f"the control endpoint is serving its limit of "
-                                            f"{limit} connections; try again",
-                                 "operation": None}}, separators=(",", ":")).encode() + b"\n"
-    return _BUSY % (len(body), body)
-
-
-def _turn_away(stream: trio.SocketStream, answer: bytes) -> None:
-    """503 to a connection over the limit, without a task or a wait: under a flood there are
-    thousands of them, and anything they await is time the broker's loop does not have. The
-    answer is written at once (a few hundred bytes: an empty socket buffer takes them whole),
-    what the client has sent already is read and dropped, then the socket is closed. A request
-    that arrives after the close draws a reset, which on Linux still leaves the answer readable
-    (checked by tests/control/test_control_connections.py)."""
-    fd = stream.socket.fileno()
-    try:
-        os.write(fd, answer)
-        stream.socket.shutdown(socket.SHUT_WR)
-        while os.read(fd, 1 << 16):
-            pass
-    except OSError:  # BlockingIOError: nothing (more) to read; or the client is gone already
-        pass
-    stream.socket.close()
-
-
-async def _listen(host: str, port: int) -> trio.SocketListener:
-    """A listening socket on the first address ``host`` resolves to (OSError if it cannot)."""
-    infos = await trio.socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                          flags=socket.AI_PASSIVE)
-    family, kind, proto, _, sockaddr = infos[0]
-    sock = trio.socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if family == socket.AF_INET6:
-            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-        await sock.bind(sockaddr)
-        sock.listen(BACKLOG)
-    except BaseException:
-        sock.close()
-        raise
-    return trio.SocketListener(sock)
-
-
 async def serve_control(broker: Any, host: str = "127.0.0.1", port: int = 0, *,
                         token: str | None = None,
                         operations: Mapping[str, Operation] | None = None,
@@ -371,43 +319,17 @@ async def serve_control(broker: Any, host: str = "127.0.0.1", port: int = 0, *,
     Start it in the emulator's trio loop: ``await nursery.start(serve_control, broker, host,
     port)``; port 0 picks a free port. ``token`` is the one clients must send (a new random
     one when None; ValueError if it cannot travel in a header)."""
-    from hypercorn.config import Config
-    from hypercorn.trio.tcp_server import TCPServer
-    from hypercorn.trio.worker_context import WorkerContext
-    from hypercorn.typing import ConnectionState
-    from hypercorn.utils import wrap_app
+    from .connections import listen, serve_limited
 
     token = new_token() if token is None else token
     problem = token_error(token)
     if problem is not None:
         raise ValueError(problem)
-    listener = await _listen(host, port)
+    listener = await listen(host, port, BACKLOG)
     bound_port = listener.socket.getsockname()[1]
     address = ControlAddress(host, bound_port, token)
     app = ControlApp(broker, operations, Gate(host, bound_port, token))
-    config = Config()
-    config.accesslog = None
-    # hypercorn's own lines stay quiet; errors still reach kafka_emu's log
-    quiet = logging.getLogger("kafka_emu.control.hypercorn")
-    quiet.setLevel(logging.WARNING)
-    config.errorlog = quiet
-    serve_one = partial(TCPServer, wrap_app(app, config.wsgi_max_body_size, "asgi"), config,
-                        WorkerContext(None), ConnectionState({}))
-    busy = _busy_answer(max_connections)
-    active = 0
-
-    async def handle(stream: trio.SocketStream) -> None:
-        nonlocal active
-        if active >= max_connections:
-            _turn_away(stream, busy)
-            return
-        active += 1
-        try:
-            await serve_one(stream)
-        finally:
-            active -= 1
-
     async with trio.open_nursery() as nursery:
-        await nursery.start(trio.serve_listeners, handle, [listener])
+        await nursery.start(serve_limited, app, listener, max_connections)
         log.info("kafka-emu control endpoint on %s", address.url)
         task_status.started(address)
