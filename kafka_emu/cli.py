@@ -48,7 +48,7 @@ def _topic(text: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(f"partitions must be an integer in {text!r}") from None
     if partitions < 1:
         raise argparse.ArgumentTypeError(f"partitions must be at least 1 in {text!r}")
-    from .log.catalogue import MAX_RECORDS_PER_USER_OP, topic_name_error
+    from .log.catalogue import INTERNAL_TOPICS, MAX_RECORDS_PER_USER_OP, topic_name_error
 
     # Kafka's controller writes one record per partition plus the topic's in one batch and
     # refuses a batch over MAX_RECORDS_PER_USER_OP (POLICY_VIOLATION), as the catalogue does
@@ -61,6 +61,11 @@ def _topic(text: str) -> tuple[str, int]:
     reason = topic_name_error(name)
     if reason is not None:
         raise argparse.ArgumentTypeError(f"invalid topic name in {text!r}: {reason}")
+    if name in INTERNAL_TOPICS or name == "__cluster_metadata":  # as the control plane refuses
+        raise argparse.ArgumentTypeError(
+            f"topic {name!r} is internal: the broker creates it itself, on first need, with its "
+            f"configured partition count (-c offsets.topic.num.partitions=N for "
+            f"__consumer_offsets)")
     return name, partitions
 
 

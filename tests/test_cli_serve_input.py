@@ -21,6 +21,7 @@ def _serve(*args: str) -> subprocess.CompletedProcess:
     (["--topic", f"t:{MAX_RECORDS_PER_USER_OP}"], "at most 9999"),  # 1 + partitions records
     (["--topic", "t:99999999999999999999"], "at most 9999"),
     (["--topic", "t:2", "--topic", "t:3"], "'t' already exists"),  # refused while starting
+    (["--topic", "__consumer_offsets:1"], "internal"),  # the control plane refuses it too
     (["--control-port", "0", "--control-token", "has space"], "control token"),
     (["--control-port", "0", "--control-token", ""], "control token"),
 ])
