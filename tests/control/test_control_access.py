@@ -9,6 +9,7 @@ and each refusal changes nothing."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -192,6 +193,8 @@ console.log(JSON.stringify(out))
 
 def test_node_fetch_is_refused_like_a_page_and_served_with_the_token_and_json(emu, client):
     if shutil.which("node") is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("node not on PATH: CI must provide it", pytrace=False)
         pytest.skip("node not on PATH")
     proc = subprocess.run(["node", "--input-type=module", "-e", NODE_SCRIPT, emu.control_url,
                            emu.control_token], capture_output=True, text=True, timeout=60)
