@@ -137,6 +137,7 @@ class Harness:
     # -- consumers ---------------------------------------------------------------------------
     def start(self, node: str, *, instance_id: str | None = None, autocommit: bool = False,
               session_timeout_ms: int = SESSION_TIMEOUT_MS, max_messages: int = -1,
+              assignment_strategy: str | None = None,
               extra: dict[str, Any] | None = None) -> ClientProcess:
         if node in self.procs and self.procs[node].running:
             raise ScenarioFailed(f"{node} is already running")
@@ -158,9 +159,13 @@ class Harness:
             argv.append("--enable-autocommit")
         if max_messages >= 0:
             argv += ["--max-messages", str(max_messages)]
+        if assignment_strategy:  # Kafka's tests pass the Java class name
+            argv += ["--assignment-strategy", assignment_strategy]
         self.node_config[node] = {"instance_id": instance_id}
         proc = ClientProcess(node, life, argv, self.log, stderr_dir=self.workdir,
-                             meta={"instance_id": instance_id})
+                             meta={"instance_id": instance_id,
+                                   # cooperative listeners print deltas (record.NodeView)
+                                   "incremental": "Cooperative" in (assignment_strategy or "")})
         self.procs[node] = proc
         return proc
 

@@ -127,16 +127,34 @@ def group_consumption(h: Harness) -> list[Violation]:
     return finish(h)
 
 
+COOPERATIVE_STICKY = "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"
+
+
 @scenario("valid_assignment", "AssignmentValidationTest.test_valid_assignment", partitions=6)
-def valid_assignment(h: Harness) -> list[Violation]:
+def valid_assignment(h: Harness, strategy: str | None = None) -> list[Violation]:
     """Consumers join one by one over 6 partitions; after every rebalance each partition is
     assigned to exactly one consumer."""
+    out = []
     for i, node in enumerate(nodes(), 1):
-        h.start(node)
+        h.start(node, assignment_strategy=strategy)
         h.await_members(i)
         h.await_valid_assignment(i, f"generation with {i} member(s)")
+    if strategy == COOPERATIVE_STICKY:  # else the scenario would test nothing new
+        protocol = h.emu.describe_group(h.group).protocol_data
+        if protocol != "cooperative-sticky":
+            out.append(Violation("scenario", f"the group chose assignor {protocol!r}: the client "
+                                 "did not take --assignment-strategy " + strategy))
     h.stop_all()
-    return []
+    return out
+
+
+@scenario("cooperative_valid_assignment", "AssignmentValidationTest.test_valid_assignment("
+          "assignment_strategy=CooperativeStickyAssignor)", partitions=6, needs=("cooperative",))
+def cooperative_valid_assignment(h: Harness) -> list[Violation]:
+    """valid_assignment with the cooperative-sticky assignor: partitions move in two
+    rebalances and the listener reports deltas; after every rebalance each partition is
+    assigned to exactly one consumer, and none is owned by two at once in between."""
+    return valid_assignment(h, COOPERATIVE_STICKY)
 
 
 def _bounce(h: Harness, *, mode: str, clean: bool, keep_alive: int = 0,

@@ -169,3 +169,17 @@ def test_stdout_lines_are_events_noise_or_broken_events(line, expected):
         assert event["name"] == "kit_bad_line" and event["event"] == "partitions_revoked"
     else:
         assert event == expected
+
+
+def test_built_in_clients_without_cooperative_rebalancing_skip_its_scenario():
+    from kafka_emu.conformance.clients import ClientSpec, UNSUPPORTED
+
+    sc = CATALOGUE["cooperative_valid_assignment"]
+    assert sc.needs == {"cooperative"}
+    for name in ("kafka-python", "aiokafka", "kafkajs"):
+        client = ClientSpec(name=name, consumer=("false",), unsupported=UNSUPPORTED[name])
+        result = runner.run_scenario(sc, client)
+        assert result.verdict == runner.SKIP
+        assert result.reason == (f"needs cooperative rebalancing (an incremental rebalance "
+                                 f"listener), which {name} lacks: {name} has no cooperative "
+                                 f"rebalance protocol (no cooperative-sticky assignor)")

@@ -140,3 +140,14 @@ def test_a_failed_run_is_kept_as_a_recording_that_judges_the_same(tmp_path):
         assert [str(v) for v in replay.judge(again)] == [str(v) for v in replay.judge(rec)]
     assert "Created assignment" not in (tmp_path / "events.stream").read_text()  # not events
     assert '"_totcount": 35' in (tmp_path / "events.stream").read_text()  # lines as printed
+
+
+def test_a_cooperative_listener_s_deltas_are_not_read_as_whole_assignments():
+    """The same run read as an eager listener's (each assignment replacing the last) would
+    leave c1 with nothing (and reading partition 0 without it); and its first generation,
+    which withholds the moving partition, is not an invalid one (KIP-429)."""
+    text = (STREAMS / "runs" / "java_cooperative.stream").read_text()
+    eager = replay.parse(text.replace('"incremental": true', '"incremental": false'))
+    assert replay.rules(replay.judge(eager)) == {"invalid-assignment",
+                                                 "consumed-unassigned-partition"}
+    assert replay.judge(replay.parse(text.replace("cooperative-sticky", "sticky"))) != []

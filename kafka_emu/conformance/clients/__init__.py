@@ -76,6 +76,16 @@ KNOWN_BUGS: dict[str, dict[str, str]] = {
 EMULATOR_GAPS: dict[str, dict[str, str]] = {}
 
 
+# Capabilities a built-in client's library does not have (profiles.CAPABILITIES).
+_NO_COOPERATIVE = "{} has no cooperative rebalance protocol (no cooperative-sticky assignor)"
+UNSUPPORTED: dict[str, dict[str, str]] = {
+    "kafka-python": {"cooperative": _NO_COOPERATIVE.format("kafka-python")},
+    "aiokafka": {"cooperative": _NO_COOPERATIVE.format("aiokafka")},
+    "kafkajs": {"static": "kafkajs has no static membership (group.instance.id)",
+                "cooperative": _NO_COOPERATIVE.format("kafkajs")},
+}
+
+
 def _python(module: str, library: str, dist: str) -> Callable[[], ClientSpec]:
     def build() -> ClientSpec:
         if importlib.util.find_spec(library) is None:
@@ -89,6 +99,7 @@ def _python(module: str, library: str, dist: str) -> Callable[[], ClientSpec]:
         base = (sys.executable, "-m", f"kafka_emu.conformance.clients.{module}")
         return ClientSpec(name=dist, consumer=base + ("--consumer",),
                           producer=base + ("--producer",), library_version=v,
+                          unsupported=UNSUPPORTED.get(dist, {}),
                           known_bugs=KNOWN_BUGS.get(dist, {}),
                           emulator_gaps=EMULATOR_GAPS.get(dist, {}))
     return build
@@ -101,7 +112,7 @@ def _kafkajs() -> ClientSpec:
     except NodeMissing as exc:
         raise ClientUnavailable(str(exc)) from None
     return ClientSpec(name="kafkajs", consumer=cmd + ("--consumer",), producer=cmd + ("--producer",),
-                      unsupported={"static": "kafkajs has no static membership (group.instance.id)"},
+                      unsupported=UNSUPPORTED["kafkajs"],
                       library_version=KAFKAJS_VERSION, known_bugs=KNOWN_BUGS.get("kafkajs", {}))
 
 
