@@ -28,7 +28,6 @@ import json
 import os
 import signal
 import subprocess
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -111,12 +110,23 @@ def load(spec: str) -> Profile:
                            ".toml / .json file")
     try:
         text = path.read_text(encoding="utf-8")
-        data = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+        data = _toml(text, spec) if path.suffix.lower() == ".toml" else json.loads(text)
     except (OSError, ValueError) as exc:  # tomllib.TOMLDecodeError is a ValueError
         raise ProfileError(f"profile {spec}: {exc}") from None
     if not isinstance(data, dict):
         raise ProfileError(f"profile {spec}: expected a table of settings")
     return from_dict(data, default_name=path.stem, where=spec)
+
+
+def _toml(text: str, where: str) -> Any:
+    # tomllib is in the standard library from Python 3.11; kafka-emu also runs on 3.10, where a
+    # profile can be written as JSON instead.
+    try:
+        import tomllib
+    except ImportError:
+        raise ProfileError(f"profile {where}: a .toml profile needs Python 3.11 or newer; "
+                           "write it as .json") from None
+    return tomllib.loads(text)
 
 
 def from_dict(data: dict[str, Any], *, default_name: str, where: str) -> Profile:
