@@ -3,7 +3,9 @@ script and no network), from the small collected results of the job.
 
 Plots: rebalance durations per client (box plot with the points), generations over time for the
 groups of the worst runs, error codes per client x API (heat map), and the highest API version
-each client version used against the broker's maximum (matrix).
+each client version used against the broker's maximum (matrix). Above them, when the traces
+had lines the report could not use, a table of them per file and reason; in the run table, the
+events each run's writer said it lost (run_end), when one did.
 """
 
 from __future__ import annotations

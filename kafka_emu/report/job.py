@@ -6,7 +6,8 @@ the page and the summary: a table of at most MAX_COLLECT rows whole, a longer on
 sample of about that many rows (the page says so), and the figures that must not come from a
 sample -- row counts, events, violations per kind, the worst runs and all their rebalances --
 computed by Spark over the whole tables.
-Progress goes to stderr, one line per step, so a long job shows where it is.
+Progress goes to stderr, one line per step, so a long job shows where it is, and so do the
+lines the traces lost: one line per file with lines dropped, how many and why (load.py).
 """
 
 from __future__ import annotations

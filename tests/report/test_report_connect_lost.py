@@ -77,6 +77,8 @@ def test_a_report_gives_up_in_one_line_when_its_connect_server_dies_mid_job(tmp_
             f"kafka-emu report: error: the Spark Connect server at sc://127.0.0.1:{port} "
             f"stopped answering; gave up after 5 s of retries\n"], "".join(lines)
         assert lines[-1] == errors[0]
+        # the rest is the job's progress: no warning, retry notice or stack trace of pyspark's
+        assert all(line.startswith("kafka-emu report: ") for line in lines), "".join(lines)
     finally:
         for pid in _children(server.pid):  # (its JVM first: in a session of its own)
             os.killpg(pid, signal.SIGKILL)
