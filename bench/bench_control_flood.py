@@ -8,10 +8,10 @@ The server is ``kafka-emu serve --control-port 0`` in a subprocess. A child proc
 ``--connections`` connections to the control port as fast as trio can start them (all at once,
 each sending ``GET /health`` and reading the status line, each bounded by ``CONNECTION_S``, the
 whole flood by ``FLOOD_S``) and counts the answers: 200 (served), 503 (over the endpoint's
-connection limit: a clear refusal), closed unanswered (the connection sent no request within
-hypercorn's 5 s keep-alive timeout, counted from the accept: under the flood, the generator's
-own tasks can lag that long between connecting and sending), and no answer (refused, reset or
-timed out -- what the issue saw for 63% of them). Meanwhile this process heartbeats a Stable group's member on the Kafka
+connection limit: a clear refusal), closed unanswered (no request was read within the
+endpoint's keep-alive timeout, 2 s, counted from the accept: under the flood the generator's
+own tasks, or the server's loop, can lag that long), and no answer (refused, reset or timed
+out -- what the issue saw for 63% of them). Meanwhile this process heartbeats a Stable group's member on the Kafka
 port (Heartbeat v4, one every ``PACE_MS``, as a client would, rather than back to back, which
 would itself load the server's one loop) and compares p50/p99 during the flood with the same
 pacing before it. The server's CPU seconds for the flood are printed too.

@@ -58,7 +58,9 @@ def _package_version() -> str:
 __version__ = _package_version()
 MAX_BODY_BYTES = 1 << 20
 BACKLOG = 2048  # the kernel caps it at net.core.somaxconn (4096 on current Linux)
-MAX_CONNECTIONS = 1024  # served at once (idle keep-alive ones too: clients leak them)
+# served at once, idle keep-alive ones included (see connections.py); fewer would turn away a
+# leaky client, more would let a flood fill the heap the broker's loop collects
+MAX_CONNECTIONS = 512
 
 Segments = tuple[str, ...]
 

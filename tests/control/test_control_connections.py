@@ -43,7 +43,7 @@ def _status_line(port: int, hold: list) -> bytes:
 
 def _serves_again(url: str) -> httpx.Response:
     """/health once the endpoint has noticed the closed connections (it sees them on its own
-    loop, so ask until it has: at most the keep-alive timeout, 5 s, in all)."""
+    loop, so ask until it has: at most the keep-alive timeout, 2 s, or a moment)."""
     with httpx.Client(base_url=url, headers=AUTH, timeout=30) as client:
         for _ in range(200):
             answer = client.get("/health", headers={"connection": "close"})
