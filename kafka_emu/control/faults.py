@@ -49,10 +49,13 @@ MAX_VERSION = 0x7FFF  # an api version is an int16 on the wire
 
 def api_key_of(api: str | int) -> int:
     """An API key from a name ("OffsetCommit", any case) or a key (8, "8"); ControlError else."""
-    if isinstance(api, int) or (isinstance(api, str) and api.strip().isdigit()):
-        key = int(api)
+    if isinstance(api, int) or (isinstance(api, str) and api.strip().isascii()
+                                and api.strip().isdigit()):
+        # an API key has at most five digits (int() of thousands of them raises ValueError)
+        key = int(api) if isinstance(api, int) or len(api.strip()) <= 5 else None
         if key not in APIS:
-            raise ControlError(f"unknown api key {key} (known: {', '.join(map(str, APIS))})")
+            shown = key if key is not None else f"{str(api).strip()[:12]}..."
+            raise ControlError(f"unknown api key {shown} (known: {', '.join(map(str, APIS))})")
         return key
     found = BY_NAME.get(api)
     if found is None:

@@ -196,3 +196,11 @@ def test_remove_and_clear():
     assert store.clear() == 1
     assert store.rules == {} and broker.faults is None
     assert store.add(**rule_spec(action="blackhole")).id == 3  # ids are never reused
+
+
+def test_an_api_key_of_thousands_of_digits_is_unknown_not_an_internal_error():
+    # GET /timeline/requests?api=<5000 digits> was a 500: int() refuses over 4300 digits
+    with pytest.raises(ControlError, match="unknown api key 111111111111..."):
+        api_key_of("1" * 5000)
+    with pytest.raises(ControlError, match="unknown api"):
+        api_key_of("²")  # a Unicode digit int() refuses

@@ -73,5 +73,8 @@ def test_http_refuses_unknown_names_the_same_way(emu):
         assert response.status_code == 400, response.text
         assert "Heartbeat" in response.json()["error"]["message"]
         assert http.get("/timeline/requests", params={"api": "JoinGroup"}).json()["result"]
+        # 5000 digits were a 500 (int() refuses them) recorded as the emulator's unexpected error
+        response = http.get("/timeline/requests", params={"api": "1" * 5000})
+        assert response.status_code == 400, response.text
         # reading records nothing: the refusals left the timeline as it was
         assert http.get("/timeline").json()["result"] == before
