@@ -9,7 +9,14 @@ Theory of operation. Three kinds of resource carry configs here, as in Kafka (Co
   follows.
 - BROKER (4): the broker configs kafka-emu knows, with their current values; read-only, since
   kafka-emu does not change broker configs at run time (a listed difference).
-- GROUP (32): Kafka 4.x's group-level overrides (consumer session/heartbeat), stored per group.
+- GROUP (32): Kafka 4.x's group-level configs (GroupConfig), stored per group and validated as
+  GroupConfig validates them: a known name, an int, each within the broker's min/max
+  (group.consumer.min/max.*), the session above the heartbeat interval -- the overrides merged
+  over the broker's values first, as GroupConfigManager.validate does. A consumer group's
+  coordinator applies its consumer.session.timeout.ms and consumer.heartbeat.interval.ms from the
+  member's next heartbeat on (``consumer_timing``). DescribeConfigs lists every group config with
+  its effective value, GROUP_CONFIG where the group sets it, else DEFAULT_CONFIG with the broker's
+  value (ConfigHelper.createGroupConfigEntry: one synonym, the entry itself).
 Kafka's own answers for what it refuses are kept: an unknown resource type is INVALID_REQUEST
 "Unsupported resource type", a broker id other than ours INVALID_REQUEST, a missing topic
 UNKNOWN_TOPIC_OR_PARTITION (ConfigHelper.describeConfigs, ConfigAdminManager).
@@ -18,6 +25,7 @@ UNKNOWN_TOPIC_OR_PARTITION (ConfigHelper.describeConfigs, ConfigAdminManager).
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterable, Mapping
 
 import attrs
@@ -115,17 +123,31 @@ TOPIC_DEFAULTS: dict[str, tuple[str, ConfigType, str | None]] = {
 }
 assert set(TOPIC_DEFAULTS) == set(TOPIC_CONFIG_NAMES), "one table of topic config names"
 
-# Kafka 4.x group-level configs (GroupConfig) -> (default, type, broker synonym).
-GROUP_DEFAULTS: dict[str, tuple[str, ConfigType, str | None]] = {
-    "consumer.session.timeout.ms": ("45000", ConfigType.INT, "group.consumer.session.timeout.ms"),
-    "consumer.heartbeat.interval.ms": ("5000", ConfigType.INT,
-                                       "group.consumer.heartbeat.interval.ms"),
-    "share.session.timeout.ms": ("45000", ConfigType.INT, "group.share.session.timeout.ms"),
-    "share.heartbeat.interval.ms": ("5000", ConfigType.INT, "group.share.heartbeat.interval.ms"),
-    "share.record.lock.duration.ms": ("30000", ConfigType.INT,
-                                      "group.share.record.lock.duration.ms"),
-    "share.auto.offset.reset": ("latest", ConfigType.STRING, None),
+# Kafka 4.x group-level configs (GroupConfig), in its definition order -> (type, the broker config
+# that is its default, that config's own default when kafka-emu has no such setting). The consumer
+# ones act (the coordinator applies them, below); the share ones are kept and validated only,
+# since kafka-emu has no share groups.
+GROUP_CONFIGS: dict[str, tuple[ConfigType, str | None, str]] = {
+    "consumer.session.timeout.ms": (ConfigType.INT, "group.consumer.session.timeout.ms", ""),
+    "consumer.heartbeat.interval.ms": (ConfigType.INT, "group.consumer.heartbeat.interval.ms", ""),
+    "share.session.timeout.ms": (ConfigType.INT, None, "45000"),
+    "share.heartbeat.interval.ms": (ConfigType.INT, None, "5000"),
+    "share.record.lock.duration.ms": (ConfigType.INT, None, "30000"),
+    "share.auto.offset.reset": (ConfigType.STRING, None, "latest"),
 }
+# GroupConfig's atLeast(...) per INT config, and the broker's bounds each is checked against
+# (GroupConfig.validateValues; the share bounds are Kafka's defaults of the group.share.* configs)
+_AT_LEAST = {"share.record.lock.duration.ms": 1000}
+_SHARE_BOUNDS = {
+    "share.heartbeat.interval.ms": ("group.share.min.heartbeat.interval.ms", 5000,
+                                    "group.share.max.heartbeat.interval.ms", 15000),
+    "share.session.timeout.ms": ("group.share.min.session.timeout.ms", 45000,
+                                 "group.share.max.session.timeout.ms", 60000),
+    "share.record.lock.duration.ms": ("group.share.min.record.lock.duration.ms", 15000,
+                                      "group.share.max.record.lock.duration.ms", 60000),
+}
+_SHARE_OFFSET_RESETS = ("latest", "earliest")
+_INT = re.compile(r"[+-]?[0-9]+\Z")
 
 
 @attrs.frozen(kw_only=True)
@@ -179,6 +201,9 @@ class ResourceConfigs:
     def __init__(self, broker) -> None:
         self.broker = broker
         self.group_overrides: dict[str, dict[str, str]] = {}
+        # group id -> (consumer.session.timeout.ms, consumer.heartbeat.interval.ms) it sets, None
+        # for one it leaves to the broker: read by every ConsumerGroupHeartbeat, so parsed once
+        self.consumer_timing: dict[str, tuple[int | None, int | None]] = {}
 
     # -- describing -------------------------------------------------------------------------
     def broker_settings(self) -> dict[str, str]:
@@ -238,12 +263,25 @@ class ResourceConfigs:
                                        synonyms=(Synonym(name=name, value=value, source=source),)))
         return entries
 
+    def group_defaults(self) -> dict[str, str]:
+        """Every group config's value where a group does not set it: the broker's (for the
+        consumer ones, kafka-emu's group.consumer.* settings in force)."""
+        coordinator = self.broker.config.coordinator
+        return {
+            name: str(getattr(coordinator, synonym.replace(".", "_"))) if synonym else default
+            for name, (_, synonym, default) in GROUP_CONFIGS.items()}
+
     def _group_entries(self, group_id: str) -> list[ConfigEntry]:
         overrides = self.group_overrides.get(group_id, {})
-        settings = self.broker_settings()
-        return [_entry(n, overrides.get(n), settings.get(synonym or "", default), type_, synonym,
-                       {}, ConfigSource.GROUP_CONFIG)
-                for n, (default, type_, synonym) in sorted(GROUP_DEFAULTS.items())]
+        entries = []
+        for name, value in sorted(self.group_defaults().items()):
+            source = ConfigSource.DEFAULT_CONFIG
+            if name in overrides:
+                value, source = overrides[name], ConfigSource.GROUP_CONFIG
+            entries.append(ConfigEntry(name=name, value=value, source=source,
+                                       type=GROUP_CONFIGS[name][0],
+                                       synonyms=(Synonym(name=name, value=value, source=source),)))
+        return entries
 
     # -- altering ---------------------------------------------------------------------------
     def current_overrides(self, resource_type: int, name: str) -> dict[str, str]:
@@ -262,7 +300,8 @@ class ResourceConfigs:
                     ops: list[tuple[str, int, str | None]]) -> dict[str, str]:
         """The overrides after applying IncrementalAlterConfigs ``ops`` (nothing stored yet)."""
         current = self.current_overrides(resource_type, name)
-        defaults = TOPIC_DEFAULTS if resource_type == ResourceType.TOPIC else GROUP_DEFAULTS
+        defaults = (TOPIC_DEFAULTS if resource_type == ResourceType.TOPIC
+                    else {n: (d, t, None) for n, (t, _, d) in GROUP_CONFIGS.items()})
         seen: set[str] = set()
         for config, op, value in ops:
             if config in seen:
@@ -298,9 +337,17 @@ class ResourceConfigs:
             self.broker.topics.catalogue.set_topic_configs(name, overrides,
                                                            validate_only=validate_only)
         elif resource_type == ResourceType.GROUP:
-            checked = _validate_group(overrides)
+            checked = _validate_group(overrides, self.group_defaults(),
+                                      self.broker.config.coordinator)
             if not validate_only:
                 self.group_overrides[name] = checked
+                session = checked.get("consumer.session.timeout.ms")
+                interval = checked.get("consumer.heartbeat.interval.ms")
+                if session is None and interval is None:
+                    self.consumer_timing.pop(name, None)
+                else:
+                    self.consumer_timing[name] = (None if session is None else int(session),
+                                                  None if interval is None else int(interval))
         elif resource_type == ResourceType.BROKER:
             if overrides:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "kafka-emu does not change broker "
@@ -310,22 +357,71 @@ class ResourceConfigs:
                              f"Unsupported resource type: {_type_name(resource_type)}")
 
 
-def _validate_group(overrides: Mapping[str, str | None]) -> dict[str, str]:
-    checked = {}
-    for name, value in overrides.items():
-        known = GROUP_DEFAULTS.get(name)
-        if known is None:
+def _validate_group(overrides: Mapping[str, str | None], defaults: Mapping[str, str],
+                    coordinator) -> dict[str, str]:
+    """Kafka's checks, in its order: null values (ControllerConfigurationValidator), names
+    (GroupConfig.validateNames), each value parsed in definition order (ConfigDef.parse), then
+    the bounds (GroupConfig.validateValues) on the overrides merged over the broker's values."""
+    nulls = [name for name, value in overrides.items() if value is None]
+    if nulls:
+        raise KafkaError(ErrorCode.INVALID_CONFIG,
+                         f"Null value not supported for group configs: {','.join(nulls)}")
+    for name in overrides:
+        if name not in GROUP_CONFIGS:
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown group config name: {name}")
-        if value is None:
-            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Null value not supported for group configs: {name}")
-        if known[1] is ConfigType.INT:
-            try:
-                int(value)
-            except ValueError:
-                raise KafkaError(ErrorCode.INVALID_CONFIG, f"Invalid value {value} for "
-                                 f"configuration {name}: Not a number of type INT") from None
-        checked[name] = value
-    return checked
+    merged = {**defaults, **overrides}
+    values: dict[str, int | str] = {}
+    for name, (type_, _, _) in GROUP_CONFIGS.items():
+        raw = str(merged[name])
+        if type_ is ConfigType.INT:
+            text = raw.strip()
+            number = int(text) if _INT.match(text) else None
+            if number is None or not -2**31 <= number < 2**31:
+                raise _config_error(name, raw, "Not a number of type INT")
+            least = _AT_LEAST.get(name, 1)
+            if number < least:
+                raise _config_error(name, str(number), f"Value must be at least {least}")
+            values[name] = number
+        else:
+            if raw.strip() not in _SHARE_OFFSET_RESETS:
+                raise _config_error(name, raw,
+                                    f"String must be one of: {', '.join(_SHARE_OFFSET_RESETS)}")
+            values[name] = raw.strip()
+    bounds = {
+        "consumer.heartbeat.interval.ms": (
+            "group.consumer.min.heartbeat.interval.ms",
+            coordinator.group_consumer_min_heartbeat_interval_ms,
+            "group.consumer.max.heartbeat.interval.ms",
+            coordinator.group_consumer_max_heartbeat_interval_ms),
+        "consumer.session.timeout.ms": (
+            "group.consumer.min.session.timeout.ms",
+            coordinator.group_consumer_min_session_timeout_ms,
+            "group.consumer.max.session.timeout.ms",
+            coordinator.group_consumer_max_session_timeout_ms),
+        **_SHARE_BOUNDS}
+    order = ("consumer.heartbeat.interval.ms", "consumer.session.timeout.ms",
+             "share.heartbeat.interval.ms", "share.session.timeout.ms",
+             "share.record.lock.duration.ms")
+    for name in order:
+        low_name, low, high_name, high = bounds[name]
+        if values[name] < low:
+            raise KafkaError(ErrorCode.INVALID_CONFIG,
+                             f"{name} must be greater than or equal to {low_name}")
+        if values[name] > high:
+            raise KafkaError(ErrorCode.INVALID_CONFIG,
+                             f"{name} must be less than or equal to {high_name}")
+    for kind in ("consumer", "share"):
+        if values[f"{kind}.session.timeout.ms"] <= values[f"{kind}.heartbeat.interval.ms"]:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, f"{kind}.session.timeout.ms must be "
+                             f"greater than {kind}.heartbeat.interval.ms")
+    # stored as Kafka describes them: the parsed value written back (" 500" is "500")
+    return {name: str(values[name]) for name in overrides}
+
+
+def _config_error(name: str, value: str, why: str) -> KafkaError:
+    # ConfigDef's ConfigException, answered INVALID_CONFIG with its message
+    return KafkaError(ErrorCode.INVALID_CONFIG,
+                      f"Invalid value {value} for configuration {name}: {why}")
 
 
 def _type_name(resource_type: int) -> str:

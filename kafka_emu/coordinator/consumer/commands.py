@@ -33,11 +33,18 @@ class ConsumerGroupHeartbeat:
     # Entries of the wire's TopicPartitions, those of topic ids the broker does not know (dropped
     # from ``owned``) included: a join must send none at all.
     owned_entries: int = 0
+    # Some entry named a topic id the broker does not know: such a partition is in no assignment,
+    # so a heartbeat with the previous epoch reporting it is fenced (Kafka's isSubset).
+    owned_unknown: bool = False
     client_id: str = ""
     client_host: str = ""
     topics: Mapping[str, int] = attrs.field(factory=dict, eq=False, hash=False)
     # v1+ (KIP-1082): the client generates its member id, so an empty one is invalid.
     member_id_required: bool = True
+    # The group's own consumer.session.timeout.ms / consumer.heartbeat.interval.ms (group configs
+    # set with IncrementalAlterConfigs), None where the group has none: the broker's then apply.
+    session_timeout_ms: int | None = None
+    heartbeat_interval_ms: int | None = None
 
 
 @attrs.frozen(kw_only=True)

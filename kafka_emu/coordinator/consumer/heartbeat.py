@@ -29,9 +29,12 @@ UNRELEASED_INSTANCE_ID even under the same member id.
 
 from __future__ import annotations
 
+import base64
+import uuid
+
 from kafka_emu.errors import ErrorCode, KafkaError
 
-from ..core import RETENTION_KEY, Core
+from ..core import RETENTION_KEY, Core, default_member_uuid
 from ..events import GroupCreated, MemberAdded, MemberRemoved, RemovalReason
 from .assignors import ASSIGNORS
 from .commands import ConsumerGroupHeartbeat, ConsumerGroupHeartbeatResult, as_partitions
@@ -55,22 +58,43 @@ def rebalance_key(group_id: str, member_id: str) -> tuple[str, str, str]:
     return (REBALANCE, group_id, member_id)
 
 
+def new_member_id(core: Core) -> str:
+    """A member id for a v0 member that joined without one, as Kafka 4.x makes it:
+    Uuid.randomUuid().toString(), the 16 bytes in unpadded base64url (22 characters), never
+    starting with '-' (Kafka draws again) nor all zeros. A coordinator built with its own
+    ``new_member_uuid`` (tests) gets that instead."""
+    if core.new_member_uuid is not default_member_uuid:
+        return core.new_member_uuid()
+    while True:
+        raw = uuid.uuid4().bytes
+        text = base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+        if not text.startswith("-") and any(raw):
+            return text
+
+
 def _invalid(message: str) -> KafkaError:
     return KafkaError(ErrorCode.INVALID_REQUEST, message)
 
 
 # ---------------------------------------------------------------------------------- validation
+def blank(value: str | None) -> bool:
+    """Kafka's throwIfEmptyString: a set value that Java's String.trim() empties (it strips every
+    character up to U+0020 from both ends), so whitespace-only ids are refused like empty ones."""
+    return value is not None and all(c <= " " for c in value)
+
+
 def validate(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
-    if cmd.group_id == "":
-        raise _invalid("GroupId can't be empty.")
-    if cmd.instance_id == "":
-        raise _invalid("InstanceId can't be empty.")
-    if cmd.rack_id == "":
-        raise _invalid("RackId can't be empty.")
+    """GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid (Kafka 4.x), in its
+    order: the member id first (v1+, or a known member's epoch), then the ids, then per epoch."""
     epoch = cmd.member_epoch
-    if (cmd.member_id_required or epoch > 0 or epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH)) \
-            and cmd.member_id == "":
+    if (cmd.member_id_required or epoch > 0 or epoch == LEAVE_EPOCH) and blank(cmd.member_id):
         raise _invalid("MemberId can't be empty.")
+    if blank(cmd.group_id):
+        raise _invalid("GroupId can't be empty.")
+    if blank(cmd.instance_id):
+        raise _invalid("InstanceId can't be empty.")
+    if blank(cmd.rack_id):
+        raise _invalid("RackId can't be empty.")
     if epoch == 0:
         if cmd.rebalance_timeout_ms == -1:
             raise _invalid("RebalanceTimeoutMs must be provided in first request.")
@@ -78,23 +102,25 @@ def validate(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
         # with no partitions, or one of an unknown id, is refused.
         if cmd.owned is None or cmd.owned or cmd.owned_entries:
             raise _invalid("TopicPartitions must be empty when (re-)joining.")
+        # An empty list of names or an empty regex is accepted: a member of no topic.
         if cmd.subscribed_topic_names is None and cmd.subscribed_topic_regex is None:
-            raise _invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
+            raise _invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null "
+                           "when (re-)joining.")
     elif epoch == STATIC_LEAVE_EPOCH:
         if cmd.instance_id is None:
             raise _invalid("InstanceId can't be null.")
-    elif epoch < 0 and epoch != LEAVE_EPOCH:
+    elif epoch < STATIC_LEAVE_EPOCH:
         raise _invalid("MemberEpoch is invalid.")
-    problem = None if cmd.subscribed_topic_regex is None else regex_error(cmd.subscribed_topic_regex)
-    if problem is not None:  # Kafka's Utils.throwIfRegularExpressionIsInvalid
-        raise KafkaError(ErrorCode.INVALID_REGULAR_EXPRESSION,
-                         f"SubscribedTopicRegex `{cmd.subscribed_topic_regex}` is not a valid regular "
-                         f"expression: {problem}.")
     assignors = core.config.group_consumer_assignors
     if cmd.server_assignor is not None and cmd.server_assignor not in assignors:
         raise KafkaError(ErrorCode.UNSUPPORTED_ASSIGNOR,
                          f"ServerAssignor {cmd.server_assignor} is not supported. Supported assignors: "
                          f"{', '.join(assignors)}.")
+    problem = None if cmd.subscribed_topic_regex is None else regex_error(cmd.subscribed_topic_regex)
+    if problem is not None:  # Kafka's Utils.throwIfRegularExpressionIsInvalid, in the shard
+        raise KafkaError(ErrorCode.INVALID_REGULAR_EXPRESSION,
+                         f"SubscribedTopicRegex `{cmd.subscribed_topic_regex}` is not a valid regular "
+                         f"expression: {problem}.")
 
 
 # ----------------------------------------------------------------------------------- the door
@@ -111,7 +137,7 @@ def _heartbeat(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
     if cmd.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
         return _leave(core, cmd)
     group = _get_or_create_group(core, cmd.group_id, create=cmd.member_epoch == 0)
-    member_id = cmd.member_id or core.new_member_uuid()
+    member_id = cmd.member_id or new_member_id(core)
     existing = group.members.get(member_id)
     if existing is None and cmd.instance_id is not None:
         existing = group.static_member(cmd.instance_id)
@@ -158,9 +184,12 @@ def _heartbeat(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
     if cmd.member_epoch == 0:
         owned = {}
     moved = reconcile(core, group, member, owned)
+    # The group's configs as Kafka applies them: read on every heartbeat, so a change takes effect
+    # at the member's next heartbeat (its next session deadline, the interval it is told).
+    session_ms = cmd.session_timeout_ms or core.config.group_consumer_session_timeout_ms
+    group.session_timeout_ms = session_ms
     if not member.heartbeats_ignored:
-        core.timers.schedule(session_key(group.group_id, member.member_id),
-                             core.now + core.config.group_consumer_session_timeout_ms)
+        core.timers.schedule(session_key(group.group_id, member.member_id), core.now + session_ms)
     if retarget or moved or is_new or group.state is not group.computed_state_if_quiet():
         update_state(core, group)
 
@@ -172,7 +201,8 @@ def _heartbeat(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
         assignment = as_partitions(member.assigned)
     core.reply(cmd.request_id, API, group.group_id, ConsumerGroupHeartbeatResult(
         error=ErrorCode.NONE, member_id=member.member_id, member_epoch=member.member_epoch,
-        heartbeat_interval_ms=core.config.group_consumer_heartbeat_interval_ms,
+        heartbeat_interval_ms=(cmd.heartbeat_interval_ms
+                               or core.config.group_consumer_heartbeat_interval_ms),
         assignment=assignment))
 
 
@@ -213,7 +243,7 @@ def _unknown_member(group: ConsumerGroup, member_id: str) -> KafkaError:
                       f"Member {member_id} is not a member of group {group.group_id}.")
 
 
-def _check_epoch(member: ConsumerMember, received: int, owned) -> None:
+def _check_epoch(member: ConsumerMember, received: int, owned, owned_unknown: bool = False) -> None:
     if received > member.member_epoch:
         raise KafkaError(ErrorCode.FENCED_MEMBER_EPOCH,
                          f"The consumer group member has a greater member epoch ({received}) than the "
@@ -221,9 +251,10 @@ def _check_epoch(member: ConsumerMember, received: int, owned) -> None:
                          "must abandon all its partitions and rejoin.")
     if received < member.member_epoch:
         # The previous epoch is accepted with a subset of the current assignment: the response
-        # that carried the new epoch may have been lost.
-        subset = owned is not None and all(
-            set(ps) <= member.assigned.get(t, frozenset()) for t, ps in owned)
+        # that carried the new epoch may have been lost. As Kafka's isSubset: a topic outside the
+        # assignment (even with no partitions listed, or of an unknown id) is not a subset.
+        subset = owned is not None and not owned_unknown and all(
+            t in member.assigned and set(ps) <= member.assigned[t] for t, ps in owned)
         if received != member.previous_member_epoch or not subset:
             raise KafkaError(ErrorCode.FENCED_MEMBER_EPOCH,
                              f"The consumer group member has a smaller member epoch ({received}) than "
@@ -239,27 +270,28 @@ def _get_member(core: Core, group: ConsumerGroup, cmd: ConsumerGroupHeartbeat,
         if member is None:
             if not joining:
                 raise _unknown_member(group, member_id)
-            return _add_member(core, group, ConsumerMember(member_id)), True
+            return _add_member(core, group, ConsumerMember(member_id, client_id=cmd.client_id)), True
         if not joining:  # epoch 0 from a known member: it rejoins as it is (KAFKA-19233)
-            _check_epoch(member, cmd.member_epoch, cmd.owned)
+            _check_epoch(member, cmd.member_epoch, cmd.owned, cmd.owned_unknown)
         return member, False
 
     old = group.static_member(cmd.instance_id)
     if joining:
         if old is None:
-            return _add_member(core, group, ConsumerMember(member_id, instance_id=cmd.instance_id)), True
+            return _add_member(core, group, ConsumerMember(member_id, instance_id=cmd.instance_id,
+                                                           client_id=cmd.client_id)), True
         if old.member_epoch != STATIC_LEAVE_EPOCH:  # even under the same member id, as Kafka
             raise KafkaError(ErrorCode.UNRELEASED_INSTANCE_ID,
                              f"Static member {member_id} with instance id {cmd.instance_id} cannot join "
                              f"the group because the instance id is owned by {old.member_id} member.")
-        return _replace_static(core, group, old, member_id), False
+        return _replace_static(core, group, old, member_id, cmd.client_id), False
     if old is None:
         raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {cmd.instance_id} is unknown.")
     if old.member_id != member_id:
         raise KafkaError(ErrorCode.FENCED_INSTANCE_ID,
                          f"Static member {member_id} with instance id {cmd.instance_id} was fenced by "
                          f"member {old.member_id}.")
-    _check_epoch(old, cmd.member_epoch, cmd.owned)
+    _check_epoch(old, cmd.member_epoch, cmd.owned, cmd.owned_unknown)
     return old, False
 
 
@@ -269,12 +301,12 @@ def _add_member(core: Core, group: ConsumerGroup, member: ConsumerMember) -> Con
         group.static_members[member.instance_id] = member.member_id
     if core.observing:
         core.emit(MemberAdded(at_ms=core.now, group_id=group.group_id, member_id=member.member_id,
-                              group_instance_id=member.instance_id, client_id=""))
+                              group_instance_id=member.instance_id, client_id=member.client_id))
     return member
 
 
 def _replace_static(core: Core, group: ConsumerGroup, old: ConsumerMember,
-                    member_id: str) -> ConsumerMember:
+                    member_id: str, client_id: str) -> ConsumerMember:
     """A static member left with -2 and its instance id is back under a new member id: the new
     member takes over the old one's subscription, assignment and target, at epoch 0 (Kafka's
     replaceMember), so no group epoch bump and no partition moves."""
@@ -283,7 +315,7 @@ def _replace_static(core: Core, group: ConsumerGroup, old: ConsumerMember,
     core.timers.cancel(session_key(group.group_id, old.member_id))
     core.timers.cancel(rebalance_key(group.group_id, old.member_id))
     new = ConsumerMember(
-        member_id, instance_id=old.instance_id, rack_id=old.rack_id,
+        member_id, instance_id=old.instance_id, rack_id=old.rack_id, client_id=client_id,
         rebalance_timeout_ms=old.rebalance_timeout_ms, server_assignor=old.server_assignor,
         subscribed_topic_names=old.subscribed_topic_names,
         subscribed_topic_regex=old.subscribed_topic_regex, subscribed_topics=old.subscribed_topics,
@@ -298,7 +330,7 @@ def _replace_static(core: Core, group: ConsumerGroup, old: ConsumerMember,
         core.emit(MemberRemoved(at_ms=core.now, group_id=group.group_id, member_id=old.member_id,
                                 group_instance_id=old.instance_id, reason=RemovalReason.REPLACED))
         core.emit(MemberAdded(at_ms=core.now, group_id=group.group_id, member_id=member_id,
-                              group_instance_id=old.instance_id, client_id="",
+                              group_instance_id=old.instance_id, client_id=client_id,
                               replaces=old.member_id))
     return new
 
@@ -352,7 +384,10 @@ def compute_target(core: Core, group: ConsumerGroup, topics) -> None:
     members = {m.member_id: m.subscribed_topics for m in group.members.values()}
     trusted = group.target_metadata == metadata
     old = group.target
-    group.target = ASSIGNORS[name](members, metadata, old, trusted=trusted)
+    instance_ids = {m.member_id: m.instance_id for m in group.members.values()
+                    if m.instance_id is not None}
+    group.target = ASSIGNORS[name](members, metadata, old, trusted=trusted,
+                                   instance_ids=instance_ids)
     group.target_metadata = dict(metadata)
     group.assignment_epoch = group.group_epoch
     if core.observing:
@@ -410,7 +445,7 @@ def _leave(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
         member = group.members.get(cmd.member_id)
         if member is None:
             raise _unknown_member(group, cmd.member_id)
-        fence(core, group, member, RemovalReason.LEFT)
+        fence(core, group, member, RemovalReason.LEFT_HEARTBEAT)
         epoch = cmd.member_epoch
     else:
         member = group.static_member(cmd.instance_id)
@@ -431,7 +466,7 @@ def _leave(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
             core.timers.cancel(rebalance_key(group.group_id, member.member_id))
             epoch = STATIC_LEAVE_EPOCH
         else:
-            fence(core, group, member, RemovalReason.LEFT)
+            fence(core, group, member, RemovalReason.LEFT_HEARTBEAT)
             epoch = cmd.member_epoch
     update_state(core, group)
     core.reply(cmd.request_id, API, group.group_id, ConsumerGroupHeartbeatResult(

@@ -5,7 +5,8 @@ group epoch, each member's subscription and current assignment with its member e
 the target assignment and its epoch), so the coordinator that loads the partition rebuilds the
 group exactly as it last was. What it does not carry over are timers: the old coordinator
 cancels them when it unloads the partition, and the new one restarts them when the group is
-loaded (GroupMetadataManager.onLoaded): every member's session timeout from the load, and the
+loaded (GroupMetadataManager.onLoaded): every member's session timeout from the load (the
+group's own consumer.session.timeout.ms if it has one), and the
 rebalance timeout of each member still revoking partitions (UNREVOKED_PARTITIONS), at its
 current epoch. Members therefore keep their ids and epochs and go on heartbeating as before.
 
@@ -34,9 +35,9 @@ def load(core: Core, group: ConsumerGroup) -> None:
     if not group.unloaded:
         return
     group.unloaded = False
+    session_ms = group.session_timeout_ms or core.config.group_consumer_session_timeout_ms
     for member in group.members.values():
-        core.timers.schedule(session_key(group.group_id, member.member_id),
-                             core.now + core.config.group_consumer_session_timeout_ms)
+        core.timers.schedule(session_key(group.group_id, member.member_id), core.now + session_ms)
         if member.state is MemberState.UNREVOKED_PARTITIONS:
             core.timers.schedule(rebalance_key(group.group_id, member.member_id),
                                  core.now + max(member.rebalance_timeout_ms, 0),

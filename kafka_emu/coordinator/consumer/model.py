@@ -91,6 +91,9 @@ class ConsumerGroup:
     subscription_metadata: dict[str, int] = attrs.field(factory=dict)
     target_metadata: dict[str, int] | None = None  # the metadata the target was computed with
     unloaded: bool = False  # its coordinator moved and the new one has not loaded it yet
+    # The session timeout its last heartbeat applied (the group config's or the broker's), so a
+    # reload re-arms its members' sessions with it (Kafka reads the group config on load).
+    session_timeout_ms: int | None = None
 
     def partition_epoch(self, topic: str, partition: int) -> int:
         owner = self.owners.get((topic, partition))
