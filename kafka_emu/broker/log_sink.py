@@ -72,6 +72,7 @@ def _group_line(message: str, fields: Mapping[str, Any]) -> None:
 # RemovalReason value -> how the line says it
 _REMOVED = {
     "left": "left (LeaveGroup)",
+    "left_heartbeat": "left (ConsumerGroupHeartbeat with member epoch -1)",
     "session_expired": "expired (no heartbeat within its session timeout)",
     "new_member_timeout": "expired (a new member that did not rejoin in time)",
     "rebalance_timeout": "removed (did not rejoin within the rebalance timeout)",

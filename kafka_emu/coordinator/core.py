@@ -37,7 +37,7 @@ def sync_key(group_id: str) -> tuple[str, str]:
     return ("sync", group_id)
 
 
-def _uuid4() -> str:
+def default_member_uuid() -> str:
     return str(uuid.uuid4())
 
 
@@ -54,7 +54,7 @@ class Core:
         self.observing_replies = self.observing  # (Coordinator.set_observer(replies=False))
         self.observer_rows = False  # Coordinator.set_observer(..., rows=True)
         self.reply_refs = False  # Coordinator.set_observer(..., reply_refs=True)
-        self.new_member_uuid = new_member_uuid or _uuid4
+        self.new_member_uuid = new_member_uuid or default_member_uuid
         self.groups: dict[str, Group] = {}
         self.consumer_groups: dict = {}  # group id -> consumer.ConsumerGroup (KIP-848)
         self.timers = Timers()

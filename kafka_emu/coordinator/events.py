@@ -26,6 +26,7 @@ from .state import GroupState
 
 class RemovalReason(enum.Enum):
     LEFT = "left"  # LeaveGroup naming the member (or its instance id)
+    LEFT_HEARTBEAT = "left_heartbeat"  # ConsumerGroupHeartbeat with member epoch -1 (KIP-848)
     SESSION_EXPIRED = "session_expired"  # heartbeat timer fired (3.7)
     NEW_MEMBER_TIMEOUT = "new_member_timeout"  # new member's 300 s join timeout fired (3.7)
     REBALANCE_TIMEOUT = "rebalance_timeout"  # dynamic member missed the join phase (3.2 step 2)

@@ -12,10 +12,13 @@ goes to the least-loaded eligible member and partitions then move from the most-
 least-loaded eligible member until no move improves the spread. Kafka's exact choice of which
 partition moves differs (hash-map order); the balance and stickiness properties are the same.
 
-range (Kafka's RangeAssignor): per topic, the subscribed members sorted by member id take
+range (Kafka 4.x's RangeAssignor): per topic, the subscribed members in Kafka's order take
 consecutive ranges of partitions, the first ``n % m`` members one extra. Members subscribing to
 the same topics with the same partition counts therefore get the same partition numbers
-(co-partitioning), which is what range is for.
+(co-partitioning), which is what range is for. The order (RangeAssignor.sortMemberIds) puts static
+members first, by instance id, then the others by member id: a static member restarted under a
+new member id keeps its place and so its partitions. Ids compare as Java's String.compareTo does
+(UTF-16 code units).
 """
 
 from __future__ import annotations
@@ -27,7 +30,25 @@ from .model import Assignment
 Members = Mapping[str, frozenset[str]]
 Topics = Mapping[str, int]
 Target = Mapping[str, Assignment]
-Assignor = Callable[..., dict[str, Assignment]]  # (members, topics, previous, trusted=False)
+# (members, topics, previous, trusted=False, instance_ids=None); instance_ids maps the member ids
+# of static members to their instance ids
+Assignor = Callable[..., dict[str, Assignment]]
+
+
+def java_key(text: str) -> bytes:
+    """Sorts as Java's String.compareTo: by UTF-16 code units (Python compares code points, which
+    differs above U+FFFF)."""
+    return text.encode("utf-16-be", "surrogatepass")
+
+
+def range_order(member_ids, instance_ids: Mapping[str, str] | None) -> list[str]:
+    """Kafka's RangeAssignor.sortMemberIds: static members by instance id, then the rest by
+    member id."""
+    if not instance_ids:
+        return sorted(member_ids, key=java_key)
+    static = sorted((m for m in member_ids if m in instance_ids),
+                    key=lambda m: java_key(instance_ids[m]))
+    return static + sorted((m for m in member_ids if m not in instance_ids), key=java_key)
 
 
 def _pack(owned: dict[str, list[tuple[str, int]]]) -> dict[str, Assignment]:
@@ -40,11 +61,12 @@ def _pack(owned: dict[str, list[tuple[str, int]]]) -> dict[str, Assignment]:
     return out
 
 
-def range_assignor(members: Members, topics: Topics, previous: Target,
-                   trusted: bool = False) -> dict[str, Assignment]:
+def range_assignor(members: Members, topics: Topics, previous: Target, trusted: bool = False,
+                   instance_ids: Mapping[str, str] | None = None) -> dict[str, Assignment]:
     owned: dict[str, list[tuple[str, int]]] = {m: [] for m in members}
+    order = range_order(members, instance_ids)
     for topic in sorted(topics):
-        subscribers = sorted(m for m, subs in members.items() if topic in subs)
+        subscribers = [m for m in order if topic in members[m]]
         if not subscribers:
             continue
         n = topics[topic]
@@ -57,8 +79,8 @@ def range_assignor(members: Members, topics: Topics, previous: Target,
     return _pack(owned)
 
 
-def uniform_assignor(members: Members, topics: Topics, previous: Target,
-                     trusted: bool = False) -> dict[str, Assignment]:
+def uniform_assignor(members: Members, topics: Topics, previous: Target, trusted: bool = False,
+                     instance_ids: Mapping[str, str] | None = None) -> dict[str, Assignment]:
     """``trusted``: ``previous`` was computed for these same topics and partition counts, so its
     partitions need no re-checking (a join in a large group then costs no per-partition work)."""
     if not members:
