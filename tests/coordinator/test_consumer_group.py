@@ -30,7 +30,7 @@ def two_members():
 def test_first_member_gets_everything_and_group_is_stable():
     g = CG()
     r = g.hb("a", 0)
-    assert r.heartbeat_interval_ms == 5000 and r.member_id == "a"
+    assert r.heartbeat_interval_ms == 250 and r.member_id == "a"
     grp = g.group()
     assert (grp.group_epoch, grp.assignment_epoch, grp.state.value) == (1, 1, "Stable")
 
