@@ -196,7 +196,7 @@ def gzip_tails(paths: list[str]) -> list[dict]:
             if not any(_hidden(part) for part in p.relative_to(root).parts)]
         for path in files:
             if path.name.endswith(".gz") and not _whole_gzip(path):
-                found.append({"file": str(path), "reason": TORN_GZIP, "lines": 1})
+                found.append({"file": str(path.absolute()), "reason": TORN_GZIP, "lines": 1})
     return found
 
 
