@@ -370,7 +370,8 @@ def _validate_group(overrides: Mapping[str, str | None], defaults: Mapping[str, 
         if name not in GROUP_CONFIGS:
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown group config name: {name}")
     merged = {**defaults, **overrides}
-    values: dict[str, int | str] = {}
+    values: dict[str, int] = {}
+    texts: dict[str, str] = {}
     for name, (type_, _, _) in GROUP_CONFIGS.items():
         raw = str(merged[name])
         if type_ is ConfigType.INT:
@@ -386,7 +387,7 @@ def _validate_group(overrides: Mapping[str, str | None], defaults: Mapping[str, 
             if raw.strip() not in _SHARE_OFFSET_RESETS:
                 raise _config_error(name, raw,
                                     f"String must be one of: {', '.join(_SHARE_OFFSET_RESETS)}")
-            values[name] = raw.strip()
+            texts[name] = raw.strip()
     bounds = {
         "consumer.heartbeat.interval.ms": (
             "group.consumer.min.heartbeat.interval.ms",
@@ -415,7 +416,7 @@ def _validate_group(overrides: Mapping[str, str | None], defaults: Mapping[str, 
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"{kind}.session.timeout.ms must be "
                              f"greater than {kind}.heartbeat.interval.ms")
     # stored as Kafka describes them: the parsed value written back (" 500" is "500")
-    return {name: str(values[name]) for name in overrides}
+    return {name: str(values[name]) if name in values else texts[name] for name in overrides}
 
 
 def _config_error(name: str, value: str, why: str) -> KafkaError:
