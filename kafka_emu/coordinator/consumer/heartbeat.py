@@ -1,7 +1,8 @@
 """ConsumerGroupHeartbeat in the pure coordinator (Kafka's GroupMetadataManager.consumerGroupHeartbeat).
 
 One heartbeat, in order:
-1. validate the request (INVALID_REQUEST, UNSUPPORTED_ASSIGNOR, INVALID_REGULAR_EXPRESSION);
+1. validate the request (validation.py: INVALID_REQUEST, UNSUPPORTED_ASSIGNOR,
+   INVALID_REGULAR_EXPRESSION);
 2. epoch -1 / -2: leave (fence the member, or keep a static member at epoch -2 until its
    session expires or its instance id rejoins);
 3. find the group (epoch 0 creates it; an Empty classic group is replaced, a non-empty one is
@@ -14,9 +15,10 @@ One heartbeat, in order:
 5. if the group epoch is ahead of the assignment epoch, compute a new target assignment with the
    preferred assignor (the one most members ask for, else the first of group.consumer.assignors);
 6. reconcile the member one step (reconcile.py), (re)arm the rebalance timeout while it is
-   revoking, and re-arm its session timeout;
-7. answer with the member epoch, the heartbeat interval and, for a full request or a changed
-   assignment, the partitions the member may own now.
+   revoking, and re-arm its session timeout (the group's consumer.session.timeout.ms if it sets
+   one, else the broker's);
+7. answer with the member epoch, the heartbeat interval (the group's, else the broker's) and, for
+   a full request or a changed assignment, the partitions the member may own now.
 
 Deliberate choices where Kafka is asynchronous: regexes and topic metadata are resolved on each
 heartbeat against the catalogue the broker passes (Kafka refreshes them in the background), so a
@@ -29,12 +31,9 @@ UNRELEASED_INSTANCE_ID even under the same member id.
 
 from __future__ import annotations
 
-import base64
-import uuid
-
 from kafka_emu.errors import ErrorCode, KafkaError
 
-from ..core import RETENTION_KEY, Core, default_member_uuid
+from ..core import RETENTION_KEY, Core
 from ..events import GroupCreated, MemberAdded, MemberRemoved, RemovalReason
 from .assignors import ASSIGNORS
 from .commands import ConsumerGroupHeartbeat, ConsumerGroupHeartbeatResult, as_partitions
@@ -43,7 +42,8 @@ from .events import (ConsumerGroupStateChanged, GroupEpochBumped, MemberReconcil
 from .model import (LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerMember, MemberState,
                     normalized)
 from .reconcile import next_assignment
-from .regex import compile_topic_regex, matching_topics, regex_error
+from .regex import compile_topic_regex, matching_topics
+from .validation import new_member_id, validate
 
 API = "ConsumerGroupHeartbeat"
 SESSION = "cg_session"
@@ -56,71 +56,6 @@ def session_key(group_id: str, member_id: str) -> tuple[str, str, str]:
 
 def rebalance_key(group_id: str, member_id: str) -> tuple[str, str, str]:
     return (REBALANCE, group_id, member_id)
-
-
-def new_member_id(core: Core) -> str:
-    """A member id for a v0 member that joined without one, as Kafka 4.x makes it:
-    Uuid.randomUuid().toString(), the 16 bytes in unpadded base64url (22 characters), never
-    starting with '-' (Kafka draws again) nor all zeros. A coordinator built with its own
-    ``new_member_uuid`` (tests) gets that instead."""
-    if core.new_member_uuid is not default_member_uuid:
-        return core.new_member_uuid()
-    while True:
-        raw = uuid.uuid4().bytes
-        text = base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
-        if not text.startswith("-") and any(raw):
-            return text
-
-
-def _invalid(message: str) -> KafkaError:
-    return KafkaError(ErrorCode.INVALID_REQUEST, message)
-
-
-# ---------------------------------------------------------------------------------- validation
-def blank(value: str | None) -> bool:
-    """Kafka's throwIfEmptyString: a set value that Java's String.trim() empties (it strips every
-    character up to U+0020 from both ends), so whitespace-only ids are refused like empty ones."""
-    return value is not None and all(c <= " " for c in value)
-
-
-def validate(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
-    """GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid (Kafka 4.x), in its
-    order: the member id first (v1+, or a known member's epoch), then the ids, then per epoch."""
-    epoch = cmd.member_epoch
-    if (cmd.member_id_required or epoch > 0 or epoch == LEAVE_EPOCH) and blank(cmd.member_id):
-        raise _invalid("MemberId can't be empty.")
-    if blank(cmd.group_id):
-        raise _invalid("GroupId can't be empty.")
-    if blank(cmd.instance_id):
-        raise _invalid("InstanceId can't be empty.")
-    if blank(cmd.rack_id):
-        raise _invalid("RackId can't be empty.")
-    if epoch == 0:
-        if cmd.rebalance_timeout_ms == -1:
-            raise _invalid("RebalanceTimeoutMs must be provided in first request.")
-        # Kafka: topicPartitions() == null || !topicPartitions().isEmpty(), so even a topic
-        # with no partitions, or one of an unknown id, is refused.
-        if cmd.owned is None or cmd.owned or cmd.owned_entries:
-            raise _invalid("TopicPartitions must be empty when (re-)joining.")
-        # An empty list of names or an empty regex is accepted: a member of no topic.
-        if cmd.subscribed_topic_names is None and cmd.subscribed_topic_regex is None:
-            raise _invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null "
-                           "when (re-)joining.")
-    elif epoch == STATIC_LEAVE_EPOCH:
-        if cmd.instance_id is None:
-            raise _invalid("InstanceId can't be null.")
-    elif epoch < STATIC_LEAVE_EPOCH:
-        raise _invalid("MemberEpoch is invalid.")
-    assignors = core.config.group_consumer_assignors
-    if cmd.server_assignor is not None and cmd.server_assignor not in assignors:
-        raise KafkaError(ErrorCode.UNSUPPORTED_ASSIGNOR,
-                         f"ServerAssignor {cmd.server_assignor} is not supported. Supported assignors: "
-                         f"{', '.join(assignors)}.")
-    problem = None if cmd.subscribed_topic_regex is None else regex_error(cmd.subscribed_topic_regex)
-    if problem is not None:  # Kafka's Utils.throwIfRegularExpressionIsInvalid, in the shard
-        raise KafkaError(ErrorCode.INVALID_REGULAR_EXPRESSION,
-                         f"SubscribedTopicRegex `{cmd.subscribed_topic_regex}` is not a valid regular "
-                         f"expression: {problem}.")
 
 
 # ----------------------------------------------------------------------------------- the door
