@@ -60,7 +60,9 @@ def host_port(host: str, port: int) -> str:
 
 
 async def serve(config: BrokerConfig, *, observer: Callable[[Any], None] | None = None,
-                task_status=trio.TASK_STATUS_IGNORED) -> None:
+                warm: bool = True, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    """Serve until cancelled. ``warm``: once listening, load what a first group and the data
+    path need while the server is idle (warm.py); False leaves everything to its first use."""
     broker = Broker(config, observer=observer)
     cluster = broker.cluster
     async with trio.open_nursery() as nursery:
@@ -87,6 +89,9 @@ async def serve(config: BrokerConfig, *, observer: Callable[[Any], None] | None 
         address = BoundAddress(config.host, broker.bound_port, broker,
                                tuple(node.port for node, _ in bound))
         log.info("kafka-emu listening on %s", address.bootstrap)
+        if warm:
+            from .warm import warm_up
+            nursery.start_soon(warm_up, broker)
         task_status.started(address)
         await trio.sleep_forever()
 

@@ -12,9 +12,9 @@ import struct
 from typing import Any
 
 from . import primitives as p
-from .codec import DECODE_FAILURES, encode_into, read_from, top_plan
+from .codec import DECODE_FAILURES, encode_into, plan_for, read_from, top_plan
 from .errors import DecodeError
-from .schema import INT16, INT32, STRING, field, message
+from .schema import INT16, INT32, STRING, Array, field, message
 from .spliced import Buffer, frame_parts, spliced_output
 
 API_VERSIONS_KEY = 18
@@ -118,6 +118,21 @@ def _response_writer(api: Any, version: int, cls: type) -> tuple[bytes, Any]:
     writer = (head, top_plan(cls, version).write)
     _RESPONSE_WRITERS.setdefault(cls, {})[version] = writer
     return writer
+
+
+def warm(api: Any, version: int) -> None:
+    """Compile now what ``decode_request`` and ``encode_response`` use for ``api`` at
+    ``version`` (the server does it while idle, broker/warm.py), rather than at its first use."""
+    if version not in _REQUEST_READERS.get(api.request, ()):
+        _request_readers(api, version)
+    if version not in _RESPONSE_WRITERS.get(api.response, ()):
+        _response_writer(api, version, api.response)
+        # a handler may answer with an array of the response already encoded (preencoded.py),
+        # written by its element's own function
+        plan = top_plan(api.response, version)
+        for spec in plan.fields:
+            if isinstance(spec.type, Array) and isinstance(spec.type.element, type):
+                plan_for(spec.type.element, version, plan.flexible).write  # noqa: B018
 
 
 def encode_response(api: Any, version: int, correlation_id: int, body: Any) -> bytearray:

@@ -1,0 +1,125 @@
+"""Issue 40: the first group on a fresh emulator no longer pays for loading the group path.
+
+A server left idle after it starts loads what a first group needs (broker/warm.py); the first
+JoinGroup, SyncGroup, Heartbeat, OffsetCommit and OffsetFetch after that import no module and
+compile no codec function or ``__init__`` -- before, the first JoinGroup imported the whole
+coordinator (tens of ms, every connection waiting). Each check runs in a fresh interpreter, as a
+``kafka-emu serve`` does: in this one, other tests have loaded everything long ago.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+FIRST_GROUP = r"""
+import json, sys
+from functools import partial
+import trio
+from kafka_emu.broker import warm
+from kafka_emu.broker.server import serve
+from kafka_emu.protocol import codec
+from kafka_emu.protocol.generated_source import LINE_FIELDS
+from kafka_emu.protocol.headers import RequestHeader, ResponseHeader
+from kafka_emu.protocol.registry import BY_NAME
+from kafka_emu.protocol.messages.join_group import JoinGroupRequestProtocol
+from kafka_emu.protocol.messages.offset_commit import (OffsetCommitRequestPartition,
+                                                       OffsetCommitRequestTopic)
+from kafka_emu.protocol.messages.offset_fetch import (OffsetFetchRequestGroup,
+                                                      OffsetFetchRequestTopics)
+from kafka_emu.testing import make_config
+from kafka_emu.testing.wire import WireClient
+
+JOIN, SYNC, BEAT = BY_NAME["JoinGroup"], BY_NAME["SyncGroup"], BY_NAME["Heartbeat"]
+COMMIT, FETCH = BY_NAME["OffsetCommit"], BY_NAME["OffsetFetch"]
+VERSIONS = {JOIN: 9, SYNC: 5, BEAT: 4, COMMIT: 9, FETCH: 8}
+
+
+def stubs():
+    # classes whose __init__ is still frozen.fast_init's stub (compiled at the first instance)
+    return {f"{name}.{cls.__name__}" for name, module in list(sys.modules.items())
+            if name.startswith("kafka_emu.") for cls in list(vars(module).values())
+            if isinstance(cls, type) and cls.__module__ == name
+            and getattr(cls.__dict__.get("__init__"), "__wrapped__", None) is not None}
+
+
+def loaded():
+    return set(sys.modules), set(LINE_FIELDS), stubs()
+
+
+async def main(wait):
+    config = make_config({"group.initial.rebalance.delay.ms": "0"}, topics={"t": 1})
+    # the client's own side of the codec (request writers, response readers), made first
+    for api, version in VERSIONS.items():
+        codec.top_plan(api.request, version).write
+        codec.top_plan(api.response, version).read_at
+    RequestHeader(request_api_key=0, request_api_version=0, correlation_id=0, client_id="")
+    for version in (1, 2):
+        codec.top_plan(RequestHeader, version).write
+    for version in (0, 1):
+        codec.top_plan(ResponseHeader, version).read_at
+    async with trio.open_nursery() as nursery:
+        bound = await nursery.start(partial(serve, config, warm=wait))
+        if wait:  # the server idle until it has loaded what it loads ahead of use
+            with trio.fail_after(60):
+                while not warm.warmed(bound.broker):
+                    await trio.sleep(0.1)  # (a sleeping task lets the server be idle)
+        client = await WireClient.connect(bound.host, bound.port)
+        before = loaded()
+        join = dict(group_id="g", session_timeout_ms=30000, rebalance_timeout_ms=30000,
+                    protocol_type="consumer",
+                    protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")])
+        first = await client.request(JOIN, 9, JOIN.request(member_id="", **join))
+        joined = await client.request(JOIN, 9, JOIN.request(member_id=first.member_id, **join))
+        member, generation = joined.member_id, joined.generation_id
+        synced = await client.request(SYNC, 5, SYNC.request(
+            group_id="g", generation_id=generation, member_id=member, protocol_type="consumer",
+            protocol_name="range", assignments=[]))
+        beat = await client.request(BEAT, 4, BEAT.request(
+            group_id="g", generation_id=generation, member_id=member))
+        committed = await client.request(COMMIT, 9, COMMIT.request(
+            group_id="g", generation_id_or_member_epoch=generation, member_id=member,
+            topics=[OffsetCommitRequestTopic(name="t", partitions=[OffsetCommitRequestPartition(
+                partition_index=0, committed_offset=0, committed_metadata="")])]))
+        fetched = await client.request(FETCH, 8, FETCH.request(groups=[OffsetFetchRequestGroup(
+            group_id="g", topics=[OffsetFetchRequestTopics(name="t", partition_indexes=[0])])]))
+        after = loaded()
+        print(json.dumps({
+            "errors": [first.error_code, joined.error_code, synced.error_code, beat.error_code,
+                       committed.topics[0].partitions[0].error_code,
+                       fetched.groups[0].topics[0].partitions[0].error_code],
+            "imported": sorted(after[0] - before[0]),
+            "codec functions compiled": sorted(name.rsplit(" #", 1)[0]
+                                               for name in after[1] - before[1]),
+            "inits compiled": sorted(before[2] - after[2]),
+        }))
+        nursery.cancel_scope.cancel()
+
+trio.run(main, sys.argv[1] == "wait")
+"""
+
+
+def first_group(wait: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", FIRST_GROUP, wait], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def test_the_first_group_on_an_idle_server_loads_nothing():
+    found = first_group("wait")
+    assert found["errors"] == [79, 0, 0, 0, 0, 0]  # MEMBER_ID_REQUIRED (v4+), then all fine
+    assert found["imported"] == []
+    assert found["codec functions compiled"] == []
+    assert found["inits compiled"] == []
+
+
+def test_a_server_that_does_not_warm_up_loads_on_first_use():
+    # what the check above measures: the same requests on a server that leaves everything to
+    # its first use (serve(warm=False), as every server did before) load the handlers and
+    # compile what they use
+    found = first_group("cold")
+    assert found["errors"] == [79, 0, 0, 0, 0, 0]
+    assert "kafka_emu.broker.handlers.join_group" in found["imported"]
+    assert found["codec functions compiled"] and found["inits compiled"]
