@@ -7,7 +7,9 @@ Three ways to reach Spark, chosen by the caller and nothing else in the job chan
 - ``--master URL``: any Spark master (standalone, YARN, k8s): the same job, same settings minus
   the local-only ones;
 - ``--remote sc://HOST:PORT`` or SPARK_REMOTE: a Spark Connect server. Only the DataFrame API is
-  used (no RDDs, no SparkContext, no Python UDFs), which is what Spark Connect serves.
+  used (no RDDs, no SparkContext, no Python UDFs), which is what Spark Connect serves. A
+  server that stops answering is given up on about 5 s later (CONNECT_RETRIES), not pyspark's
+  ten minutes.
   ``kafka-emu report-server`` (server.py) starts one locally with the same settings as a local
   session (job_confs, local_confs, local_java_options below).
 
