@@ -13,6 +13,10 @@ server and the trace encoder process it starts (which formats the lines off the 
 Target: tracing costs the request path at most 10% (server CPU ratio >= 0.90). Not a test: it
 prints and always exits 0.
 
+The same for one-partition OffsetCommits (v8, the member's, offset 0 each time), after the
+Heartbeats: ``--kind Heartbeat`` or ``--kind OffsetCommit`` measures one of them (issue 40: a
+traced commit kept 0.48 of the untraced throughput while its row was made on the request path).
+
 ``--callgrind`` counts instructions instead of time (see "instruction counts under callgrind"
 below; valgrind must be installed): deterministic on a busy machine, but blind to cache misses
 and the kernel's share, so both figures are worth having.
@@ -38,6 +42,9 @@ from kafka_emu.protocol.codec import read_from
 from kafka_emu.protocol.headers import ResponseHeader, encode_request, response_header_version
 from kafka_emu.protocol.messages.heartbeat import HeartbeatRequest
 from kafka_emu.protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
+from kafka_emu.protocol.messages.offset_commit import (OffsetCommitRequest,
+                                                       OffsetCommitRequestPartition,
+                                                       OffsetCommitRequestTopic)
 from kafka_emu.protocol.messages.sync_group import SyncGroupRequest
 from kafka_emu.protocol.primitives import Reader
 
@@ -47,6 +54,23 @@ CONNECTIONS, IN_FLIGHT = 4, 64
 WARMUP = 2000  # heartbeats before each measured window
 TARGET_RATIO = 0.90
 JOIN, SYNC, HEARTBEAT = BY_NAME["JoinGroup"], BY_NAME["SyncGroup"], BY_NAME["Heartbeat"]
+COMMIT = BY_NAME["OffsetCommit"]
+# the request kind measured: "Heartbeat" or "OffsetCommit" (one partition, v8, offset 0 each
+# time: what a consumer committing after each poll of an idle partition sends); --kind
+KIND = "Heartbeat"
+TOPIC = "t"  # (every server is started with it, one partition, for the commits)
+
+
+def request_frame(member: str, generation: int) -> bytes:
+    """One request of the kind measured, as a member of the group sends it."""
+    if KIND == "OffsetCommit":
+        return encode_request(COMMIT, 8, 1, "bench-trace", OffsetCommitRequest(
+            group_id="bench", generation_id_or_member_epoch=generation, member_id=member,
+            topics=[OffsetCommitRequestTopic(name=TOPIC, partitions=[
+                OffsetCommitRequestPartition(partition_index=0, committed_offset=0,
+                                             committed_metadata="")])]))
+    return encode_request(HEARTBEAT, 4, 1, "bench-trace", HeartbeatRequest(
+        group_id="bench", generation_id=generation, member_id=member))
 
 
 def _recv_frame(sock: socket.socket) -> bytes:
@@ -132,8 +156,7 @@ def heartbeats_per_s(host: str, port: int, pid: int | None = None) -> tuple[floa
     # not what a traced request costs
     send_heartbeats(host, port, member, generation, WARMUP)
     time.sleep(0.5)
-    frame = encode_request(HEARTBEAT, 4, 1, "bench-trace", HeartbeatRequest(
-        group_id="bench", generation_id=generation, member_id=member))
+    frame = request_frame(member, generation)
     sel = selectors.DefaultSelector()
     socks = [socket.create_connection((host, port)) for _ in range(CONNECTIONS)]
     pending = {}
@@ -177,7 +200,7 @@ from kafka_emu.testing import make_config
 
 async def main():
     async with trio.open_nursery() as nursery:
-        bound = await nursery.start(partial(serve, make_config()))
+        bound = await nursery.start(partial(serve, make_config(topics={"t": 1})))
         # "batches": the observer also takes the seam's deferred batches whole, as the trace
         # writer does (without, it is called once per event)
         many = (lambda batch: None) if sys.argv[1:] == ["batches"] else None
@@ -192,7 +215,7 @@ trio.run(main)
 def run(extra: list[str] | None) -> tuple[float, float]:
     args = ([sys.executable, "-c", SEAM_ONLY] if extra is None else
             [sys.executable, "-m", "kafka_emu", "serve", "--port", "0", "--log-level", "WARNING",
-             *extra])
+             "--topic", f"{TOPIC}:1", *extra])
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         host, port = proc.stdout.readline().strip().rsplit(":", 1)
@@ -222,8 +245,7 @@ CG_CONFIGS = os.environ.get("BENCH_TRACE_CG_CONFIGS", "off,seam only,on (jsonl)"
 def send_heartbeats(host: str, port: int, member: str, generation: int, count: int) -> None:
     """Send exactly ``count`` heartbeats over CONNECTIONS connections, IN_FLIGHT pipelined on
     each, and return when every one is answered."""
-    frame = encode_request(HEARTBEAT, 4, 1, "bench-trace", HeartbeatRequest(
-        group_id="bench", generation_id=generation, member_id=member))
+    frame = request_frame(member, generation)
     sel = selectors.DefaultSelector()
     socks = [socket.create_connection((host, port)) for _ in range(CONNECTIONS)]
     sent = answered_all = 0
@@ -274,7 +296,7 @@ def callgrind_run(extra: list[str] | None, out_dir: str, name: str,
     target = ([sys.executable, "-c", SEAM_ONLY] if extra is None else
               [sys.executable, "-c", SEAM_ONLY, "batches"] if extra == ["batches"] else
               [sys.executable, "-m", "kafka_emu", "serve", "--port", "0", "--log-level",
-               "WARNING", *extra])
+               "WARNING", "--topic", f"{TOPIC}:1", *extra])
     prefix = os.path.join(out_dir, name.replace(" ", "_").replace("(", "").replace(")", ""))
     args = ["valgrind", "--tool=callgrind", "--trace-children=yes",
             f"--callgrind-out-file={prefix}.%p", *target]
@@ -329,14 +351,14 @@ def _heartbeat_lines(trace_dir: str) -> int:
             opener = gzip.open if f.endswith(".gz") else open
             try:
                 with opener(path, "rb") as fh:
-                    count += fh.read().count(b'"api":"Heartbeat"')
+                    count += fh.read().count(b'"api":"%s"' % KIND.encode())
             except (EOFError, OSError):  # a gzip member being written
                 pass
     return count
 
 
 def callgrind_main() -> int:
-    print(f"== instructions per heartbeat under callgrind ({CG_REQUESTS} pipelined, "
+    print(f"== instructions per {KIND} under callgrind ({CG_REQUESTS} pipelined, "
           f"after {CG_WARMUP}; {CONNECTIONS} connections x {IN_FLIGHT} in flight)")
     print(f"  {'tracing':<19} {'server':>9} {'ratio':>6}   {'encoder':>9} {'with encoder':>13}"
           f" {'ratio':>6}")
@@ -366,8 +388,18 @@ def callgrind_main() -> int:
 
 
 def main() -> int:
-    if "--callgrind" in sys.argv[1:]:
-        return callgrind_main()
+    global KIND
+    args = sys.argv[1:]
+    kinds = ["Heartbeat", "OffsetCommit"]
+    if "--kind" in args:
+        kinds = [args[args.index("--kind") + 1]]
+    for kind in kinds:
+        KIND = kind  # (read by request_frame and the printing)
+        (callgrind_main if "--callgrind" in args else timed_main)()
+    return 0
+
+
+def timed_main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         # the control plane's timeline (on by default in serve) off throughout: tracing alone
         quiet = ["-c", "emu.timeline.max.events=0"]
@@ -382,7 +414,7 @@ def main() -> int:
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(tmp) for f in fs)
     base_wall = statistics.median(w for w, _ in results["off"])
     base_cpu = statistics.median(c for _, c in results["off"])
-    print(f"== heartbeat throughput, tracing off vs on ({CONNECTIONS} connections x "
+    print(f"== {KIND} throughput, tracing off vs on ({CONNECTIONS} connections x "
           f"{IN_FLIGHT} in flight, {WINDOW_S:g} s x {ROUNDS} rounds, medians)")
     print(f"  {'tracing':<19} {'per wall s':>10} {'ratio':>6}   {'per CPU s':>10} {'ratio':>6}"
           f"   {'CPU incl. encoder':>17} {'ratio':>6}")

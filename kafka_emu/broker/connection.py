@@ -58,6 +58,10 @@ FETCH = 1  # its responses carry stored batches, written as they are (encode_res
 T = TypeVar("T")
 _new = object.__new__
 _NO_MAKERS: dict = {}  # (REQUEST_ROWS for a request class not seen yet)
+# A request recorded by its frames (observe.py's REQUEST_FRAME) when they are no larger than
+# this together; a larger one (a commit of many partitions, a big group's description) as its
+# row, whose size grows with the partitions it names, not with every byte of both frames.
+FRAME_RECORD_LIMIT = 4096
 
 # While a request is parked we keep reading, to notice the client leaving; pipelined frames read
 # meanwhile wait in the queue. Past this many bytes we stop reading until the queue drains.
@@ -549,16 +553,18 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         ctx.deferrable = False  # the fault's action may still run after the handler
         response = await carry_out(broker, conn, ctx, handler, request, fault)
     emit = observation.emit  # a sink may have subscribed while the request was parked
+    data = None  # the response frame, once made
     if emit is not None:
         # RequestHandled as a row (observe.py): the same fields, without building the object
         observation.mark = done = perf_now()
         if (type(request) in observation.by_frame and started is not None
-                and fault is None):  # (a Heartbeat, traced alone: its frames, frame_rows.py)
+                and fault is None):  # (a Heartbeat, a commit, traced alone: frame_rows.py)
             data = encode_response(api, version, correlation_id, response)
-            emit((REQUEST_FRAME, frame, data, started, done,  # (at_ms and latency when read)
-                  broker.clock.ms_constants or broker.clock.ms_at(done), conn.id, conn.peer,
-                  info.client_software_name, info.client_software_version))
-            return data
+            if len(data) + len(frame) <= FRAME_RECORD_LIMIT:
+                emit((REQUEST_FRAME, frame, data, started, done,  # (at_ms, latency when read)
+                      broker.clock.ms_constants or broker.clock.ms_at(done), conn.id, conn.peer,
+                      info.client_software_name, info.client_software_version))
+                return data
         if type(request) in observation.by_reference:  # (a Heartbeat, with the timeline alone)
             emit((REQUEST_REFS, request, response, started, done,  # (ms_later: at_ms when read)
                   broker.clock.ms_later or broker.clock.ms_at(done), conn.id, conn.peer,
@@ -578,8 +584,9 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         raise FaultClose(f"closed by fault rule {fault.rule_id} after {api.name} was applied")
     if response is None:
         return None
-    data = (encode_response_parts if api_key == FETCH else encode_response)(
-        api, version, correlation_id, response)
+    if data is None:
+        data = (encode_response_parts if api_key == FETCH else encode_response)(
+            api, version, correlation_id, response)
     if fault is not None and fault.action == "throttle" and client_throttles(api.name, version):
         # KIP-219: answer at once, then read nothing more from this client for the throttle time
         conn.enqueue(data)

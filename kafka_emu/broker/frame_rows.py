@@ -12,7 +12,7 @@ from ..protocol.headers import ResponseHeader, decode_request, peek_api, respons
 from ..protocol.primitives import Reader
 from .clock import ms_from
 from .handlers import HANDLERS
-from .observe import request_row_maker
+from .observe import NO_TOPIC_IDS, request_row_maker
 
 # (api key, version, request frame after its correlation id, response frame after its) -> decoded
 _DECODED: dict[tuple[int, int, bytes, bytes], tuple] = {}
@@ -31,7 +31,8 @@ def frame_row(event: tuple) -> tuple:
             _DECODED.clear()
         _DECODED[cache_key] = decoded
     make, name, client, q, r = decoded
-    return make(q, r, (done - started) * 1000, None, at if type(at) is int else ms_from(at, done),
+    return make(q, r, (done - started) * 1000, NO_TOPIC_IDS,
+                at if type(at) is int else ms_from(at, done),
                 connection, peer, name, key, version, correlation, client, software,
                 software_version)
 

@@ -52,6 +52,8 @@ from typing import Any
 
 import attrs
 
+from ..protocol.schema import RECORDS, Array, fields_of
+
 # the walks over a declaration (re-exported: request_facts compiles calls to them)
 from .request_walk import _struct_arrays, request_partitions, response_errors  # noqa: F401
 
@@ -140,7 +142,7 @@ class Observation:
         # every sink takes references (BY_REFERENCE fills as the request path meets classes)
         self.all_refs = bool(self._sinks) and all(e[3] for e in self._sinks)
         self.by_reference = BY_REFERENCE if self.all_refs else _NOTHING
-        self.by_frame = (BY_REFERENCE if self._sinks and all(e[5] for e in self._sinks)
+        self.by_frame = (BY_FRAME if self._sinks and all(e[5] for e in self._sinks)
                          else _NOTHING)
         self.replies = any(e[4] for e in self._sinks)
         held_emit = None
@@ -327,6 +329,9 @@ REQUEST_REFS = "RequestHandled/refs"
 REPLY_REFS = sys.intern("ReplyEmitted/refs")
 # request classes recorded by reference (filled as ``request_row_maker`` meets them)
 BY_REFERENCE: set[type] = set()
+# request classes recorded by their frames: those, and those whose arrays the row reads from
+# the frames as well as from the objects (``_by_frame``: OffsetCommit, ...)
+BY_FRAME: set[type] = set()
 _NOTHING: frozenset[type] = frozenset()
 # RequestHandled by its frames, for sinks that take them (``subscribe(frames=True)``), where the
 # request path would record by reference and no fault rule acted on the request: ``(REQUEST_FRAME,
@@ -365,6 +370,44 @@ def row_of(event: Any) -> Any:
 def _by_reference(request_cls: type, response_cls: type) -> bool:
     return (attrs.has(request_cls) and attrs.has(response_cls)
             and not _struct_arrays(request_cls) and not _struct_arrays(response_cls))
+
+
+def _by_frame(request_cls: type, response_cls: type) -> bool:
+    """Whether the row can be made from the two frames, decoded, in another process: the row's
+    partitions and per-partition errors are read from the arrays of both by the same walk, so
+    arrays are fine, unless the request names topics by id (``request_partitions`` asks the
+    server's topics for their names) or either carries records (Produce, Fetch: their frames
+    are large, and a Fetch answer is written in parts). A field the row reads that a version
+    does not carry would be lost: tests/trace/test_trace_frames_arrays.py decodes every
+    (API, version) so recorded against the row the request path makes."""
+    if not (attrs.has(request_cls) and attrs.has(response_cls)):
+        return False
+    return (_by_reference(request_cls, response_cls)
+            or not (_names(request_cls, ("topic_id",)) or _holds_records(request_cls)
+                    or _holds_records(response_cls)))
+
+
+def _no_topic_id(topic_id: Any) -> Any:
+    raise LookupError(f"topic id {topic_id} in a request recorded by its frames (_by_frame)")
+
+
+# what a row made from frames is given to resolve topic ids with: none to resolve (``_by_frame``)
+NO_TOPIC_IDS = type("NoTopicIds", (), {"lookup_id": staticmethod(_no_topic_id)})()
+
+
+def _names(cls: type, names: tuple[str, ...]) -> bool:
+    """Whether a field of ``cls`` or of a struct in it is named one of ``names``."""
+    return any(spec.name in names or (isinstance(spec.type, Array)
+                                      and isinstance(spec.type.element, type)
+                                      and _names(spec.type.element, names))
+               for spec in fields_of(cls))
+
+
+def _holds_records(cls: type) -> bool:
+    return any(spec.type is RECORDS or (isinstance(spec.type, Array)
+                                        and isinstance(spec.type.element, type)
+                                        and _holds_records(spec.type.element))
+               for spec in fields_of(cls))
 
 
 def _builder(tag: str) -> Callable[[tuple], Any]:
@@ -526,6 +569,8 @@ def request_row_maker(request_cls: type, response_cls: type) -> Callable[..., tu
         make = makers[response_cls] = _facts_reader(request_cls, response_cls, whole_row=True)
         if _by_reference(request_cls, response_cls):
             BY_REFERENCE.add(request_cls)
+        if _by_frame(request_cls, response_cls):
+            BY_FRAME.add(request_cls)
     return make
 
 
