@@ -16,6 +16,15 @@ Defaults are Kafka's except two, both chosen by measurement so a test suite does
   bench/bench_consumer_protocol.py times candidates: 250 is the largest within 1.5x of the
   classic protocol (0.31 s to form, 0.25 s to recover from a member leaving), at four heartbeats
   a second per member. Pass 5000 (with the minimum 5000) for Kafka's behaviour.
+
+And one of kafka-emu's own: ``emu.group.consumer.regex.min.refresh.interval.ms``, 0 (Kafka's
+constant REGEX_BATCH_REFRESH_MIN_INTERVAL_MS is 10 s). A group resolves its regular expressions
+again when a pattern is new or the topics changed, but on Kafka never twice within 10 s: a topic
+created a few seconds after a group's resolution reaches a regex subscriber only 10 s later, a
+test suite's whole wait. At 0 it reaches the members at their next heartbeats (after the
+resolution that the next heartbeat triggers). Pass 10000 for Kafka's pace.
+``group.consumer.regex.refresh.interval.ms`` (a resolution that is this old is redone even with
+no topic change) keeps Kafka's 600000 and its minimum 10000.
 """
 
 from __future__ import annotations
@@ -48,6 +57,11 @@ _KAFKA_FIELDS: dict[str, tuple[str, int]] = {
     "group.consumer.min.session.timeout.ms": ("group_consumer_min_session_timeout_ms", 1),
     "group.consumer.max.session.timeout.ms": ("group_consumer_max_session_timeout_ms", 1),
     "group.consumer.max.size": ("group_consumer_max_size", 1),
+    # Kafka: an internal config, atLeast(10 * 1000), default 10 minutes.
+    "group.consumer.regex.refresh.interval.ms": ("group_consumer_regex_refresh_interval_ms", 10_000),
+    # Kafka's constant REGEX_BATCH_REFRESH_MIN_INTERVAL_MS (10 s); kafka-emu's own, see above.
+    "emu.group.consumer.regex.min.refresh.interval.ms": (
+        "group_consumer_regex_min_refresh_interval_ms", 0),
 }
 
 # Comma-separated list configs (Kafka's LIST type): name -> (attribute, allowed values).
@@ -92,6 +106,8 @@ class CoordinatorConfig:
     group_consumer_max_session_timeout_ms: int = 60000
     group_consumer_assignors: tuple[str, ...] = ("uniform", "range")
     group_consumer_max_size: int = INT32_MAX
+    group_consumer_regex_refresh_interval_ms: int = 600_000
+    group_consumer_regex_min_refresh_interval_ms: int = 0  # Kafka: 10000; see the docstring
     group_consumer_migration_policy: str = "disabled"
 
     KAFKA_NAMES: ClassVar[frozenset[str]] = frozenset(

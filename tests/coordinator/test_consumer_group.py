@@ -209,9 +209,12 @@ def test_partition_count_change_bumps_epoch():
 def test_regex_subscription_resolves_against_catalogue_fully():
     g = CG(topics={"orders": 1, "orders-eu": 1, "xorders": 1})
     r = g.hb("a", 0, subscribed_topic_regex="orders.*")
-    assert parts(r.assignment) == {"orders": {0}, "orders-eu": {0}}
+    assert (r.member_epoch, parts(r.assignment)) == (1, {})  # resolved after this answer (Kafka)
+    r = g.hb("a", 1, owned={})
+    assert (r.member_epoch, parts(r.assignment)) == (2, {"orders": {0}, "orders-eu": {0}})
     g.topics["orders-us"] = 1
-    r = g.hb("a", 1, owned={"orders": {0}, "orders-eu": {0}})
+    g.hb("a", 2, owned={"orders": {0}, "orders-eu": {0}})
+    r = g.hb("a", 2, owned={"orders": {0}, "orders-eu": {0}})
     assert "orders-us" in parts(r.assignment)
 
 

@@ -4,7 +4,8 @@ Beside the classic groups and sharing their offsets, timers and observer. Member
 request, ConsumerGroupHeartbeat; the coordinator computes a target assignment with a server-side
 assignor and reconciles each member towards it with epochs (see ``model`` for the epochs and
 states, ``reconcile`` for the rules, ``heartbeat`` for the request, ``assignors`` for uniform and
-range, ``shared`` for offsets and the multi-group APIs, ``regex`` for SubscribedTopicRegex).
+range, ``shared`` for offsets and the multi-group APIs, ``regex`` for SubscribedTopicRegex,
+``regexes`` for the group's resolution of its patterns).
 
 Consumer groups live in ``core.consumer_groups``; a group id names either a classic group
 (``core.groups``) or a consumer group, never both.
@@ -14,7 +15,7 @@ from .commands import (ConsumerGroupDescribe, ConsumerGroupDescribeResult, Consu
                        ConsumerGroupHeartbeatResult, DescribedConsumerGroup,
                        DescribedConsumerMember)
 from .events import (ConsumerGroupStateChanged, GroupEpochBumped, MemberReconciled,
-                     TargetAssignmentComputed)
+                     RegexResolved, TargetAssignmentComputed)
 from . import loading
 from .heartbeat import REBALANCE, SESSION, handle_heartbeat, on_timer
 from .model import ConsumerGroup, ConsumerGroupState, ConsumerMember, MemberState
@@ -26,7 +27,7 @@ __all__ = [
     "ConsumerGroup", "ConsumerGroupDescribe", "ConsumerGroupDescribeResult",
     "ConsumerGroupHeartbeat", "ConsumerGroupHeartbeatResult", "ConsumerGroupState",
     "ConsumerGroupStateChanged", "ConsumerMember", "DescribedConsumerGroup",
-    "DescribedConsumerMember", "GroupEpochBumped", "MemberReconciled", "MemberState",
+    "DescribedConsumerMember", "GroupEpochBumped", "MemberReconciled", "MemberState", "RegexResolved",
     "SHARED_HANDLERS", "TIMER_KINDS", "TargetAssignmentComputed", "delete_result",
     "handle_describe", "handle_heartbeat", "listed", "loading", "on_retention", "on_timer",
 ]

@@ -20,7 +20,9 @@ class GroupEpochBumped:
     at_ms: int
     group_id: str
     group_epoch: int
-    reason: str  # "member_joined", "subscription_changed", "metadata_changed", "member_removed"
+    # "member_joined", "subscription_changed", "metadata_changed", "member_removed",
+    # "regex_resolved"
+    reason: str
 
 
 @attrs.frozen(kw_only=True)
@@ -45,3 +47,14 @@ class MemberReconciled:
     state: str  # "stable", "unrevoked_partitions", "unreleased_partitions"
     assigned: tuple[tuple[str, tuple[int, ...]], ...]
     pending_revocation: tuple[tuple[str, tuple[int, ...]], ...]
+
+
+@attrs.frozen(kw_only=True)
+class RegexResolved:
+    """A subscribed regex resolved once for its whole group (Kafka's ResolvedRegularExpression)."""
+
+    at_ms: int
+    group_id: str
+    regex: str
+    topics: tuple[str, ...]
+    version: int

@@ -20,9 +20,13 @@ One heartbeat, in order:
 7. answer with the member epoch, the heartbeat interval (the group's, else the broker's) and, for
    a full request or a changed assignment, the partitions the member may own now.
 
-Deliberate choices where Kafka is asynchronous: regexes and topic metadata are resolved on each
-heartbeat against the catalogue the broker passes (Kafka refreshes them in the background), so a
-new matching topic is seen at the next heartbeat of a member. A known dynamic member that
+8. after the answer, resolve the group's regular expressions if one is new to the group or the
+   catalogue's topics changed (regexes.py: once per group, as Kafka's background resolution);
+   a changed resolution bumps the group epoch for the members' next heartbeats.
+
+Deliberate choices where Kafka is asynchronous: topic metadata (partition counts) is read on each
+heartbeat from the catalogue the broker passes, and a regex resolution runs right after the
+heartbeat that asks for it, where Kafka's executor finishes it a little later. A known dynamic member that
 heartbeats with epoch 0 again (a client rejoining after FENCED_MEMBER_EPOCH) skips the epoch check
 and goes on from its current state, reporting no owned partitions, as Kafka does since
 KAFKA-19233; a static member rejoining with epoch 0 without having left (-2) gets
@@ -38,11 +42,11 @@ from ..events import GroupCreated, MemberAdded, MemberRemoved, RemovalReason
 from .assignors import ASSIGNORS
 from .commands import ConsumerGroupHeartbeat, ConsumerGroupHeartbeatResult, as_partitions
 from .events import (ConsumerGroupStateChanged, GroupEpochBumped, MemberReconciled,
-                     TargetAssignmentComputed)
+                     RegexResolved, TargetAssignmentComputed)
 from .model import (LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerMember, MemberState,
                     normalized)
 from .reconcile import next_assignment
-from .regex import compile_topic_regex, matching_topics
+from .regexes import change_regex, member_topics, refresh_due, resolve, set_subscribed
 from .validation import new_member_id, validate
 
 API = "ConsumerGroupHeartbeat"
@@ -99,12 +103,15 @@ def _heartbeat(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
     member.client_id = cmd.client_id
     member.client_host = cmd.client_host
 
+    # As Kafka: new topic names bump the group epoch, so does a pattern the group has resolved
+    # already; a pattern new to the group waits for its resolution (regexes.py).
+    regex_bump, regex_requested = change_regex(group, old_subscription[1],
+                                               member.subscribed_topic_regex)
     reason = None
-    if is_new:
-        reason = "member_joined"
-    elif old_subscription[:2] != (member.subscribed_topic_names, member.subscribed_topic_regex):
-        reason = "subscription_changed"
-    _resolve_subscription(group, member, cmd.topics)
+    if (old_subscription[0] != member.subscribed_topic_names or regex_bump
+            or group.group_epoch == 0):
+        reason = "member_joined" if is_new else "subscription_changed"
+    set_subscribed(group, member, member_topics(group, member))
     metadata = {t: cmd.topics[t] for t in group.topic_subscribers if t in cmd.topics}
     if metadata != group.subscription_metadata:
         group.subscription_metadata = metadata
@@ -139,6 +146,11 @@ def _heartbeat(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
         heartbeat_interval_ms=(cmd.heartbeat_interval_ms
                                or core.config.group_consumer_heartbeat_interval_ms),
         assignment=assignment))
+    config = core.config
+    if refresh_due(group, cmd.topics, core.now, requested=regex_requested,
+                   min_interval_ms=config.group_consumer_regex_min_refresh_interval_ms,
+                   refresh_interval_ms=config.group_consumer_regex_refresh_interval_ms):
+        resolve_regexes(core, group, cmd.topics)
 
 
 # ------------------------------------------------------------------------------ group / member
@@ -270,28 +282,6 @@ def _replace_static(core: Core, group: ConsumerGroup, old: ConsumerMember,
     return new
 
 
-def _resolve_subscription(group: ConsumerGroup, member: ConsumerMember, topics) -> None:
-    resolved = set(member.subscribed_topic_names)
-    if member.subscribed_topic_regex is not None:
-        pattern = compile_topic_regex(member.subscribed_topic_regex)
-        if pattern is not None:
-            resolved |= matching_topics(pattern, topics)
-    _set_subscribed(group, member, frozenset(resolved))
-
-
-def _set_subscribed(group: ConsumerGroup, member: ConsumerMember, topics: frozenset[str]) -> None:
-    if topics == member.subscribed_topics:
-        return
-    counts = group.topic_subscribers
-    for t in member.subscribed_topics - topics:
-        counts[t] -= 1
-        if counts[t] == 0:
-            del counts[t]
-    for t in topics - member.subscribed_topics:
-        counts[t] = counts.get(t, 0) + 1
-    member.subscribed_topics = topics
-
-
 # ----------------------------------------------------------------------- epochs and assignment
 def bump_group_epoch(core: Core, group: ConsumerGroup, reason: str) -> None:
     group.group_epoch += 1
@@ -362,6 +352,26 @@ def reconcile(core: Core, group: ConsumerGroup, member: ConsumerMember, owned) -
     return True
 
 
+def resolve_regexes(core: Core, group: ConsumerGroup, topics) -> None:
+    """The group's patterns resolved after a heartbeat's answer, as Kafka's background
+    resolution lands between heartbeats; a changed resolution or partition count bumps the group
+    epoch, and members are assigned from it at their next heartbeat."""
+    changed, patterns = resolve(group, topics, core.now)
+    metadata = {t: topics[t] for t in group.topic_subscribers if t in topics}
+    if metadata != group.subscription_metadata:
+        group.subscription_metadata = metadata
+        changed = True
+    if core.observing:
+        for pattern in patterns:
+            resolved = group.resolved_regexes[pattern]
+            core.emit(RegexResolved(at_ms=core.now, group_id=group.group_id, regex=pattern,
+                                    topics=tuple(sorted(resolved.topics)),
+                                    version=resolved.version))
+    if changed:
+        bump_group_epoch(core, group, "regex_resolved")
+        update_state(core, group)
+
+
 def update_state(core: Core, group: ConsumerGroup) -> None:
     new = group.computed_state()
     if new is not group.state:
@@ -412,7 +422,8 @@ def fence(core: Core, group: ConsumerGroup, member: ConsumerMember, reason: Remo
     """Remove a member and bump the group epoch (Kafka's consumerGroupFenceMember); its partitions
     become free for the others' next reconciliation."""
     group.release(member)
-    _set_subscribed(group, member, frozenset())
+    change_regex(group, member.subscribed_topic_regex, None)
+    set_subscribed(group, member, frozenset())
     del group.members[member.member_id]
     if member.instance_id is not None and group.static_members.get(member.instance_id) == member.member_id:
         del group.static_members[member.instance_id]

@@ -20,8 +20,12 @@ not reached the target, else Stable.
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
 import attrs
+
+if TYPE_CHECKING:
+    from .regexes import ResolvedRegex
 
 Assignment = dict[str, frozenset[int]]  # topic name -> partitions
 
@@ -94,6 +98,13 @@ class ConsumerGroup:
     # The session timeout its last heartbeat applied (the group config's or the broker's), so a
     # reload re-arms its members' sessions with it (Kafka reads the group config on load).
     session_timeout_ms: int | None = None
+    # The group's regular expressions (regexes.py): members per pattern, each pattern's last
+    # resolution, and the resolution count, catalogue and time of the last one.
+    regex_subscribers: dict[str, int] = attrs.field(factory=dict)
+    resolved_regexes: dict[str, "ResolvedRegex"] = attrs.field(factory=dict)
+    regex_version: int = 0
+    regex_catalogue: frozenset[str] | None = None
+    regex_resolved_at_ms: int | None = None
 
     def partition_epoch(self, topic: str, partition: int) -> int:
         owner = self.owners.get((topic, partition))
