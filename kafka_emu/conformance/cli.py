@@ -5,6 +5,12 @@
         [--profile java|librdkafka|contract|kafka-emu|FILE.toml] [--bootstrap-flag broker-list]
     kafka-emu conformance --list
     kafka-emu conformance --client aiokafka --scenario consumer_failure --junit-xml out.xml
+    kafka-emu conformance --client confluent-kafka --group-protocol consumer
+
+``--group-protocol consumer`` runs the consumers on KIP-848's protocol (the kit passes
+``group.protocol=consumer``, to Kafka's VerifiableConsumer as ``--group-protocol consumer``);
+the scenarios Kafka's test matrix runs on the classic protocol only are skipped naming why,
+and so is every scenario for a client without the consumer protocol.
 
 An external program's profile (how it takes flags and properties, what it lacks) is detected
 from its ``--help`` output unless ``--profile`` names one (``profiles.py``).
@@ -21,6 +27,7 @@ import sys
 from pathlib import Path
 
 from .clients import BUILT_IN
+from .contract import GROUP_PROTOCOLS
 
 
 def _flag(text: str) -> str:
@@ -54,6 +61,12 @@ def add_commands(sub) -> None:
                    "profile's (librdkafka's client takes broker-list)")
     p.add_argument("--scenario", dest="scenarios", action="append", default=[], metavar="NAME",
                    help="run only this scenario (repeatable; default: all)")
+    p.add_argument("--group-protocol", choices=GROUP_PROTOCOLS, default="classic",
+                   help="the consumers' group protocol: classic (JoinGroup/SyncGroup) or "
+                   "consumer (KIP-848, ConsumerGroupHeartbeat); default classic")
+    p.add_argument("--group-remote-assignor", metavar="NAME", help="with --group-protocol "
+                   "consumer: the broker's assignor the consumers name (uniform, range); "
+                   "default: the scenario's")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
     p.add_argument("--trace-dir", type=Path, metavar="DIR", help="write each scenario's trace "
                    "and its verdict (scenario_verdict) here, labelled with client and scenario, "
@@ -69,7 +82,8 @@ def _run(parser: argparse.ArgumentParser, args) -> int:
 
     if args.list:
         for sc in CATALOGUE.values():
-            flag = f" [skipped: {sc.skip}]" if sc.skip else ""
+            why = sc.skip or sc.not_on.get(args.group_protocol)
+            flag = f" [skipped on {args.group_protocol}: {why}]" if why else ""
             print(f"{sc.name:50} {sc.summary}{flag}\n{'':50} from {sc.kafka_test}")
         return 0
     if not args.client and not args.consumer:
@@ -78,6 +92,9 @@ def _run(parser: argparse.ArgumentParser, args) -> int:
         parser.error("--producer goes with --consumer")
     if args.profile and not args.consumer:
         parser.error("--profile goes with --consumer (a built-in client has its own)")
+    if args.group_remote_assignor and args.group_protocol != "consumer":
+        parser.error("--group-remote-assignor goes with --group-protocol consumer (the classic "
+                     "protocol's consumers assign themselves)")
     try:
         scenarios = runner.select(args.scenarios)
     except KeyError as exc:
@@ -96,8 +113,8 @@ def _run(parser: argparse.ArgumentParser, args) -> int:
         client = external(args.consumer, args.producer, profile=profile,
                           bootstrap_flag=args.bootstrap_flag, name=args.name)
     version = f" {client.library_version}" if client.library_version else ""
-    print(f"kafka-emu conformance: {client.name}{version}, {len(scenarios)} scenario(s)",
-          flush=True)
+    print(f"kafka-emu conformance: {client.name}{version}, {len(scenarios)} scenario(s), "
+          f"{args.group_protocol} protocol", flush=True)
     if args.consumer:
         lacks = "; lacks " + ", ".join(sorted(client.unsupported)) if client.unsupported else ""
         print(f"profile {client.profile.name} ({why}): bootstrap "
@@ -107,14 +124,16 @@ def _run(parser: argparse.ArgumentParser, args) -> int:
 
     logs = args.trace_dir / "client-logs" / client.name if args.trace_dir else None
     results = runner.run_all(scenarios, client, on_result=report, workdir=logs,
-                             trace_dir=args.trace_dir)
+                             trace_dir=args.trace_dir, group_protocol=args.group_protocol,
+                             remote_assignor=args.group_remote_assignor)
     counts = {v: sum(r.verdict == v for r in results) for v in (runner.PASS, runner.FAIL,
                                                                  runner.SKIP)}
     total = sum(r.seconds for r in results)
     print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped "
           f"in {total:.1f}s")
     if args.junit_xml:
-        runner.junit_xml(results, args.junit_xml, suite=f"kafka-emu conformance {client.name}")
+        runner.junit_xml(results, args.junit_xml, suite=f"kafka-emu conformance {client.name}"
+                         f" ({args.group_protocol} protocol)")
     if args.trace_dir:
         print(f"traces (each scenario's run and its verdict) and client logs in "
               f"{args.trace_dir}", file=sys.stderr)

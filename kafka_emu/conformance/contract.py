@@ -8,11 +8,16 @@ Java ``.properties`` file, a SIGTERM that asks for a clean shutdown, assignor na
 
 Consumer flags: ``--topic --group-id [--group-instance-id] (--bootstrap-server | --broker-list)
 [--session-timeout MS] [--enable-autocommit] [--max-messages N] [--assignment-strategy S]
-[--reset-policy earliest|latest|none] [--consumer.config FILE] [--verbose]``.
+[--reset-policy earliest|latest|none] [--group-protocol classic|consumer]
+[--group-remote-assignor NAME] [--consumer.config FILE] [--verbose]``. With ``--group-protocol
+consumer`` (KIP-848, as Kafka's VerifiableConsumer takes it) the broker assigns, by the
+``--group-remote-assignor`` named or its default, and the session timeout and heartbeat interval
+are the broker's (``group.consumer.*``): a client ignores ``--session-timeout`` and
+``--assignment-strategy`` there, as Kafka's does.
 Producer flags: ``--topic (--bootstrap-server | --broker-list) [--max-messages N]
 [--throughput N] [--acks -1|0|1] [--value-prefix N] [--producer.config FILE]``.
-The properties file may carry ``group.instance.id``, ``enable.auto.commit`` and ``acks``
-(``all`` too) instead of the flags: that is how the kit passes them, to every client.
+The properties file may carry ``group.instance.id``, ``enable.auto.commit``, ``group.protocol``,
+``group.remote.assignor`` and ``acks`` (``all`` too) instead of the flags: that is how the kit passes them, to every client.
 
 Events, one JSON object per line on stdout, each with ``name`` and ``timestamp`` (ms since the
 epoch, as Kafka's tools print it):
@@ -45,6 +50,8 @@ import threading
 import time
 from collections.abc import Iterable
 from typing import Any, TextIO
+
+GROUP_PROTOCOLS = ("classic", "consumer")  # Kafka's group.protocol values
 
 # Kafka's Java assignor class names (what the system tests pass) -> the short protocol names.
 _ASSIGNORS = {
@@ -106,7 +113,8 @@ def consumer_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--reset-policy", default="earliest", choices=["earliest", "latest", "none"])
     parser.add_argument("--consumer.config", dest="config")
     parser.add_argument("--verbose", action="store_true")
-    parser.add_argument("--group-protocol", default="classic", choices=["classic"])
+    parser.add_argument("--group-protocol", choices=GROUP_PROTOCOLS)
+    parser.add_argument("--group-remote-assignor")
     return parser
 
 
@@ -120,9 +128,11 @@ def producer_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def parse(argv: list[str] | None, prog: str) -> tuple[str, argparse.Namespace]:
+def parse(argv: list[str] | None, prog: str, *, group_protocols: tuple[str, ...] = ("classic",)
+          ) -> tuple[str, argparse.Namespace]:
     """(mode, args) from a command line that starts with ``--consumer`` or ``--producer``
-    (librdkafka's style; the mode flag may appear anywhere)."""
+    (librdkafka's style; the mode flag may appear anywhere). ``group_protocols``: those the
+    client's library speaks; another is refused (exit 2), never silently run as classic."""
     argv = list(sys.argv[1:] if argv is None else argv)
     mode = "consumer"
     for flag in ("--consumer", "--producer"):
@@ -135,6 +145,9 @@ def parse(argv: list[str] | None, prog: str) -> tuple[str, argparse.Namespace]:
     _lift(args, mode, parser)
     if mode == "consumer":
         args.assignors = assignor_names(args.assignment_strategy)
+        if args.group_protocol not in group_protocols:
+            parser.error(f"--group-protocol {args.group_protocol}: this client speaks only "
+                         f"{', '.join(group_protocols)}")
     return mode, args
 
 
@@ -152,6 +165,15 @@ def _lift(args: argparse.Namespace, mode: str, parser: argparse.ArgumentParser) 
             args.group_instance_id = instance
         if props.pop("enable.auto.commit", "false").strip().lower() == "true":
             args.enable_autocommit = True
+        protocol = props.pop("group.protocol", "").strip().lower()
+        if args.group_protocol is None:
+            if protocol and protocol not in GROUP_PROTOCOLS:
+                parser.error(f"group.protocol must be one of {', '.join(GROUP_PROTOCOLS)}; got "
+                             f"{protocol!r}")
+            args.group_protocol = protocol or "classic"
+        assignor = props.pop("group.remote.assignor", "").strip()
+        if assignor and not args.group_remote_assignor:
+            args.group_remote_assignor = assignor
     else:
         value = props.pop("acks", "-1").strip().lower()
         if value not in _ACKS:

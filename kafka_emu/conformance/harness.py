@@ -49,6 +49,12 @@ WAIT_S = 30.0
 BROKER_SETTINGS = {"group.min.session.timeout.ms": 500, "group.initial.rebalance.delay.ms": 100,
                    # the server-side verdicts read the whole scenario back from the timeline
                    "emu.timeline.max.events": 1_000_000}
+# With the consumer protocol (KIP-848) the session timeout and heartbeat interval are the
+# broker's, not the client's: the kit's emulators take the kit's session timeout (Kafka's
+# minimum, 45 s, would make the fallback of real waiting too slow); heartbeats are
+# kafka-emu's default (group.consumer.heartbeat.interval.ms, 250 ms, as HEARTBEAT_MS).
+CONSUMER_PROTOCOL_SETTINGS = {"group.consumer.min.session.timeout.ms": 500,
+                              "group.consumer.session.timeout.ms": SESSION_TIMEOUT_MS}
 
 
 class ScenarioFailed(Exception):
@@ -62,7 +68,8 @@ class ScenarioSkipped(Exception):
 class Harness:
     def __init__(self, emu: Any, client: ClientSpec, *, scenario: str, topic: str,
                  partitions: int, group: str, workdir: Path, wait_s: float = WAIT_S,
-                 fail_fast: bool = True) -> None:
+                 fail_fast: bool = True, group_protocol: str = "classic",
+                 remote_assignor: str | None = None) -> None:
         self.emu = emu
         self.client = client
         self.scenario = scenario
@@ -76,6 +83,10 @@ class Harness:
         self.metrics: dict[str, float] = {}  # figures a scenario measured (for bench/)
         self.wait_s = wait_s  # how long any one wait may take before the scenario fails
         self.fail_fast = fail_fast
+        # "consumer": members heartbeat with ConsumerGroupHeartbeat and the broker assigns
+        # (by ``remote_assignor``, or its default); session timeouts are the broker's
+        self.group_protocol = group_protocol
+        self.remote_assignor = remote_assignor
         self.procs: dict[str, ClientProcess] = {}
         self.lives: dict[str, int] = {}
         self.node_config: dict[str, dict[str, Any]] = {}
@@ -137,35 +148,48 @@ class Harness:
     # -- consumers ---------------------------------------------------------------------------
     def start(self, node: str, *, instance_id: str | None = None, autocommit: bool = False,
               session_timeout_ms: int = SESSION_TIMEOUT_MS, max_messages: int = -1,
-              assignment_strategy: str | None = None,
+              assignment_strategy: str | None = None, remote_assignor: str | None = None,
               extra: dict[str, Any] | None = None) -> ClientProcess:
+        """Start (a new life of) consumer ``node``. On the consumer protocol
+        ``session_timeout_ms`` and ``assignment_strategy`` are not the client's to set (as
+        Kafka's VerifiableConsumer service passes neither there): the broker's session timeout
+        applies and ``remote_assignor`` (or the harness's) names the broker's assignor."""
         if node in self.procs and self.procs[node].running:
             raise ScenarioFailed(f"{node} is already running")
         life = self.lives.get(node, 0) + 1
         self.lives[node] = life
         # The kit's settings beyond the contract's flags go as properties (the contract's
         # properties file; the client's profile may route one to a flag of its own)
-        props = {"client.id": f"{node}.{life}", "heartbeat.interval.ms": HEARTBEAT_MS,
+        consumer_protocol = self.group_protocol == "consumer"
+        assignor = remote_assignor or self.remote_assignor
+        props = {"client.id": f"{node}.{life}",
+                 **({} if consumer_protocol else {"heartbeat.interval.ms": HEARTBEAT_MS}),
                  # Java and librdkafka require max.poll.interval.ms >= session.timeout.ms
                  "max.poll.interval.ms": max(REBALANCE_TIMEOUT_MS, session_timeout_ms),
                  **({"group.instance.id": instance_id} if instance_id else {}),
+                 **({"group.protocol": "consumer"} if consumer_protocol else {}),
+                 **({"group.remote.assignor": assignor} if consumer_protocol and assignor
+                    else {}),
                  **(extra or {})}
         argv = [*self.client.consumer, "--topic", self.topic, "--group-id", self.group,
                 self.client.profile.bootstrap_flag, self.emu.bootstrap_servers,
-                "--session-timeout", str(session_timeout_ms),
+                *([] if consumer_protocol else ["--session-timeout", str(session_timeout_ms)]),
                 *self.client.profile.arguments("consumer", props,
                                                self.workdir / f"{node}.{life}.properties")]
         if autocommit:
             argv.append("--enable-autocommit")
         if max_messages >= 0:
             argv += ["--max-messages", str(max_messages)]
-        if assignment_strategy:  # Kafka's tests pass the Java class name
+        if assignment_strategy and not consumer_protocol:  # Kafka's tests: the Java class
             argv += ["--assignment-strategy", assignment_strategy]
         self.node_config[node] = {"instance_id": instance_id}
         proc = ClientProcess(node, life, argv, self.log, stderr_dir=self.workdir,
                              meta={"instance_id": instance_id,
-                                   # cooperative listeners print deltas (record.NodeView)
-                                   "incremental": "Cooperative" in (assignment_strategy or "")})
+                                   # cooperative listeners print deltas (record.NodeView), and
+                                   # so do all on the consumer protocol (KIP-848 reconciles
+                                   # incrementally)
+                                   "incremental": consumer_protocol
+                                   or "Cooperative" in (assignment_strategy or "")})
         self.procs[node] = proc
         return proc
 
@@ -270,15 +294,31 @@ class Harness:
         nodes = ", ".join(f"{n.name}:{n.state.value}{sorted(p for _t, p in n.assignment)}"
                           for n in sorted(t.nodes.values(), key=lambda n: n.name) if n.alive)
         try:
-            g = self.emu.describe_group(self.group)
-            server = f"group {g.state} with {len(g.members)} member(s)"
+            state, count = self.group_state()
+            server = f"group {state} with {count} member(s)"
         except Exception as exc:  # the emulator may be gone in teardown
             server = f"group unknown ({exc!r})"
         return f"live: {nodes or 'none'}; consumed {t.total_consumed()}; {server}"
 
+    def _described(self) -> Any:
+        # DescribeGroups answers a consumer group GROUP_ID_NOT_FOUND ("not a classic group"),
+        # as Kafka does: the consumer protocol's group is read with ConsumerGroupDescribe
+        if self.group_protocol == "consumer":
+            return self.emu.describe_consumer_group(self.group)
+        return self.emu.describe_group(self.group)
+
     def group_state(self) -> tuple[str, int]:
-        g = self.emu.describe_group(self.group)
+        """The group's state and member count as the emulator sees them (both protocols name
+        the settled state "Stable")."""
+        g = self._described()
         return g.state, len(g.members)
+
+    def members(self) -> dict[str | None, str]:
+        """group.instance.id -> member id of the group's members, as the emulator sees them."""
+        g = self._described()
+        if self.group_protocol == "consumer":
+            return {m.instance_id: m.member_id for m in g.members}
+        return {m.group_instance_id: m.member_id for m in g.members}
 
     def await_members(self, count: int, *, nodes: tuple[str, ...] | None = None,
                       timeout: float | None = None) -> None:

@@ -37,7 +37,13 @@ import attrs
 CAPABILITIES = {
     "static": "static membership (group.instance.id)",
     "cooperative": "cooperative rebalancing (an incremental rebalance listener)",
+    "consumer_protocol": "the consumer group protocol (KIP-848, group.protocol=consumer)",
 }
+
+# The group protocol settings as Kafka's VerifiableConsumer takes them: flags of its own (its
+# --group-protocol default would override a properties file's group.protocol).
+_PROTOCOL_FLAGS = {"group.protocol": "--group-protocol",
+                   "group.remote.assignor": "--group-remote-assignor"}
 
 CONFIG_FLAGS = {"consumer": "--consumer.config", "producer": "--producer.config"}
 DETECT_TIMEOUT_S = 20.0
@@ -84,7 +90,8 @@ CONTRACT = Profile(
 BUILT_IN: dict[str, Profile] = {p.name: p for p in (
     CONTRACT,
     Profile(name="java", summary="Kafka's own VerifiableConsumer / VerifiableProducer "
-            "(org.apache.kafka.tools)", flags={"group.instance.id": "--group-instance-id"},
+            "(org.apache.kafka.tools)", flags={"group.instance.id": "--group-instance-id",
+                                                **_PROTOCOL_FLAGS},
             detect=("verifiable-consumer", "verifiable-producer")),
     Profile(name="librdkafka", summary="librdkafka's examples/kafkatest_verifiable_client "
             "(one program, --consumer / --producer)", bootstrap_flag="--broker-list",
@@ -92,8 +99,8 @@ BUILT_IN: dict[str, Profile] = {p.name: p for p in (
                    "rebalance callback (it calls unassign() on every revocation)"},
             detect=("librdkafka version",)),
     Profile(name="kafka-emu", summary="kafka-emu's own verifiable clients "
-            "(kafka_emu.conformance.clients)", detect=("verifiable consumer",
-                                                       "verifiable producer")),
+            "(kafka_emu.conformance.clients)", flags=dict(_PROTOCOL_FLAGS),
+            detect=("verifiable consumer", "verifiable producer")),
 )}
 
 _KEYS = {"name", "summary", "extends", "bootstrap_flag", "properties", "property_flag", "flags",

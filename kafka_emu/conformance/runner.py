@@ -31,7 +31,13 @@ import attrs
 from ..testing.emulator import make_config, run_in_thread
 from . import verdicts
 from .clients import ClientSpec
-from .harness import BROKER_SETTINGS, Harness, ScenarioFailed, ScenarioSkipped
+from .harness import (
+    BROKER_SETTINGS,
+    CONSUMER_PROTOCOL_SETTINGS,
+    Harness,
+    ScenarioFailed,
+    ScenarioSkipped,
+)
 from .profiles import CAPABILITIES
 from .record import Violation
 from .scenarios import CATALOGUE, Scenario
@@ -54,34 +60,52 @@ class Result:
         return f"{self.verdict:4}  {self.scenario:40} {self.seconds:6.1f}s{detail}"
 
 
+def skip_reason(sc: Scenario, client: ClientSpec, group_protocol: str = "classic") -> str | None:
+    """Why ``sc`` cannot run against ``client`` on ``group_protocol``, or None: always skipped,
+    meaningless on that protocol (as Kafka's test matrix leaves it out), or needing what the
+    client lacks (the consumer protocol itself among them)."""
+    if sc.skip:
+        return sc.skip
+    if group_protocol in sc.not_on:
+        return f"not on the {group_protocol} protocol: {sc.not_on[group_protocol]}"
+    needs = sorted(sc.needs | ({"consumer_protocol"} if group_protocol == "consumer" else set()))
+    for need in needs:
+        if need in client.unsupported:
+            return (f"needs {CAPABILITIES.get(need, need)}, which {client.name} lacks: "
+                    f"{client.unsupported[need]}")
+    return None
+
+
 def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = None,
                  settings: dict[str, Any] | None = None, wait_s: float | None = None,
-                 trace_dir: Path | None = None) -> Result:
+                 trace_dir: Path | None = None, group_protocol: str = "classic",
+                 remote_assignor: str | None = None) -> Result:
     """Run one scenario against a fresh emulator. Client logs go to ``workdir/<scenario>``
     (a temporary directory, removed after a pass, when ``workdir`` is None). With
     ``trace_dir`` the emulator writes the scenario's trace file there, labelled with the
     client and the scenario, and the verdict is recorded beside it as a ``scenario_verdict``
-    run (``kafka_emu.trace.writer.write_scenario_verdict``)."""
+    run (``kafka_emu.trace.writer.write_scenario_verdict``). ``group_protocol`` "consumer"
+    runs the consumers on KIP-848's protocol (``remote_assignor`` naming the broker's assignor),
+    the emulator with the kit's ``CONSUMER_PROTOCOL_SETTINGS``."""
     started = time.monotonic()
-    if sc.skip:
+    why = skip_reason(sc, client, group_protocol)
+    if why is not None:
         return Result(scenario=sc.name, client=client.name, verdict=SKIP, seconds=0.0,
-                      reason=sc.skip)
-    for need in sorted(sc.needs):
-        if need in client.unsupported:
-            return Result(scenario=sc.name, client=client.name, verdict=SKIP, seconds=0.0,
-                          reason=f"needs {CAPABILITIES.get(need, need)}, which {client.name} "
-                          f"lacks: {client.unsupported[need]}")
+                      reason=why)
     own_dir = workdir is None
     where = Path(tempfile.mkdtemp(prefix=f"kafka-emu-{sc.name}-")) if own_dir else \
         workdir / sc.name
     where.mkdir(parents=True, exist_ok=True)
     topic, group = f"{sc.name}-topic", f"{sc.name}-{uuid.uuid4().hex[:6]}"
-    config = make_config({**BROKER_SETTINGS, **sc.settings, **(settings or {})},
+    protocol_settings = CONSUMER_PROTOCOL_SETTINGS if group_protocol == "consumer" else {}
+    config = make_config({**BROKER_SETTINGS, **protocol_settings, **sc.settings,
+                          **(settings or {})},
                          topics={topic: sc.partitions}, brokers=sc.brokers)
     tracing = {} if trace_dir is None else {
         "trace_dir": str(trace_dir),
         "trace_labels": {"suite": "conformance", "scenario": sc.name, "client": client.name,
-                         "client_version": client.library_version or ""}}
+                         "client_version": client.library_version or "",
+                         "group_protocol": group_protocol}}
     violations: list[Violation] = []
     reason = ""
     skipped = None
@@ -89,7 +113,9 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
     try:
         with run_in_thread(config, **tracing) as emu:
             h = Harness(emu, client, scenario=sc.name, topic=topic, partitions=sc.partitions,
-                        group=group, workdir=where, **({"wait_s": wait_s} if wait_s else {}))
+                        group=group, workdir=where, group_protocol=group_protocol,
+                        remote_assignor=remote_assignor,
+                        **({"wait_s": wait_s} if wait_s else {}))
             try:
                 violations += sc.run(h)
             except ScenarioSkipped as exc:
@@ -192,10 +218,12 @@ def select(names: Iterable[str] | None) -> list[Scenario]:
 def run_all(scenarios: Iterable[Scenario], client: ClientSpec, *,
             on_result: Callable[[Result], None] | None = None,
             workdir: Path | None = None, wait_s: float | None = None,
-            trace_dir: Path | None = None) -> list[Result]:
+            trace_dir: Path | None = None, group_protocol: str = "classic",
+            remote_assignor: str | None = None) -> list[Result]:
     results = []
     for sc in scenarios:
-        result = run_scenario(sc, client, workdir=workdir, wait_s=wait_s, trace_dir=trace_dir)
+        result = run_scenario(sc, client, workdir=workdir, wait_s=wait_s, trace_dir=trace_dir,
+                              group_protocol=group_protocol, remote_assignor=remote_assignor)
         results.append(result)
         if on_result is not None:
             on_result(result)

@@ -46,6 +46,9 @@ class Scenario:
     settings: dict[str, object] = attrs.field(factory=dict)  # broker settings it needs
     needs: frozenset[str] = frozenset()  # "static", "faults", "clock"
     skip: str | None = None  # always skipped, with this reason
+    # group protocol -> why the scenario means nothing there (skipped on it, as Kafka's test
+    # matrix leaves it out)
+    not_on: dict[str, str] = attrs.field(factory=dict)
 
 
 CATALOGUE: dict[str, Scenario] = {}
@@ -53,12 +56,13 @@ CATALOGUE: dict[str, Scenario] = {}
 
 def scenario(name: str, kafka_test: str, *, partitions: int = 3, needs: tuple[str, ...] = (),
              skip: str | None = None, brokers: int = 1,
-             settings: dict[str, object] | None = None):
+             settings: dict[str, object] | None = None, not_on: dict[str, str] | None = None):
     def register(fn: Callable[[Harness], list[Violation]]):
         doc = " ".join((fn.__doc__ or "").split("\n\n")[0].split())
         CATALOGUE[name] = Scenario(name=name, summary=doc, kafka_test=kafka_test, run=fn,
                                    partitions=partitions, needs=frozenset(needs), skip=skip,
-                                   brokers=brokers, settings=dict(settings or {}))
+                                   brokers=brokers, settings=dict(settings or {}),
+                                   not_on=dict(not_on or {}))
         return fn
     return register
 
@@ -128,18 +132,33 @@ def group_consumption(h: Harness) -> list[Violation]:
 
 
 COOPERATIVE_STICKY = "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"
+# Why the client-side assignment scenarios mean nothing on the consumer protocol
+BROKER_ASSIGNS = ("the broker assigns on the consumer protocol (group.remote.assignor): Kafka's "
+                  "matrix runs assignment_strategy with group_protocol=classic only")
+ONLY_CONSUMER = ("group.remote.assignor is the consumer protocol's: Kafka's matrix runs "
+                 "group_remote_assignor with group_protocol=consumer only")
 
 
-@scenario("valid_assignment", "AssignmentValidationTest.test_valid_assignment", partitions=6)
-def valid_assignment(h: Harness, strategy: str | None = None) -> list[Violation]:
+@scenario("valid_assignment", "AssignmentValidationTest.test_valid_assignment (classic: "
+          "RangeAssignor; consumer: group_remote_assignor=uniform)", partitions=6)
+def valid_assignment(h: Harness, strategy: str | None = None,
+                     remote: str = "uniform") -> list[Violation]:
     """Consumers join one by one over 6 partitions; after every rebalance each partition is
-    assigned to exactly one consumer."""
+    assigned to exactly one consumer (on the consumer protocol by the broker's uniform
+    assignor, or the one --group-remote-assignor names)."""
     out = []
+    remote = h.remote_assignor or remote
     for i, node in enumerate(nodes(), 1):
-        h.start(node, assignment_strategy=strategy)
+        h.start(node, assignment_strategy=strategy, remote_assignor=remote)
         h.await_members(i)
-        h.await_valid_assignment(i, f"generation with {i} member(s)")
-    if strategy == COOPERATIVE_STICKY:  # else the scenario would test nothing new
+        h.await_valid_assignment(i, f"{'epoch' if h.group_protocol == 'consumer' else 'generation'}"
+                                 f" with {i} member(s)")
+    if h.group_protocol == "consumer":  # else a client ignoring the assignor would pass
+        used = h.emu.describe_consumer_group(h.group).assignor_name
+        if used != remote:
+            out.append(Violation("scenario", f"the group assigned with {used!r}: the client did "
+                                 f"not send group.remote.assignor={remote}"))
+    elif strategy == COOPERATIVE_STICKY:  # else the scenario would test nothing new
         protocol = h.emu.describe_group(h.group).protocol_data
         if protocol != "cooperative-sticky":
             out.append(Violation("scenario", f"the group chose assignor {protocol!r}: the client "
@@ -148,8 +167,17 @@ def valid_assignment(h: Harness, strategy: str | None = None) -> list[Violation]
     return out
 
 
+@scenario("remote_range_valid_assignment", "AssignmentValidationTest.test_valid_assignment("
+          "group_protocol=consumer, group_remote_assignor=range)", partitions=6,
+          not_on={"classic": ONLY_CONSUMER})
+def remote_range_valid_assignment(h: Harness) -> list[Violation]:
+    """valid_assignment with the broker's range assignor (group.remote.assignor=range)."""
+    return valid_assignment(h, remote="range")
+
+
 @scenario("cooperative_valid_assignment", "AssignmentValidationTest.test_valid_assignment("
-          "assignment_strategy=CooperativeStickyAssignor)", partitions=6, needs=("cooperative",))
+          "assignment_strategy=CooperativeStickyAssignor)", partitions=6, needs=("cooperative",),
+          not_on={"consumer": BROKER_ASSIGNS})
 def cooperative_valid_assignment(h: Harness) -> list[Violation]:
     """valid_assignment with the cooperative-sticky assignor: partitions move in two
     rebalances and the listener reports deltas; after every rebalance each partition is
@@ -214,6 +242,11 @@ for _mode in ("rolling", "all"):
                  f"bounce_mode={_mode})")(_fn)
 
 
+EAGER_ONLY = ("it counts the revocations of an eager rebalance, which the consumer protocol never "
+              "makes (it reconciles incrementally): Kafka runs it with group_protocol=classic "
+              "only (test_static_consumer_bounce_with_eager_assignment)")
+
+
 def _static_bounce(mode: str, static: bool):
     def run(h: Harness) -> list[Violation]:
         h.produce_in_background()
@@ -237,8 +270,9 @@ for _mode in ("rolling", "all"):
         _fn.__doc__ = (f"Bounce two of three {_kind} members {'one at a time' if _mode == 'rolling' else 'together'};"
                        f" the member kept alive must {'never revoke (no rebalance)' if _static else 'revoke (a rebalance per bounce)'}.")
         scenario(f"{_kind}_consumer_bounce_{_mode}",
-                 f"OffsetValidationTest.test_static_consumer_bounce(static_membership={_static}, "
-                 f"bounce_mode={_mode})", needs=("static",) if _static else ())(_fn)
+                 f"OffsetValidationTest.test_static_consumer_bounce_with_eager_assignment("
+                 f"static_membership={_static}, bounce_mode={_mode})",
+                 needs=("static",) if _static else (), not_on={"consumer": EAGER_ONLY})(_fn)
 
 
 # Kafka's OffsetValidationTest runs two brokers and a topic replicated on both, so either can
@@ -269,10 +303,10 @@ def static_member_persisted_after_rejoin(h: Harness) -> list[Violation]:
     for node in nodes():
         h.start(node, instance_id=f"{h.group}-{node}", session_timeout_ms=STATIC_SESSION_TIMEOUT_MS)
     h.await_all_members()
-    old = {m.group_instance_id: m.member_id for m in h.emu.describe_group(h.group).members}
+    old = h.members()
     _bounce(h, mode="rolling", clean=True, keep_alive=0, instance_ids=True, bounces=1,
             session_ms=STATIC_SESSION_TIMEOUT_MS)
-    new = {m.group_instance_id: m.member_id for m in h.emu.describe_group(h.group).members}
+    new = h.members()
     _roll_brokers(h)
     out = []
     for instance, member in sorted(old.items()):
@@ -284,8 +318,36 @@ def static_member_persisted_after_rejoin(h: Harness) -> list[Violation]:
     return out + finish(h)
 
 
+def _fencing_consumer_protocol_stable(h: Harness) -> list[Violation]:
+    """Kafka 4.x on the consumer protocol (test_fencing_static_consumer, group_protocol=consumer,
+    fencing_stage=stable): the live member keeps its instance id and the newcomer is refused
+    (UNRELEASED_INSTANCE_ID, fatal to the client) without a rebalance; once the live member
+    leaves, the newcomer joins under that instance id."""
+    h.produce_in_background()
+    for node in nodes():
+        h.start(node, instance_id=f"{h.group}-{node}")
+    h.await_all_members()
+    h.await_valid_assignment(NUM_CONSUMERS, "before the conflicting member")
+    before = _rebalances(h)
+    h.start("x1", instance_id=f"{h.group}-c1")
+    h.wait_until("the conflicting process x1 to stop", lambda: not h.procs["x1"].running,
+                 expect_running=tuple(nodes()))
+    h.procs["x1"].expected_exit = True
+    h.await_consumed()
+    out = _unexpected_rebalances(h, before, "a static member joining with an instance id in use")
+    if h.sync().node("x1").assigned_count:
+        out.append(Violation("scenario", "x1 was assigned partitions with an instance id in use"))
+    h.stop("c1")
+    h.start("x1", instance_id=f"{h.group}-c1")
+    h.await_all_members()
+    h.await_valid_assignment(NUM_CONSUMERS, "after x1 took over c1's instance id")
+    return out + finish(h)
+
+
 def _fencing(stage: str):
     def run(h: Harness) -> list[Violation]:
+        if stage == "stable" and h.group_protocol == "consumer":
+            return _fencing_consumer_protocol_stable(h)
         # The replaced process may consume what its successor already committed before it is
         # told (Kafka's zombie window): its reads are judged after the run, not as they come.
         h.fail_fast = False
@@ -426,26 +488,31 @@ FAULT_SESSION_MS = 3000
 
 
 def _fault_scenario(action: str, api: str, *, trigger: str, count: int = 1,
-                    session_ms: int = FAULT_SESSION_MS, **params):
+                    session_ms: int = FAULT_SESSION_MS,
+                    on_consumer: tuple[str, dict[str, str]] | None = None, **params):
     """Two consumers consume steadily; the fault rule is added on the group; with
     ``trigger="rebalance"`` a third consumer joins so the group's Join/Sync/OffsetFetch run
     under the fault. The client must recover: all members joined again, a valid assignment,
     consumption going on, and at the end no loss and no duplicates except the records whose
     commit the fault made fail (at-least-once redelivers them)."""
     def run(h: Harness) -> list[Violation]:
+        fault_api, fault_params = api, params
+        if h.group_protocol == "consumer" and on_consumer is not None:
+            fault_api, fault_params = on_consumer
         h.produce_in_background()
         members = ["c1", "c2"]
         for node in members:
             h.start(node, session_timeout_ms=session_ms)
         h.await_all_members()
         h.await_consumed()
-        rule = h.add_fault(action, api=api, group_id=h.group, count=count, **params)
+        rule = h.add_fault(action, api=fault_api, group_id=h.group, count=count,
+                           **fault_params)
         if trigger == "rebalance":
             members.append("c3")
             h.start("c3", session_timeout_ms=session_ms)
         h.await_fault(rule, count)
         h.await_all_members()
-        h.await_valid_assignment(len(members), f"after {action} on {api}")
+        h.await_valid_assignment(len(members), f"after {action} on {fault_api}")
         h.await_consumed()
         h.await_every_partition_committed_again()
         return finish(h, duplicates="uncommitted")
@@ -480,12 +547,32 @@ _FAULTS = [
      "A SyncGroup answered 2 s late: the group completes the rebalance and consumes on"),
 ]
 
+# The same error paths on the consumer protocol (KIP-848): ConsumerGroupHeartbeat stands for
+# Heartbeat and JoinGroup (a member joins and learns its assignment by heartbeating), with the
+# errors Kafka answers it (FENCED_MEMBER_EPOCH where Heartbeat has ILLEGAL_GENERATION); a
+# scenario named here with a reason has no counterpart and is skipped on that protocol.
+_CGH = "ConsumerGroupHeartbeat"
+NO_SYNC_GROUP = ("the consumer protocol has no SyncGroup (a member's assignment comes in its "
+                 "heartbeat response)")
+_ON_CONSUMER: dict[str, tuple[str, dict[str, str]] | str] = {
+    "fault_illegal_generation_on_heartbeat": (_CGH, {"error": "FENCED_MEMBER_EPOCH"}),
+    "fault_unknown_member_id_on_heartbeat": (_CGH, {"error": "UNKNOWN_MEMBER_ID"}),
+    "fault_not_coordinator_on_heartbeat": (_CGH, {"error": "NOT_COORDINATOR"}),
+    "fault_dropped_connection_mid_join": (_CGH, {}),
+    "fault_delayed_sync_group": NO_SYNC_GROUP,
+}
+
 for _name, _action, _api, _trigger, _params, _doc in _FAULTS:
     _params = dict(_params)
     _count = _params.pop("count", 1)
     _session = _params.pop("session_ms", FAULT_SESSION_MS)
+    _consumer = _ON_CONSUMER.get(_name)
     _fn = _fault_scenario(_action, _api, trigger=_trigger, count=_count, session_ms=_session,
+                          on_consumer=_consumer if isinstance(_consumer, tuple) else None,
                           **_params)
-    _fn.__doc__ = _doc + "."
+    _fn.__doc__ = _doc + (f" (consumer protocol: {_action} on {_consumer[0]}"
+                          f"{' ' + _consumer[1]['error'] if _consumer[1] else ''})."
+                          if isinstance(_consumer, tuple) else ".")
     scenario(_name, "(none: a protocol error path Kafka's system tests cannot provoke)",
-             needs=("faults",))(_fn)
+             needs=("faults",),
+             not_on={"consumer": _consumer} if isinstance(_consumer, str) else None)(_fn)

@@ -25,7 +25,10 @@ Server-side (read from the emulator's timeline, ``Emulator.timeline()``; in
   told its generation or member id is gone (ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID) and commits
   or heartbeats with it again instead of rejoining; any request from a member id after it was
   fenced (FENCED_INSTANCE_ID); a still-connected client's member removed because it did not
-  rejoin within the rebalance timeout.
+  rejoin within the rebalance timeout. On the consumer protocol, which has no generations,
+  the same from its events: every epoch's target assignment disjoint and covering, no partition
+  owned by two members at once (assigned before its owner revoked it), no commit from a member
+  told FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID before it heartbeats again.
 """
 
 from __future__ import annotations
@@ -52,9 +55,11 @@ RULES = {
     "final-commit-mismatch": "the last commit is not the consumed position",
     "static-member-revoked": "a static member revoked partitions while others bounced",
     "dynamic-member-not-revoked": "dynamic members never revoked while others bounced",
-    "stale-generation-after-told": "commit/heartbeat with a generation or member id the member "
-                                   "had already been told was gone",
+    "stale-generation-after-told": "commit/heartbeat with a generation, member epoch or member "
+                                   "id the member had already been told was gone",
     "request-after-fencing": "a request from a member id after FENCED_INSTANCE_ID",
+    "assigned-before-revoked": "consumer protocol: a partition owned by two members at once "
+                               "(the coordinator assigned it before its owner revoked it)",
     "no-rejoin-within-rebalance-timeout": "a live member removed for not rejoining in time",
     "producer-send-error": "the verifiable producer reported failed sends",
     "producer-acks": "acknowledgements missing, repeated, or not matching the log",

@@ -78,16 +78,20 @@ EMULATOR_GAPS: dict[str, dict[str, str]] = {}
 
 # Capabilities a built-in client's library does not have (profiles.CAPABILITIES).
 _NO_COOPERATIVE = "{} has no cooperative rebalance protocol (no cooperative-sticky assignor)"
+_NO_KIP_848 = "{} has no consumer group protocol (no ConsumerGroupHeartbeat, KIP-848)"
 UNSUPPORTED: dict[str, dict[str, str]] = {
     # kafka-python 3 has a CooperativeStickyAssignor, but its listener skips
     # on_partitions_assigned when nothing is added (Java's calls it on every rebalance, and
     # Kafka's event handler waits for it): the kit's program does not offer it yet
     "kafka-python": {"cooperative": "the kit's kafka-python client does not offer "
                      "cooperative-sticky yet (kafka-python 3 calls on_partitions_assigned only "
-                     "when partitions are added; Java's listener is called on every rebalance)"},
-    "aiokafka": {"cooperative": _NO_COOPERATIVE.format("aiokafka")},
+                     "when partitions are added; Java's listener is called on every rebalance)",
+                     "consumer_protocol": _NO_KIP_848.format("kafka-python 3")},
+    "aiokafka": {"cooperative": _NO_COOPERATIVE.format("aiokafka"),
+                 "consumer_protocol": _NO_KIP_848.format("aiokafka")},
     "kafkajs": {"static": "kafkajs has no static membership (group.instance.id)",
-                "cooperative": _NO_COOPERATIVE.format("kafkajs")},
+                "cooperative": _NO_COOPERATIVE.format("kafkajs"),
+                "consumer_protocol": _NO_KIP_848.format("kafkajs")},
 }
 
 

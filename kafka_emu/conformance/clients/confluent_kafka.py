@@ -8,6 +8,12 @@ rebalance listener; confluent-kafka assigns/unassigns itself after the callback 
 ``consume`` in a loop, a synchronous commit of each poll's offsets unless auto-commit is on.
 Loop and events follow Kafka's VerifiableConsumer (see ``contract.py``); librdkafka reads Java's
 config names, so ``--consumer.config`` properties are passed through as they are.
+
+``--group-protocol consumer`` (KIP-848, librdkafka 2.4+): ``group.protocol=consumer``, the
+broker's assignor (``group.remote.assignor`` if named), and no ``session.timeout.ms`` /
+``heartbeat.interval.ms`` / ``partition.assignment.strategy``, which are broker-side there
+(librdkafka refuses them with the consumer protocol). The rebalance callbacks then carry
+increments, as with a cooperative assignor, and the events print them as they come.
 """
 
 from __future__ import annotations
@@ -26,6 +32,10 @@ from kafka_emu.conformance import contract
 from kafka_emu.conformance.contract import Events, StopFlag, log
 
 POLL_S = 0.1
+# Client configs of the classic protocol only: with group.protocol=consumer the broker's
+# group.consumer.* configs and assignors apply, and librdkafka refuses these.
+CLASSIC_ONLY = ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy",
+                "group.protocol.type")
 
 
 def _librdkafka_assignors(names: list[str]) -> str:
@@ -38,13 +48,22 @@ def consumer(args, events: Events, stop: StopFlag) -> None:
         "group.id": args.group_id,
         "enable.auto.commit": args.enable_autocommit,
         "auto.offset.reset": args.reset_policy,
-        "session.timeout.ms": args.session_timeout,
-        "partition.assignment.strategy": _librdkafka_assignors(args.assignors),
         "enable.partition.eof": False,
     }
+    if args.group_protocol == "consumer":
+        conf["group.protocol"] = "consumer"
+        if args.group_remote_assignor:
+            conf["group.remote.assignor"] = args.group_remote_assignor
+    else:
+        conf["session.timeout.ms"] = args.session_timeout
+        conf["partition.assignment.strategy"] = _librdkafka_assignors(args.assignors)
     if args.group_instance_id:
         conf["group.instance.id"] = args.group_instance_id
     conf.update(args.properties)
+    if args.group_protocol == "consumer":
+        for key in CLASSIC_ONLY:
+            if conf.pop(key, None) is not None:
+                log(f"ignoring {key}: broker-side with group.protocol=consumer")
     c = Consumer(conf)
     consumed = 0
 
@@ -135,7 +154,8 @@ def producer(args, events: Events, stop: StopFlag) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    mode, args = contract.parse(argv, "confluent-kafka verifiable client")
+    mode, args = contract.parse(argv, "confluent-kafka verifiable client",
+                                group_protocols=("classic", "consumer"))
     stop = StopFlag().install()
     events = Events()
     (consumer if mode == "consumer" else producer)(args, events, stop)
