@@ -19,4 +19,9 @@ those print. This package does the same against kafka-emu:
 - ``harness``: one scenario's emulator, consumers, records, waits, virtual time and faults;
 - ``scenarios``: the catalogue; ``runner``: one verdict per scenario, JUnit XML, traces;
 - ``cli``: ``kafka-emu conformance``.
+
+Both group protocols: ``--group-protocol consumer`` runs the consumers on KIP-848's protocol, as
+Kafka's ``consumer_test.py`` matrix does; a scenario that means nothing there says why
+(``Scenario.not_on``) and is skipped, and the server-side rules read member epochs and target
+assignments instead of generations.
 """
