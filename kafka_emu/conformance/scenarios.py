@@ -555,6 +555,9 @@ _CGH = "ConsumerGroupHeartbeat"
 NO_SYNC_GROUP = ("the consumer protocol has no SyncGroup (a member's assignment comes in its "
                  "heartbeat response)")
 _ON_CONSUMER: dict[str, tuple[str, dict[str, str]] | str] = {
+    # a consumer group never answers a commit REBALANCE_IN_PROGRESS; a commit whose member
+    # epoch is behind the member's is answered STALE_MEMBER_EPOCH (ConsumerGroup.validateOffsetCommit)
+    "fault_rebalance_in_progress_on_commit": ("OffsetCommit", {"error": "STALE_MEMBER_EPOCH"}),
     "fault_illegal_generation_on_heartbeat": (_CGH, {"error": "FENCED_MEMBER_EPOCH"}),
     "fault_unknown_member_id_on_heartbeat": (_CGH, {"error": "UNKNOWN_MEMBER_ID"}),
     "fault_not_coordinator_on_heartbeat": (_CGH, {"error": "NOT_COORDINATOR"}),

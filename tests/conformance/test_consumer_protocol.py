@@ -4,6 +4,9 @@ live scenarios with confluent-kafka on the consumer protocol (KIP-848)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from kafka_emu.cli import main
@@ -190,15 +193,30 @@ def test_a_commit_after_the_rejoining_heartbeat_passes():
 
 # -- live, with confluent-kafka on group.protocol=consumer ------------------------------------
 
-@pytest.fixture(scope="module")
-def confluent():
-    return built_in("confluent-kafka")
-
-
-@pytest.mark.parametrize("name", ["group_consumption", "fault_illegal_generation_on_heartbeat"])
-def test_confluent_kafka_passes_on_the_consumer_protocol(confluent, name):
-    """Members join and leave one at a time; and a ConsumerGroupHeartbeat answered
-    FENCED_MEMBER_EPOCH (the scenario's consumer-protocol form), after which the member must
-    rejoin at epoch 0 before committing. Both judged by the epoch-based server rules too."""
-    result = runner.run_scenario(CATALOGUE[name], confluent, group_protocol="consumer")
+def test_fenced_member_epoch_on_heartbeat_is_survived_on_the_consumer_protocol():
+    """fault_illegal_generation_on_heartbeat's consumer-protocol form: a ConsumerGroupHeartbeat
+    answered FENCED_MEMBER_EPOCH; the member rejoins at epoch 0 before it commits again, and the
+    epoch-based server rules judge the run."""
+    result = runner.run_scenario(CATALOGUE["fault_illegal_generation_on_heartbeat"],
+                                 built_in("confluent-kafka"), group_protocol="consumer")
     assert result.verdict == runner.PASS, result.reason
+
+
+def test_an_external_contract_client_gets_the_protocol_in_its_properties_file(tmp_path):
+    """`kafka-emu conformance --group-protocol consumer` as a user runs it, against the
+    confluent-kafka program given as an external command under the documented contract: the
+    consumer protocol reaches it in its --consumer.config file, and the broker's assignor
+    (checked by the scenario) proves the client used it."""
+    consumer = f"{sys.executable} -m kafka_emu.conformance.clients.confluent_kafka --consumer"
+    proc = subprocess.run(
+        [sys.executable, "-m", "kafka_emu", "conformance", "--consumer", consumer, "--profile",
+         "contract", "--name", "ext", "--group-protocol", "consumer", "--scenario",
+         "valid_assignment", "--trace-dir", str(tmp_path)],
+        check=False, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 scenario(s), consumer protocol" in proc.stdout
+    assert "PASS  valid_assignment" in proc.stdout
+    logs = tmp_path / "client-logs" / "ext" / "valid_assignment"
+    props = (logs / "c1.1.properties").read_text()
+    assert "group.protocol=consumer\n" in props and "group.remote.assignor=uniform\n" in props
+    assert "heartbeat.interval.ms" not in props  # the broker's on the consumer protocol
