@@ -58,7 +58,8 @@ _KAFKA_FIELDS: dict[str, tuple[str, int]] = {
     "group.consumer.max.session.timeout.ms": ("group_consumer_max_session_timeout_ms", 1),
     "group.consumer.max.size": ("group_consumer_max_size", 1),
     # Kafka: an internal config, atLeast(10 * 1000), default 10 minutes.
-    "group.consumer.regex.refresh.interval.ms": ("group_consumer_regex_refresh_interval_ms", 10_000),
+    "group.consumer.regex.refresh.interval.ms": (
+        "group_consumer_regex_refresh_interval_ms", 10_000),
     # Kafka's constant REGEX_BATCH_REFRESH_MIN_INTERVAL_MS (10 s); kafka-emu's own, see above.
     "emu.group.consumer.regex.min.refresh.interval.ms": (
         "group_consumer_regex_min_refresh_interval_ms", 0),

@@ -30,7 +30,8 @@ def join(regex: str | None = None, *, names=None, owned=()) -> cgh.ConsumerGroup
         topic_partitions=list(owned))
 
 
-async def second_heartbeat(client: WireClient, request, first) -> cgh.ConsumerGroupHeartbeatResponse:
+async def second_heartbeat(client: WireClient, request,
+                           first) -> cgh.ConsumerGroupHeartbeatResponse:
     """The joining member's next heartbeat: a pattern new to the group is resolved after the
     answer to the join (as Kafka resolves it in the background), so it is assigned here."""
     assert first.error_code == ErrorCode.NONE and not first.assignment.topic_partitions

@@ -18,18 +18,17 @@ One heartbeat, in order:
    revoking, and re-arm its session timeout (the group's consumer.session.timeout.ms if it sets
    one, else the broker's);
 7. answer with the member epoch, the heartbeat interval (the group's, else the broker's) and, for
-   a full request or a changed assignment, the partitions the member may own now.
-
+   a full request or a changed assignment, the partitions the member may own now;
 8. after the answer, resolve the group's regular expressions if one is new to the group or the
    catalogue's topics changed (regexes.py: once per group, as Kafka's background resolution);
    a changed resolution bumps the group epoch for the members' next heartbeats.
 
 Deliberate choices where Kafka is asynchronous: topic metadata (partition counts) is read on each
 heartbeat from the catalogue the broker passes, and a regex resolution runs right after the
-heartbeat that asks for it, where Kafka's executor finishes it a little later. A known dynamic member that
-heartbeats with epoch 0 again (a client rejoining after FENCED_MEMBER_EPOCH) skips the epoch check
-and goes on from its current state, reporting no owned partitions, as Kafka does since
-KAFKA-19233; a static member rejoining with epoch 0 without having left (-2) gets
+heartbeat that asks for it, where Kafka's executor finishes it a little later. A known dynamic
+member that heartbeats with epoch 0 again (a client rejoining after FENCED_MEMBER_EPOCH) skips
+the epoch check and goes on from its current state, reporting no owned partitions, as Kafka does
+since KAFKA-19233; a static member rejoining with epoch 0 without having left (-2) gets
 UNRELEASED_INSTANCE_ID even under the same member id.
 """
 
