@@ -10,14 +10,15 @@
 ``--group-protocol consumer`` runs the consumers on KIP-848's protocol (the kit passes
 ``group.protocol=consumer``, to Kafka's VerifiableConsumer as ``--group-protocol consumer``);
 the scenarios Kafka's test matrix runs on the classic protocol only are skipped naming why,
-and so is every scenario for a client without the consumer protocol.
+a client without the consumer protocol is refused (exit 2) with the reason.
 
 An external program's profile (how it takes flags and properties, what it lacks) is detected
 from its ``--help`` output unless ``--profile`` names one (``profiles.py``).
 
 Starts its own emulator per scenario, prints one line per scenario (PASS / FAIL / SKIP and the
 reason) and a summary. Exit codes: 0 every selected scenario passed (skips allowed), 1 some
-failed, 2 bad usage (one line) or a built-in client whose library is missing.
+failed, 2 bad usage (one line), a built-in client whose library is missing, or a client
+without the group protocol asked for.
 """
 
 from __future__ import annotations
@@ -112,6 +113,11 @@ def _run(parser: argparse.ArgumentParser, args) -> int:
             parser.error(str(exc))
         client = external(args.consumer, args.producer, profile=profile,
                           bootstrap_flag=args.bootstrap_flag, name=args.name)
+    if args.group_protocol == "consumer" and "consumer_protocol" in client.unsupported:
+        # every scenario would be skipped: say so once, as for a missing library
+        print(f"kafka-emu conformance: error: {client.name} cannot run on the consumer "
+              f"protocol: {client.unsupported['consumer_protocol']}", file=sys.stderr)
+        return 2
     version = f" {client.library_version}" if client.library_version else ""
     print(f"kafka-emu conformance: {client.name}{version}, {len(scenarios)} scenario(s), "
           f"{args.group_protocol} protocol", flush=True)

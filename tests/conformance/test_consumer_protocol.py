@@ -116,6 +116,14 @@ def test_the_built_in_python_clients_without_kip_848_say_so(client):
     assert "consumer_protocol" not in built_in("confluent-kafka").unsupported
 
 
+def test_a_client_without_the_consumer_protocol_is_refused_in_one_line(capsys):
+    assert main(["conformance", "--client", "kafka-python", "--group-protocol", "consumer"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("kafka-emu conformance: error: kafka-python cannot run on the consumer "
+                   "protocol: kafka-python 3 has no consumer group protocol (no "
+                   "ConsumerGroupHeartbeat, KIP-848)")
+
+
 def test_the_remote_assignor_goes_with_the_consumer_protocol_only(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["conformance", "--client", "confluent-kafka", "--group-remote-assignor", "range"])
