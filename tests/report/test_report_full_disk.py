@@ -9,11 +9,8 @@ events the writer lost are reported as lost by the writer, not as damaged lines.
 
 from __future__ import annotations
 
-import errno
 import gzip
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,52 +26,19 @@ from kafka_emu.testing.wire import WireClient
 API_VERSIONS = BY_NAME["ApiVersions"]
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 12 MiB tmpfs (the trace writer wants 1 MiB free to start); CI runs as root."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", str(disk)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs to fill (needs root): {done.stderr.strip()}")
-    try:
-        yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=True)
-
-
-def fill(disk: Path) -> Path:
-    """Fill the disk but for a few pages (less than a burst of the trace); the filler's path."""
-    filler = disk / "filler"
-    block = os.urandom(1 << 16)
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
-    try:
-        while True:
-            try:
-                os.write(fd, block)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
-                break
-        os.ftruncate(fd, max(0, os.fstat(fd).st_size - 3 * 4096))
-    finally:
-        os.close(fd)
-    return filler
-
-
 async def _requests(client: WireClient, n: int) -> None:
     for _ in range(n):
         await client.request(API_VERSIONS, 3, ApiVersionsRequest(
             client_software_name="full-disk", client_software_version="1"))
 
 
-async def _write_a_run_through_a_full_disk(disk: Path, compress: str | None) -> int:
+async def _write_a_run_through_a_full_disk(disk: Path, fill_disk, compress: str | None) -> int:
     """Serve a client through fill and drain; how many events the writer lost to the disk."""
     async with open_emulator(make_config(), trace_dir=disk, trace_compress=compress) as emu:
         writer = emu._bound.broker.observation.sinks[-1].__self__
         client = await WireClient.connect(emu.host, emu.port, "full-disk")
         await _requests(client, 200)
-        filler = fill(disk)
+        filler = fill_disk(disk)
         with trio.fail_after(120):  # a hang guard: the writer flushes every 0.2 s
             while writer.dropped_disk == 0:
                 await _requests(client, 500)
@@ -87,8 +51,8 @@ async def _write_a_run_through_a_full_disk(disk: Path, compress: str | None) -> 
 
 @pytest.mark.parametrize("compress", [None, "gzip"])
 def test_a_trace_whose_disk_filled_and_drained_is_read_whole_by_the_report(
-        spark, small_disk, compress, tmp_path):
-    lost = trio.run(_write_a_run_through_a_full_disk, small_disk, compress)
+        spark, small_disk, fill_disk, compress, tmp_path):
+    lost = trio.run(_write_a_run_through_a_full_disk, small_disk, fill_disk, compress)
     assert lost > 0
     said: list[str] = []
     results = job.run(spark, [str(small_disk)], tmp_path / "out", progress=said.append,

@@ -12,7 +12,6 @@ import gzip
 import json
 import os
 import signal
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -30,42 +29,6 @@ from kafka_emu.trace.appender import Appender
 
 API_VERSIONS = BY_NAME["ApiVersions"]
 CORRELATION = row_index(RequestHandled, "correlation_id")
-LEFT_FREE = 3 * 4096  # what the filler leaves: less than any chunk the test has written
-
-
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 12 MiB tmpfs of the test's own (the trace writer wants 1 MiB free to start)."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", str(disk)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs to fill (needs root): {done.stderr.strip()}")
-    try:
-        yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=True)
-
-
-def fill(disk: Path, leave: int = LEFT_FREE) -> Path:
-    """Fill the disk but for about ``leave`` bytes; the filler's path (delete it to drain)."""
-    filler = disk / "filler"
-    block = os.urandom(1 << 16)
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
-    try:
-        while True:
-            try:
-                os.write(fd, block)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
-                break
-        os.ftruncate(fd, max(0, os.fstat(fd).st_size - leave))
-    finally:
-        os.close(fd)
-    return filler
-
-
 def read_whole(path: Path) -> list[dict]:
     """Every line, parsed: raises on a torn line, and (gzip) on a member that hides the rest."""
     if path.suffix == ".gz":
@@ -122,7 +85,7 @@ def _check_accounting(records: list[dict]) -> dict:
 
 @pytest.mark.parametrize("compress", [None, "gzip"])
 async def test_a_disk_that_fills_and_drains_mid_run_leaves_whole_lines_and_a_counted_run_end(
-        small_disk, compress):
+        small_disk, fill_disk, compress):
     """The disk fills while a chunk is being written (it lands in part): the chunk is rolled
     back, its events counted; once space returns the run writes again, and run_end is whole."""
     async with open_emulator(make_config(), trace_dir=small_disk,
@@ -132,8 +95,8 @@ async def test_a_disk_that_fills_and_drains_mid_run_leaves_whole_lines_and_a_cou
         row = await _a_real_row(emu)
         _inject(writer, row, 10_000, 1000)
         await _until(lambda: _settled(writer))
-        filler = fill(small_disk)
-        _inject(writer, row, 20_000, 20_000)  # more than LEFT_FREE, even gzip-ed
+        filler = fill_disk(small_disk)
+        _inject(writer, row, 20_000, 20_000)  # more than the disk keeps free, even gzip-ed
         await _until(lambda: _settled(writer))
         assert writer.dropped_disk > 0
         filler.unlink()  # space returns before the run ends
@@ -183,7 +146,7 @@ def _line(i: int) -> bytes:
 
 @pytest.mark.parametrize("compress", [False, True])
 def test_a_write_cut_short_by_a_full_disk_is_rolled_back_to_the_last_whole_line(
-        small_disk, compress):
+        small_disk, fill_disk, compress):
     """The appender alone (the emulator's own writes: run_start, run_end, lines formatted
     without the encoder): a short write is cut back, plain text keeping the whole lines it
     landed, and the next write after space returns goes on from there."""
@@ -192,7 +155,7 @@ def test_a_write_cut_short_by_a_full_disk_is_rolled_back_to_the_last_whole_line(
     try:
         out = Appender(fd, compress, 0)
         assert out.append(b"".join(_line(i) for i in range(10)), 10) is None
-        filler = fill(small_disk)
+        filler = fill_disk(small_disk)
         error = out.append(b"".join(_line(i) for i in range(10, 2010)), 2000)
         assert error is not None and error.errno == errno.ENOSPC
         assert out.failures == 1 and out.written + out.lost == 2010
