@@ -457,9 +457,27 @@ def event_row(event: Any) -> tuple:
     """The row of an event in either form."""
     if type(event) is tuple:
         return row_of(event)
-    cls = type(event)
+    make = _ROW_MAKERS.get(type(event))
+    if make is None:
+        make = _row_maker(type(event))
+    return make(event)
+
+
+# event class -> its row maker: a function compiled per class, reading each field by name (a
+# coordinator event reaching a row sink, such as every commit's OffsetsCommitted for the trace,
+# costs one call, not a walk over ``attrs.fields`` with a call per field)
+_ROW_MAKERS: dict[type, Callable[[Any], tuple]] = {}
+
+
+def _row_maker(cls: type) -> Callable[[Any], tuple]:
     _CLASSES.setdefault(cls.__name__, cls)
-    return (cls.__name__, *(_plain(getattr(event, a.name)) for a in attrs.fields(cls)))
+    # each field as _plain gives it (an enum by its value), written out
+    fields = "".join(f"v.value if isinstance(v := e.{a.name}, Enum) else v, "
+                     for a in attrs.fields(cls))
+    namespace: dict[str, Any] = {"Enum": enum.Enum}
+    exec(f"def row(e): return ({cls.__name__!r}, {fields})", namespace)  # noqa: S102 - names
+    make = _ROW_MAKERS[cls] = namespace["row"]
+    return make
 
 
 def _plain(value: Any) -> Any:

@@ -228,18 +228,18 @@ class TraceWriter:
         emulator's serving task emits between two yields). A batch of rows only -- what serving
         requests emits -- is queued as it is while no sink wants ReplyEmitted (none is built:
         a C pass over the batch tells it holds rows only), else filtered by one comprehension;
-        a batch holding an event object (an attrs instance: ``event[0]`` raises TypeError)
-        goes through ``sink`` one event at a time."""
+        a batch holding an event object (the coordinator's) goes through ``sink`` one event
+        at a time."""
         broker = self._broker
-        if (broker is not None and not broker.observation.replies
-                and set(map(type, events)) == _ROWS_ONLY):
-            self._queue += events
-        else:
-            try:
+        if set(map(type, events)) == _ROWS_ONLY:
+            if broker is not None and not broker.observation.replies:
+                self._queue += events
+            else:
                 self._queue += [row for row in events if row[0] != _REPLY_EMITTED]
-            except TypeError:
-                for event in events:
-                    self.sink(event)
+        else:  # (not by a TypeError caught: a commit's batch holds its OffsetsCommitted)
+            sink = self.sink
+            for event in events:
+                sink(event)
         if len(self._queue) >= PACK_ROWS and self._encoder is not None:
             self._pack()
 
