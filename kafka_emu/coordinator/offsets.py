@@ -48,6 +48,7 @@ _STABLE, _PREPARING = GroupState.STABLE, GroupState.PREPARING_REBALANCE
 _EMPTY, _DEAD = GroupState.EMPTY, GroupState.DEAD
 _COMPLETING = GroupState.COMPLETING_REBALANCE
 _NONE = ErrorCode.NONE
+_OFFSETS_COMMITTED = OffsetsCommitted.__name__  # the tag of its rows
 _StoredOffsetTwin = mutable_twin(StoredOffset)
 
 
@@ -99,9 +100,14 @@ def handle_commit(core: Core, cmd: OffsetCommit) -> None:
             stored.__class__ = StoredOffset
             core.offsets.put(group_id, topic, partition, stored)
             if core.observing:
-                core.emit(OffsetsCommitted(at_ms=now, group_id=group_id, member_id=cmd.member_id,
-                                           generation_id=cmd.generation_id,
-                                           offsets=((topic, partition, o.offset),)))
+                if core.observer_rows:  # as a row (broker/observe.py): one per commit, so cheap
+                    core.observer((_OFFSETS_COMMITTED, now, group_id, cmd.member_id,  # type: ignore[misc]
+                                   cmd.generation_id, ((topic, partition, o.offset),)))
+                else:
+                    core.emit(OffsetsCommitted(at_ms=now, group_id=group_id,
+                                               member_id=cmd.member_id,
+                                               generation_id=cmd.generation_id,
+                                               offsets=((topic, partition, o.offset),)))
             result = _COMMITTED.get((topic, partition))
             if result is None:
                 result = remember(_COMMITTED, (topic, partition), OffsetCommitResult(partitions=(
@@ -132,15 +138,19 @@ def handle_commit(core: Core, cmd: OffsetCommit) -> None:
         if observing:
             committed.append((o.topic, o.partition, o.offset))
     if committed and observing:
-        core.emit(
-            OffsetsCommitted(
-                at_ms=now,
-                group_id=group_id,
-                member_id=cmd.member_id,
-                generation_id=cmd.generation_id,
-                offsets=tuple(committed),
+        if core.observer_rows:
+            core.observer((_OFFSETS_COMMITTED, now, group_id, cmd.member_id,  # type: ignore[misc]
+                           cmd.generation_id, tuple(committed)))
+        else:
+            core.emit(
+                OffsetsCommitted(
+                    at_ms=now,
+                    group_id=group_id,
+                    member_id=cmd.member_id,
+                    generation_id=cmd.generation_id,
+                    offsets=tuple(committed),
+                )
             )
-        )
     core.reply(cmd.request_id, COMMIT, group_id, OffsetCommitResult(partitions=tuple(results)))
 
 

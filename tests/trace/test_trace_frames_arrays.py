@@ -6,7 +6,8 @@ cost a traced commit about a third more server CPU than a traced Heartbeat.
 - for every API and version now recorded so: the row made from the two frames (through marshal,
   as the encoder receives them) is the request path's row, and so is the line;
 - over sockets: one-partition commits, and one of many partitions (past the frames' size limit,
-  recorded as a row), traced alone, give the lines a run with another sink (rows) gives.
+  recorded as a row), traced alone, give the lines a run with another sink (rows) gives; and
+  the writer gets rows only (the coordinator's OffsetsCommitted as a row, not an object).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 from kafka_emu.broker.connection import FRAME_RECORD_LIMIT
 from kafka_emu.broker.observe import (NO_TOPIC_IDS, REQUEST_FRAME, _by_frame, _by_reference,
                                       request_row_maker, row_of)
+from kafka_emu.coordinator.events import OffsetsCommitted
 from kafka_emu.errors import ErrorCode
 from kafka_emu.protocol import APIS, BY_NAME
 from kafka_emu.protocol.headers import decode_request, encode_request, encode_response
@@ -78,7 +80,7 @@ async def _commits(tmp_path, extra_sink: bool) -> tuple[list[dict], set]:
         writer_many = observation._sinks[-1][2]  # (the trace writer's, the only sink)
 
         def spy(events):  # the writer's batches, as the seam hands them over
-            seen.update(e[0] for e in events if type(e) is tuple)
+            seen.update(e[0] if type(e) is tuple else type(e) for e in events)
             writer_many(events)
         observation._sinks[-1] = (observation._sinks[-1][0], True, spy,
                                   *observation._sinks[-1][3:])
@@ -120,6 +122,10 @@ async def test_commits_by_frames_are_written_as_rows_are(tmp_path):
     by_frames, tags = await _commits(tmp_path / "frames", extra_sink=False)
     by_rows, row_tags = await _commits(tmp_path / "rows", extra_sink=True)
     assert REQUEST_FRAME in tags and REQUEST_FRAME not in row_tags
+    # the coordinator's OffsetsCommitted comes as a row too (every commit has one): a batch of
+    # rows only is queued as it is, where an event object in it sends the writer through each
+    # event, making the object's row
+    assert "OffsetsCommitted" in tags and OffsetsCommitted not in tags
     assert "RequestHandled" in tags  # (the wide commit, as a row)
     assert len(by_frames) == len(by_rows) == 5
 
