@@ -53,7 +53,9 @@ class Refused(Exception):
 
 
 def new_token() -> str:
-    return secrets.token_urlsafe(24)
+    # hex, not url-safe base64: a token starting with "-" would read as a flag in
+    # `kafka-emu ctl --control-token TOKEN` (argparse), and in many shells' scripts
+    return secrets.token_hex(24)
 
 
 def token_error(token: str) -> str | None:

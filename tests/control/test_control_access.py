@@ -238,3 +238,12 @@ def test_bound_to_every_address_an_address_literal_is_a_host_and_a_name_is_not()
                  421)
         _refused(httpx.get(base + "/topics"), 401)  # the token, wherever it listens
     assert errors == []
+
+
+def test_a_generated_token_never_reads_as_a_flag():
+    # token_urlsafe began with "-" one time in 64, and `ctl --control-token -xyz` then failed
+    # with "expected one argument" (seen once in a full run of the suite)
+    from kafka_emu.control.access import new_token
+    tokens = {new_token() for _ in range(2000)}
+    assert len(tokens) == 2000
+    assert not [t for t in tokens if not t.isalnum() or len(t) < 32]
