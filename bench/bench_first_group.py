@@ -16,8 +16,9 @@ Two cases per round, interleaved:
 * ``at once``: the client connects as soon as the address is printed (a test that starts a fresh
   emulator and forms a group at once): exec -> first answer, exec -> first group formed, and the
   first JoinGroup's cost against a later one's;
-* ``after idle``: the client waits ``IDLE_S`` before connecting (the emulator has been up a
-  moment; whatever it loads after the listener opens has had the time to load).
+* ``after idle``: the client waits ``IDLE_S``, and then until the server has used no CPU for
+  0.2 s, before connecting (the emulator has been up a moment; whatever it loads after the
+  listener opens has had the time to load).
 
 Figures are medians over the rounds with their spread (min-max). Target (issue 40): the first
 JoinGroup (both requests of the join) within 2x a later one, server CPU. The peer of the issue,
@@ -64,6 +65,19 @@ def _cpu_ns(pid: int) -> int:
         except (FileNotFoundError, ProcessLookupError):
             pass
     return total
+
+
+def _until_idle(pid: int, limit_s: float = 10.0) -> None:
+    """Until the server has used no CPU for 0.2 s (it has done what it does after start; on a
+    busy machine that can take longer than IDLE_S), at most ``limit_s``."""
+    deadline = time.monotonic() + limit_s
+    last = _cpu_ns(pid)
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        now = _cpu_ns(pid)
+        if now - last < 200_000:  # (0.2 ms: the timer task's own wakes)
+            return
+        last = now
 
 
 class Client:
@@ -168,6 +182,7 @@ def one_round(env: dict[str, str], idle_s: float) -> dict[str, float]:
         out = {"exec -> listening": (time.perf_counter() - t0) * 1000}
         if idle_s:
             time.sleep(idle_s)
+            _until_idle(proc.pid)
         client = Client(host, int(port), proc.pid)
         client.request("ApiVersions", 3, client_software_name="bench",
                        client_software_version="1")
