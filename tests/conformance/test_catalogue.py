@@ -1,6 +1,8 @@
 """The scenario catalogue against the kit's own verifiable clients, over real sockets.
 
-The whole catalogue runs with confluent-kafka; every other built-in client runs one scenario
+The whole catalogue runs with confluent-kafka, on the classic protocol and on the consumer
+protocol (KIP-848: what Kafka's consumer_test.py runs there; the rest is skipped, naming why);
+every other built-in client runs one scenario
 here (consumer_failure: hard kill, session expiry, reassignment) to prove its program speaks the
 contract. Their full catalogues are in ``bench/bench_conformance.py`` (``make bench``), which
 also prints the client x scenario matrix.
@@ -45,6 +47,11 @@ def check(result) -> None:
 @pytest.mark.parametrize("name", list(CATALOGUE))
 def test_confluent_kafka_passes_the_catalogue(confluent, name):
     check(runner.run_scenario(CATALOGUE[name], confluent))
+
+
+@pytest.mark.parametrize("name", list(CATALOGUE))
+def test_confluent_kafka_passes_the_catalogue_on_the_consumer_protocol(confluent, name):
+    check(runner.run_scenario(CATALOGUE[name], confluent, group_protocol="consumer"))
 
 
 @pytest.mark.parametrize("client", ["kafka-python", "aiokafka", "kafkajs"])
