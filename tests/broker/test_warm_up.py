@@ -2,7 +2,7 @@
 
 A server left idle after it starts loads what a first group needs (broker/warm.py); the first
 JoinGroup, SyncGroup, Heartbeat, OffsetCommit and OffsetFetch after that import no module and
-compile no codec function or ``__init__`` -- before, the first JoinGroup imported the whole
+compile no codec function, ``__init__`` or RequestHandled row maker -- before, the first JoinGroup imported the whole
 coordinator (tens of ms, every connection waiting). Each check runs in a fresh interpreter, as a
 ``kafka-emu serve`` does: in this one, other tests have loaded everything long ago.
 """
@@ -18,6 +18,7 @@ import json, sys
 from functools import partial
 import trio
 from kafka_emu.broker import warm
+from kafka_emu.broker.observe import REQUEST_ROWS
 from kafka_emu.broker.server import serve
 from kafka_emu.protocol import codec
 from kafka_emu.protocol.generated_source import LINE_FIELDS
@@ -44,8 +45,14 @@ def stubs():
             and getattr(cls.__dict__.get("__init__"), "__wrapped__", None) is not None}
 
 
+def row_makers():
+    # the functions that make a request's RequestHandled row (the timeline observes every
+    # request), per pair of request and response classes
+    return {(q.__name__, r.__name__) for q, by in REQUEST_ROWS.items() for r in by}
+
+
 def loaded():
-    return set(sys.modules), set(LINE_FIELDS), stubs()
+    return set(sys.modules), set(LINE_FIELDS), stubs(), row_makers()
 
 
 async def main(wait):
@@ -61,6 +68,8 @@ async def main(wait):
         codec.top_plan(ResponseHeader, version).read_at
     async with trio.open_nursery() as nursery:
         bound = await nursery.start(partial(serve, config, warm=wait))
+        # observed, as `kafka-emu serve` is by its timeline: rows for every request
+        bound.broker.observation.subscribe(lambda event: None, rows=True)
         if wait:  # the server idle until it has loaded what it loads ahead of use
             with trio.fail_after(60):
                 while not warm.warmed(bound.broker):
@@ -93,6 +102,7 @@ async def main(wait):
             "codec functions compiled": sorted(name.rsplit(" #", 1)[0]
                                                for name in after[1] - before[1]),
             "inits compiled": sorted(before[2] - after[2]),
+            "row makers compiled": sorted(map(list, after[3] - before[3])),
         }))
         nursery.cancel_scope.cancel()
 
@@ -113,6 +123,7 @@ def test_the_first_group_on_an_idle_server_loads_nothing():
     assert found["imported"] == []
     assert found["codec functions compiled"] == []
     assert found["inits compiled"] == []
+    assert found["row makers compiled"] == []
 
 
 def test_a_server_that_does_not_warm_up_loads_on_first_use():
@@ -123,3 +134,4 @@ def test_a_server_that_does_not_warm_up_loads_on_first_use():
     assert found["errors"] == [79, 0, 0, 0, 0, 0]
     assert "kafka_emu.broker.handlers.join_group" in found["imported"]
     assert found["codec functions compiled"] and found["inits compiled"]
+    assert ["JoinGroupRequest", "JoinGroupResponse"] in found["row makers compiled"]
