@@ -16,8 +16,9 @@ handlers and declarations of the group path (ApiVersions, FindCoordinator, JoinG
 SyncGroup, Heartbeat, OffsetFetch, OffsetCommit, LeaveGroup), then of Metadata and the data
 path (Produce, Fetch, ListOffsets, InitProducerId, and the log package); the compiled
 ``__init__`` of their classes (frozen.py); the codec's functions for every version of the group
-path and Metadata, newest first; the functions that make their RequestHandled rows (a serve
-observes every request: the timeline is on by default); last, the broker's coordinator. About 220 ms of CPU, once per
+path and Metadata, newest first; the functions that make their RequestHandled rows (made at
+each API's first request while anything observes: the Python runners' timeline, a control
+endpoint's, a trace); last, the broker's coordinator. About 220 ms of CPU, once per
 process: a second server in the same process (a test suite's) only makes its coordinator.
 
 It never runs where the server is not idle: a task that wakes more often than every ``IDLE_S``
@@ -120,8 +121,9 @@ def steps() -> Iterator[None]:
             for version in sorted(handler.supported, reverse=True):  # newest first
                 warm_codec(handler.api, version)
                 yield
-    # what observing a request compiles at its first (serve observes: the timeline is on by
-    # default): its RequestHandled row maker, and a parked one's (observe.py, request_facts.py)
+    # what observing a request compiles at its first (the Python runners' timeline, a control
+    # endpoint's, a trace): its RequestHandled row maker, and a parked one's (observe.py,
+    # request_facts.py)
     for key in keys:
         api = HANDLERS[key].api
         request_row_maker(api.request, api.response)

@@ -68,7 +68,7 @@ async def main(wait):
         codec.top_plan(ResponseHeader, version).read_at
     async with trio.open_nursery() as nursery:
         bound = await nursery.start(partial(serve, config, warm=wait))
-        # observed, as `kafka-emu serve` is by its timeline: rows for every request
+        # observed, as the Python runners' timeline observes: rows for every request
         bound.broker.observation.subscribe(lambda event: None, rows=True)
         if wait:  # the server idle until it has loaded what it loads ahead of use
             with trio.fail_after(60):
