@@ -1,0 +1,73 @@
+"""librdkafka's own ``kafkatest_verifiable_client`` against the kit, live (issue 37 item 2).
+
+The program is built from Debian's source package of the installed librdkafka
+(``kafka_emu/conformance/librdkafka_build.py``: ``apt-get source`` through a ``deb-src`` entry,
+compiled against ``librdkafka-dev``) into kafka-emu's cache, once per machine. Where it cannot
+be built these tests are skipped with the reason, except under ``CI=true`` where they fail: CI
+is expected to provide the deb-src entry, librdkafka-dev and g++ (see .ci/run).
+
+The program is run as it is: the profile is detected from its ``--help``, the kit's settings
+(acks, group.instance.id, ...) reach it through the contract's properties file.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from kafka_emu.conformance import librdkafka_build
+
+# One scenario of each kind the program's dialect touches: the producer (acks=all from the
+# properties file), consumers bouncing (records_consumed ranges, eager revocations), static
+# membership (group.instance.id from the properties file; the program has no flag for it), and
+# the capability it lacks (cooperative: skipped, naming it).
+SCENARIOS = ["produce_consume_validate", "consumer_bounce_hard_rolling",
+             "static_consumer_bounce_rolling", "cooperative_valid_assignment"]
+
+
+@pytest.fixture(scope="module")
+def verifiable_client() -> str:
+    try:
+        return str(librdkafka_build.client())
+    except librdkafka_build.BuildUnavailable as exc:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"kafkatest_verifiable_client unavailable: {exc}; CI must provide a "
+                        "deb-src entry, librdkafka-dev and g++ (see .ci/run)", pytrace=False)
+        pytest.skip(f"kafkatest_verifiable_client unavailable: {exc}")
+
+
+def test_the_build_helper_prints_the_programs_path(verifiable_client):
+    proc = subprocess.run([sys.executable, "-m", "kafka_emu.conformance.librdkafka_build"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == verifiable_client
+    help_ = subprocess.run([verifiable_client, "--help"], capture_output=True, text=True,
+                           timeout=60, check=False)
+    assert "librdkafka version" in help_.stdout + help_.stderr
+
+
+def test_a_source_version_apt_does_not_have_is_one_line_naming_apt(tmp_path,
+                                                                   verifiable_client):
+    with pytest.raises(librdkafka_build.BuildUnavailable) as caught:
+        librdkafka_build.build("0.0.0-0", tmp_path)
+    assert "apt-get source librdkafka=0.0.0-0 failed: E: " in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_librdkafka_runs_representative_scenarios_as_it_is(verifiable_client):
+    argv = [sys.executable, "-m", "kafka_emu", "conformance", "--name", "librdkafka",
+            "--consumer", f"{verifiable_client} --consumer",
+            "--producer", f"{verifiable_client} --producer"]
+    for name in SCENARIOS:
+        argv += ["--scenario", name]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
+    out = proc.stdout + proc.stderr
+    assert "profile librdkafka (detected: its --help output says 'librdkafka version')" in out
+    assert proc.returncode == 0, out
+    for name in SCENARIOS[:-1]:
+        assert f"PASS  {name} " in out, out
+    assert "SKIP  cooperative_valid_assignment" in out
+    assert "eager-only rebalance callback" in out
