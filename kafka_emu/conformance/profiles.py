@@ -16,7 +16,10 @@ from that:
   (``-X`` for librdkafka's, which reads the file too);
 - ``lacks``: capabilities it does not have, each with why; a scenario needing one is SKIPPED
   with that reason, never failed (``CAPABILITIES`` names them);
-- ``detect``: text in the program's ``--help`` output (stdout and stderr) that identifies it.
+- ``detect``: text in the program's ``--help`` output (stdout and stderr) that identifies it;
+- ``known_bugs``: scenario -> a bug of the program that makes it fail that scenario, with its
+  evidence; the verdict stays FAIL (the program does not conform) and its reason says the bug
+  is known, as for the kit's own clients.
 
 A user writes their own profile as a TOML or JSON file with these keys (and ``extends``, the
 profile it starts from, ``contract`` by default) and passes its path to ``--profile``.
@@ -63,6 +66,7 @@ class Profile:
     flags: dict[str, str] = attrs.field(factory=dict)  # property -> the flag carrying it
     lacks: dict[str, str] = attrs.field(factory=dict)  # capability -> why
     detect: tuple[str, ...] = ()
+    known_bugs: dict[str, str] = attrs.field(factory=dict)  # scenario -> the bug, with evidence
 
     def arguments(self, role: str, properties: dict[str, Any], path: Path) -> list[str]:
         """The argv that hands ``properties`` to a ``role`` ("consumer" / "producer") program:
@@ -84,6 +88,27 @@ class Profile:
         return argv + [CONFIG_FLAGS[role], str(path)]
 
 
+# Bugs of librdkafka's kafkatest_verifiable_client found by the kit (Debian's 2.0.2-1 build; the
+# example is unchanged upstream since), each with its evidence from the run's logs.
+_RDKAFKA_LOST_COMMIT = (
+    "its offset_commit_cb asserts offsets.size() > 0, but when a heartbeat is answered "
+    "ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID (as Kafka does after a rebalance it missed) "
+    "librdkafka marks the assignment lost, the program's rebalance callback commits before "
+    "unassign(), and librdkafka reports that commit as ERR__ASSIGNMENT_LOST with no partitions: "
+    "stderr 'Propagate offset for 0 partitions, error: Local: Group partition assignment lost', "
+    "then the assertion aborts it (exit -6)")
+_RDKAFKA_COORDINATOR_LOOP = (
+    "librdkafka 2.0.2, after an OffsetCommit answered COORDINATOR_NOT_AVAILABLE, may keep losing "
+    "its coordinator until the session expires (2 runs of 5 here): with debug=cgrp,broker every "
+    "500 ms FindCoordinator finds it, the new connection reaches APIVERSION_QUERY (the emulator "
+    "answers without error) and the queued commit retry fails with 'Local: Broker transport "
+    "failure', marking the coordinator dead again; the expired member's lost-assignment commit "
+    "then aborts the program as in fault_illegal_generation_on_heartbeat (librdkafka 2.16, "
+    "the built-in confluent-kafka, passes)")
+_RDKAFKA_BUGS = {"fault_illegal_generation_on_heartbeat": _RDKAFKA_LOST_COMMIT,
+                 "fault_unknown_member_id_on_heartbeat": _RDKAFKA_LOST_COMMIT,
+                 "fault_coordinator_not_available_on_commit": _RDKAFKA_COORDINATOR_LOOP}
+
 CONTRACT = Profile(
     name="contract", summary="Kafka's verifiable-client contract as documented (flags and a "
     "properties file; the kit's settings as properties)")
@@ -97,14 +122,14 @@ BUILT_IN: dict[str, Profile] = {p.name: p for p in (
             "(one program, --consumer / --producer)", bootstrap_flag="--broker-list",
             lacks={"cooperative": "librdkafka's kafkatest_verifiable_client has an eager-only "
                    "rebalance callback (it calls unassign() on every revocation)"},
-            detect=("librdkafka version",)),
+            detect=("librdkafka version",), known_bugs=_RDKAFKA_BUGS),
     Profile(name="kafka-emu", summary="kafka-emu's own verifiable clients "
             "(kafka_emu.conformance.clients)", flags=dict(_PROTOCOL_FLAGS),
             detect=("verifiable consumer", "verifiable producer")),
 )}
 
 _KEYS = {"name", "summary", "extends", "bootstrap_flag", "properties", "property_flag", "flags",
-         "lacks", "detect"}
+         "lacks", "detect", "known_bugs"}
 
 
 def load(spec: str) -> Profile:
@@ -159,7 +184,7 @@ def from_dict(data: dict[str, Any], *, default_name: str, where: str) -> Profile
             raise ProfileError(f"profile {where}: properties must be \"file\" or \"flag\", got "
                                f"{data['properties']!r}")
         fields["properties"] = data["properties"]
-    for key in ("flags", "lacks"):
+    for key in ("flags", "lacks", "known_bugs"):
         if key in data:
             table = data[key]
             if not isinstance(table, dict):

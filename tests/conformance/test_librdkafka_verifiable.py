@@ -16,9 +16,13 @@ import os
 import subprocess
 import sys
 
+from pathlib import Path
+
 import pytest
 
-from kafka_emu.conformance import librdkafka_build
+from kafka_emu.conformance import librdkafka_build, replay, verdicts
+
+RECORDED = Path(__file__).with_name("streams") / "runs"
 
 # One scenario of each kind the program's dialect touches: the producer (acks=all from the
 # properties file), consumers bouncing (records_consumed ranges, eager revocations), static
@@ -71,3 +75,25 @@ def test_librdkafka_runs_representative_scenarios_as_it_is(verifiable_client):
         assert f"PASS  {name} " in out, out
     assert "SKIP  cooperative_valid_assignment" in out
     assert "eager-only rebalance callback" in out
+
+
+def test_the_recorded_producer_had_every_send_acknowledged():
+    """Recorded from the real program (no build needed): acks=all reached it through its
+    properties file (issue 37: it read ``--acks -1`` as a missing value and got 0 acks)."""
+    rec = replay.load(RECORDED / "librdkafka_real_produce_consume_validate.stream")
+    log_end = {replay._tp(k): v for k, v in rec.params["log_end"].items()}
+    assert sum(log_end.values()) == 300
+    assert verdicts.producer_delivery(rec.log.snapshot(), "p1", 300, log_end) == []
+    assert verdicts.producer_delivery(rec.log.snapshot(), "p1", 301, log_end) != []
+
+
+def test_a_profiles_known_bugs_label_its_failures_and_a_users_profile_can_name_them():
+    from kafka_emu.conformance import profiles
+    from kafka_emu.conformance.clients import external
+
+    rdkafka = external("prog --consumer", profile=profiles.BUILT_IN["librdkafka"])
+    assert "assignment lost" in rdkafka.known_bugs["fault_illegal_generation_on_heartbeat"]
+    mine = profiles.from_dict({"extends": "librdkafka", "known_bugs": {"broker_failure": "x"}},
+                              default_name="mine", where="test")
+    assert external("prog", profile=mine).known_bugs["broker_failure"] == "x"
+    assert "fault_unknown_member_id_on_heartbeat" in mine.known_bugs  # extended, not replaced

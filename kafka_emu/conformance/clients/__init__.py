@@ -150,4 +150,5 @@ def external(consumer: str, producer: str | None = None, *, profile: Profile | N
         profile = attrs.evolve(profile, bootstrap_flag=bootstrap_flag)
     return ClientSpec(name=name, consumer=tuple(shlex.split(consumer)),
                       producer=tuple(shlex.split(producer)) if producer else None,
-                      profile=profile, unsupported=dict(profile.lacks))
+                      profile=profile, unsupported=dict(profile.lacks),
+                      known_bugs=dict(profile.known_bugs))
