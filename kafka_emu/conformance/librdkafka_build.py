@@ -143,14 +143,16 @@ def _unpacked(dsc: Path, into: Path) -> str:
 
 
 def _from_tarball(into: Path) -> str:
-    [orig] = sorted(into.glob("librdkafka_*.orig.tar.*")) or [None]
-    if orig is None:
+    origs = sorted(into.glob("librdkafka_*.orig.tar.*"))
+    if not origs:
         raise BuildUnavailable(f"no upstream tarball of librdkafka in {into}")
-    with tarfile.open(orig) as tar:
+    with tarfile.open(origs[-1]) as tar:
         for member in tar.getmembers():
             if member.isfile() and member.name.split("/", 1)[-1] == EXAMPLE:
-                return tar.extractfile(member).read().decode("utf-8")
-    raise BuildUnavailable(f"{orig.name} has no {EXAMPLE}")
+                data = tar.extractfile(member)
+                if data is not None:
+                    return data.read().decode("utf-8")
+    raise BuildUnavailable(f"{origs[-1].name} has no {EXAMPLE}")
 
 
 def _no_epoch(version: str) -> str:

@@ -63,6 +63,25 @@ def test_a_source_version_apt_does_not_have_is_one_line_naming_apt(tmp_path,
     assert "\n" not in str(caught.value)
 
 
+def test_without_the_dev_package_it_says_what_to_install(monkeypatch):
+    if not librdkafka_build.shutil.which("dpkg-query"):
+        pytest.skip("not a Debian-like system")
+    monkeypatch.setattr(librdkafka_build, "DEV_PACKAGE", "kafka-emu-no-such-package")
+    with pytest.raises(librdkafka_build.BuildUnavailable,
+                       match="needs kafka-emu-no-such-package, which is not installed "
+                       r"\(apt-get install librdkafka-dev g\+\+\)"):
+        librdkafka_build.installed_version()
+    assert librdkafka_build.find() is None
+
+
+def test_without_dpkg_source_the_example_read_from_the_upstream_tarball_is_debians(
+        verifiable_client):
+    # Debian 2.0.2-1 patches only a Makefile: both ways give the same program
+    where = librdkafka_build.build_dir(librdkafka_build.installed_version())
+    assert librdkafka_build._from_tarball(where) == \
+        (where / f"{librdkafka_build.PROGRAM}.cpp").read_text(encoding="utf-8")
+
+
 def test_librdkafka_runs_the_whole_catalogue_as_it_is(verifiable_client):
     """Issue 37's done-when: every scenario passes, or is skipped naming what the program
     lacks, or fails only for a bug of the program the profile names with its evidence
