@@ -98,13 +98,16 @@ _RDKAFKA_LOST_COMMIT = (
     "stderr 'Propagate offset for 0 partitions, error: Local: Group partition assignment lost', "
     "then the assertion aborts it (exit -6)")
 _RDKAFKA_COORDINATOR_LOOP = (
-    "librdkafka 2.0.2, after an OffsetCommit answered COORDINATOR_NOT_AVAILABLE, may keep losing "
-    "its coordinator until the session expires (2 runs of 5 here): with debug=cgrp,broker every "
-    "500 ms FindCoordinator finds it, the new connection reaches APIVERSION_QUERY (the emulator "
-    "answers without error) and the queued commit retry fails with 'Local: Broker transport "
-    "failure', marking the coordinator dead again; the expired member's lost-assignment commit "
-    "then aborts the program as in fault_illegal_generation_on_heartbeat (librdkafka 2.16, "
-    "the built-in confluent-kafka, passes)")
+    "librdkafka 2.0.2, after an OffsetCommit answered COORDINATOR_NOT_AVAILABLE, may lose its "
+    "coordinator until the session expires (2 runs of 5 here): its FindCoordinator waits behind "
+    "a 500 ms Fetch long-poll on the same connection (answered in order, as Kafka does), the "
+    "commit retry queued meanwhile on the coordinator's connection then fails with 'Local: "
+    "Broker transport failure' as that connection is re-pointed, and that marks the "
+    "coordinator dead again (debug=cgrp,broker: 'marking the coordinator (1) dead: Local: "
+    "Broker transport failure: OffsetCommitRequest failed' every 500 ms; every FindCoordinator "
+    "and ApiVersions answered without error); the expired member's lost-assignment commit then "
+    "aborts the program as in fault_illegal_generation_on_heartbeat. When FindCoordinator "
+    "returns before the 100 ms retry it passes; librdkafka 2.16 (confluent-kafka) passes")
 _RDKAFKA_BUGS = {"fault_illegal_generation_on_heartbeat": _RDKAFKA_LOST_COMMIT,
                  "fault_unknown_member_id_on_heartbeat": _RDKAFKA_LOST_COMMIT,
                  "fault_coordinator_not_available_on_commit": _RDKAFKA_COORDINATOR_LOOP}
