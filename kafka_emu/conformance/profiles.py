@@ -124,7 +124,11 @@ BUILT_IN: dict[str, Profile] = {p.name: p for p in (
     Profile(name="librdkafka", summary="librdkafka's examples/kafkatest_verifiable_client "
             "(one program, --consumer / --producer)", bootstrap_flag="--broker-list",
             lacks={"cooperative": "librdkafka's kafkatest_verifiable_client has an eager-only "
-                   "rebalance callback (it calls unassign() on every revocation)"},
+                   "rebalance callback (it calls unassign() on every revocation)",
+                   "consumer_protocol": "librdkafka's kafkatest_verifiable_client assigns with "
+                   "assign()/unassign(), which librdkafka refuses when the assignment is "
+                   "incremental, as the consumer protocol's always is (and librdkafka before "
+                   "2.4 has no group.protocol at all)"},
             detect=("librdkafka version",), known_bugs=_RDKAFKA_BUGS),
     Profile(name="kafka-emu", summary="kafka-emu's own verifiable clients "
             "(kafka_emu.conformance.clients)", flags=dict(_PROTOCOL_FLAGS),

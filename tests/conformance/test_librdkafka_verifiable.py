@@ -126,3 +126,16 @@ def test_a_profiles_known_bugs_label_its_failures_and_a_users_profile_can_name_t
                               default_name="mine", where="test")
     assert external("prog", profile=mine).known_bugs["broker_failure"] == "x"
     assert "fault_unknown_member_id_on_heartbeat" in mine.known_bugs  # extended, not replaced
+
+
+def test_the_consumer_protocol_is_refused_for_it_naming_why(verifiable_client):
+    """Its rebalance callback assigns with assign()/unassign(), which librdkafka refuses for
+    the consumer protocol's incremental assignments; run anyway it failed every scenario with
+    'No such configuration property: "group.protocol"' (2.0.2)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "kafka_emu", "conformance", "--name", "librdkafka",
+         "--consumer", f"{verifiable_client} --consumer", "--group-protocol", "consumer"],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "librdkafka cannot run on the consumer protocol: librdkafka's " \
+           "kafkatest_verifiable_client assigns with assign()/unassign()" in proc.stderr

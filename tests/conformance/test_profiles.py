@@ -58,7 +58,7 @@ def test_a_user_profile_in_json_extends_a_built_in_one(tmp_path):
                              "lacks": {"static": "built without KIP-345"}}))
     p = profiles.load(str(f))
     assert p.bootstrap_flag == "--broker-list"
-    assert set(p.lacks) == {"cooperative", "static"}
+    assert set(p.lacks) == {"consumer_protocol", "cooperative", "static"}
 
 
 @pytest.mark.parametrize("text,message", [

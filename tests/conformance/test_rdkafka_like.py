@@ -29,7 +29,7 @@ def test_a_librdkafka_style_client_passes_produce_consume_validate(tmp_path):
          "--scenario", "produce_consume_validate"],
         check=False, capture_output=True, text=True, timeout=300)
     assert "profile librdkafka (detected: its --help output says 'librdkafka version'): " \
-           "bootstrap --broker-list; lacks cooperative" in proc.stdout
+           "bootstrap --broker-list; lacks consumer_protocol, cooperative" in proc.stdout
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "PASS  produce_consume_validate" in proc.stdout
 
