@@ -54,6 +54,7 @@ from kafka_emu.testing import make_config, run_in_thread
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from _mock_cluster import MockCluster  # noqa: E402
+from _proc_cpu import cpu_ns  # noqa: E402
 from _wheel_venv import wheel_python  # noqa: E402
 
 TARGET_INPROCESS_MS = 10.0
@@ -111,15 +112,8 @@ def _env(pycache: str | None) -> dict[str, str]:
 
 
 def _cpu_ms(pid: int) -> float:
-    """CPU time a process has used so far (all its threads; nanoseconds from schedstat)."""
-    total = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except (FileNotFoundError, ProcessLookupError):
-            pass
-    return total / 1e6
+    """CPU time a process has used so far (all its threads)."""
+    return cpu_ns(pid) / 1e6
 
 
 CLI_CPU: dict[str, list[float]] = {}  # CPU ms of each timed start by its first answer (Linux)

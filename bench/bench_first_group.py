@@ -39,9 +39,11 @@ import tempfile
 import time
 from typing import Any
 
-from kafka_emu.protocol.codec import decode
-from kafka_emu.protocol.headers import encode_request
-from kafka_emu.protocol.registry import BY_NAME
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _proc_cpu import cpu_ns  # noqa: E402
+from kafka_emu.protocol.codec import decode  # noqa: E402
+from kafka_emu.protocol.headers import encode_request  # noqa: E402
+from kafka_emu.protocol.registry import BY_NAME  # noqa: E402
 
 TARGET_RATIO = 2.0
 LATER = 5
@@ -55,26 +57,15 @@ _SUBSCRIPTION = struct.pack(">hih", 0, 1, 1) + b"t" + struct.pack(">i", -1)
 _ASSIGNMENT = struct.pack(">hih", 0, 1, 1) + b"t" + struct.pack(">iii", 1, 0, -1)
 
 
-def _cpu_ns(pid: int) -> int:
-    """CPU time a process has used so far, all its threads (schedstat, nanoseconds)."""
-    total = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except (FileNotFoundError, ProcessLookupError):
-            pass
-    return total
-
 
 def _until_idle(pid: int, limit_s: float = 10.0) -> None:
     """Until the server has used no CPU for 0.2 s (it has done what it does after start; on a
     busy machine that can take longer than IDLE_S), at most ``limit_s``."""
     deadline = time.monotonic() + limit_s
-    last = _cpu_ns(pid)
+    last = cpu_ns(pid)
     while time.monotonic() < deadline:
         time.sleep(0.2)
-        now = _cpu_ns(pid)
+        now = cpu_ns(pid)
         if now - last < 200_000:  # (0.2 ms: the timer task's own wakes)
             return
         last = now
@@ -94,14 +85,14 @@ class Client:
         api = BY_NAME[name]
         self.correlation += 1
         frame = encode_request(api, version, self.correlation, "bench", api.request(**fields))
-        cpu0, t0 = _cpu_ns(self.pid), time.perf_counter()
+        cpu0, t0 = cpu_ns(self.pid), time.perf_counter()
         self.sock.sendall(frame)
         body = self._receive()
         wall = (time.perf_counter() - t0) * 1000
         # a running task's CPU time is brought up to date when it next sleeps (the server is
         # back in its wait within microseconds of answering)
         time.sleep(SETTLE_S)
-        cpu = (_cpu_ns(self.pid) - cpu0) / 1e6
+        cpu = (cpu_ns(self.pid) - cpu0) / 1e6
         self.timed.append((label or name, wall, cpu))
         # response header: correlation id, and a tagged-field byte when the version is flexible
         skip = 5 if version in api.flexible and name != "ApiVersions" else 4
@@ -191,7 +182,7 @@ def one_round(env: dict[str, str], idle_s: float) -> dict[str, float]:
         assert found.coordinators[0].error_code == 0, found
         member, generation = form_group(client, "g0", "first")
         out["exec -> first group formed"] = (time.perf_counter() - t0) * 1000
-        out["server CPU by then"] = _cpu_ns(proc.pid) / 1e6
+        out["server CPU by then"] = cpu_ns(proc.pid) / 1e6
         after_join(client, "g0", member, generation, "first")
         time.sleep(IDLE_S)  # a later group, on a server done with whatever it does after start
         for i in range(1, LATER + 1):

@@ -59,6 +59,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 HERE_ROOT = os.path.dirname(HERE) + os.sep
 sys.path.insert(0, HERE)
 
+from _proc_cpu import cpu_ns  # noqa: E402
 from kafka_emu.protocol import BY_NAME  # noqa: E402
 from kafka_emu.protocol.codec import read_from  # noqa: E402
 from kafka_emu.protocol.headers import (ResponseHeader, encode_request,  # noqa: E402
@@ -151,14 +152,7 @@ class Server:
         self.address = (host, int(port))
 
     def cpu_ns(self) -> int:
-        total = 0
-        for task in os.listdir(f"/proc/{self.proc.pid}/task"):
-            try:
-                with open(f"/proc/{self.proc.pid}/task/{task}/schedstat") as f:
-                    total += int(f.read().split()[0])
-            except (FileNotFoundError, ProcessLookupError):
-                pass  # a thread that just ended
-        return total
+        return cpu_ns(self.proc.pid)
 
     def user_system_ticks(self) -> tuple[int, int]:
         """(utime, stime) of the whole process in clock ticks (/proc/PID/stat)."""
