@@ -57,7 +57,7 @@ class Clock:
         shift, start = self._perf_shift, self._trio_start
         # ``ms_later``: ``ms_at`` where its answer depends on its argument alone (a function of
         # this clock's constants, which a change replaces), so that it may be asked later --
-        # a request kept by reference (broker/observe.py) stores it and its reading, not the
+        # a request kept by reference (broker/event_rows.py) stores it and its reading, not the
         # answer; None where ``ms_at`` asks the clock (it must be asked at once)
         self.ms_later: Callable[[float], int] | None
         # ``ms_at(perf)`` is ``ms_cache[2]`` for ``ms_cache[0] <= perf < ms_cache[1]``: the

@@ -45,7 +45,7 @@ from .fault_actions import FaultClose, carry_out
 from .handlers import HANDLERS
 from .handlers.api_versions import unsupported_version_response
 from .log_limits import warn_limited
-from .observe import REQUEST_FRAME, REQUEST_REFS, REQUEST_ROWS, request_row_maker
+from .event_rows import REQUEST_FRAME, REQUEST_REFS, REQUEST_ROWS, request_row_maker
 from .request_facts import answer_parked, parked_request
 from .state import Broker, Pending
 from .throttle import client_throttles
@@ -58,7 +58,7 @@ FETCH = 1  # its responses carry stored batches, written as they are (encode_res
 T = TypeVar("T")
 _new = object.__new__
 _NO_MAKERS: dict = {}  # (REQUEST_ROWS for a request class not seen yet)
-# A request recorded by its frames (observe.py's REQUEST_FRAME) when they are no larger than
+# A request recorded by its frames (event_rows.py's REQUEST_FRAME) when they are no larger than
 # this together; a larger one (a commit of many partitions, a big group's description) as its
 # row, whose size grows with the partitions it names, not with every byte of both frames.
 FRAME_RECORD_LIMIT = 4096
@@ -555,7 +555,7 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
     emit = observation.emit  # a sink may have subscribed while the request was parked
     data = None  # the response frame, once made
     if emit is not None:
-        # RequestHandled as a row (observe.py): the same fields, without building the object
+        # RequestHandled as a row (event_rows.py): the same fields, without building the object
         observation.mark = done = perf_now()
         if (type(request) in observation.by_frame and started is not None
                 and fault is None):  # (a Heartbeat, a commit, traced alone: frame_rows.py)

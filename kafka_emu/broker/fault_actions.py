@@ -17,7 +17,7 @@ from ..errors import KafkaError
 from ..protocol.schema import fields_of
 from .context import RequestContext
 from .error_response import error_response
-from .observe import request_identity
+from .event_rows import request_identity
 from .throttle import client_throttles
 
 if TYPE_CHECKING:

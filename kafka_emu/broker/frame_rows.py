@@ -1,4 +1,4 @@
-"""RequestHandled rows from ``REQUEST_FRAME`` records (``observe.py``): the request's frame and
+"""RequestHandled rows from ``REQUEST_FRAME`` records (``event_rows.py``): the request's frame and
 the response's, decoded by the codec that read and wrote them, made into the row by the same
 compiled function the request path uses. The trace's encoder process calls this for every such
 record, so what two frames decode to is kept (a bounded table) by their bytes less the
@@ -12,7 +12,7 @@ from ..protocol.headers import ResponseHeader, decode_request, peek_api, respons
 from ..protocol.primitives import Reader
 from .clock import ms_from
 from .handlers import HANDLERS
-from .observe import NO_TOPIC_IDS, request_row_maker
+from .event_rows import NO_TOPIC_IDS, request_row_maker
 
 # (api key, version, request frame after its correlation id, response frame after its) -> decoded
 _DECODED: dict[tuple[int, int, bytes, bytes], tuple] = {}

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .log_limits import allow
-from .observe import as_event
+from .event_rows import as_event
 
 GROUP_LOG = logging.getLogger("kafka_emu.groups")
 REQUEST_LOG = logging.getLogger("kafka_emu.requests")

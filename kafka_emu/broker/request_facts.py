@@ -22,7 +22,7 @@ from ..protocol.headers import encode_response
 from ..protocol.schema import Array, fields_of
 from .clock import perf_now
 from .handlers import HANDLERS
-from .observe import REQUEST_ROWS, request_row_maker
+from .event_rows import REQUEST_ROWS, request_row_maker
 
 if TYPE_CHECKING:
     from .connection import Connection

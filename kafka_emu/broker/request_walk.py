@@ -1,6 +1,6 @@
 """Walks over a request or response declaration: which fields are arrays of structs, the
 per-partition errors of a response, the partitions a request names -- found from the
-declaration, without a table per API. The observer seam (``observe.py``) compiles calls to
+declaration, without a table per API. The observer seam's rows (``event_rows.py``) compile calls to
 them into the functions that make a RequestHandled row."""
 
 from __future__ import annotations

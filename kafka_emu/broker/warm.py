@@ -106,7 +106,7 @@ def steps() -> Iterator[None]:
     """The process-wide loading, one step (a few ms at most) per iteration."""
     from ..protocol.headers import warm as warm_codec
     from .handlers import HANDLERS
-    from .observe import request_row_maker
+    from .event_rows import request_row_maker
     from .request_facts import RequestFacts
     for name in MODULES:
         if name not in sys.modules:
@@ -126,7 +126,7 @@ def steps() -> Iterator[None]:
                 warm_codec(handler.api, version)
                 yield
     # what observing a request compiles at its first (the Python runners' timeline, a control
-    # endpoint's, a trace): its RequestHandled row maker, and a parked one's (observe.py,
+    # endpoint's, a trace): its RequestHandled row maker, and a parked one's (event_rows.py,
     # request_facts.py)
     for key in keys:
         api = HANDLERS[key].api

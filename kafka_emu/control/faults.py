@@ -38,7 +38,7 @@ from typing import Any
 
 import attrs
 
-from ..broker.observe import request_identity
+from ..broker.event_rows import request_identity
 from ..errors import ErrorCode
 from ..protocol.registry import APIS, BY_NAME
 from ..protocol.schema import Array, fields_of

@@ -7,7 +7,7 @@ one ``deque.append`` of the event (its sequence number follows from its position
 events come in batches, one ``extend`` each): events stay in the form they were emitted in --
 frozen attrs objects, rows for the request path's RequestHandled, or records by reference: a
 Heartbeat's RequestHandled and the coordinator's ReplyEmitted while the timeline is the only
-sink (``broker/observe.py``, ``REQUEST_REFS``, ``REPLY_REFS``) -- and become rows and JSON-able
+sink (``broker/event_rows.py``, ``REQUEST_REFS``, ``REPLY_REFS``) -- and become rows and JSON-able
 dicts (``event_dict``) only when somebody reads them, the same rows as ever; filters read a
 row's fields by position without building the object. The deque keeps the
 newest ``emu.timeline.max.events``; sequence numbers keep counting, so ``since=seq`` still means
@@ -35,8 +35,8 @@ import attrs
 import trio
 
 from ..broker.events import RequestHandled
-# every event class of the observer seam, by name (the table observe.py builds rows from)
-from ..broker.observe import _event_classes, as_event, event_class, row_class, row_index, row_of
+# every event class of the observer seam, by name (the table event_rows.py builds rows from)
+from ..broker.event_rows import _event_classes, as_event, event_class, row_class, row_index, row_of
 from ..coordinator.events import AssignmentsDistributed, MemberSubscribed
 from ..protocol.errors import DecodeError
 from ..protocol.messages.consumer_protocol import decode_assignment, decode_subscription

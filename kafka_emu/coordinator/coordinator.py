@@ -104,7 +104,7 @@ class Coordinator:
         observer also takes the events emitted once per request (``ReplyEmitted``) as rows:
         ``("ReplyEmitted", at_ms, group_id, request_id, api, error)``, the fields in declaration
         order with the error as a plain int, which is cheaper than building the frozen object
-        (the broker's observer seam takes rows; see broker/observe.py). With ``replies=False``
+        (the broker's observer seam takes rows; see broker/event_rows.py). With ``replies=False``
         the observer does not want ReplyEmitted: none is built (every other event is). With
         ``reply_refs`` it takes them by reference: ``(events.REPLY_REFS, at_ms, group_id,
         request_id, api, result)``, the error left for the reader to work out."""

@@ -214,4 +214,4 @@ Observer = Callable[[Event], None]
 # group_id, request_id, api, result)`` -- the reply's result itself, frozen, instead of its
 # summary error; the observer works the error out when somebody reads the event
 # (``results.summary_error``, as the row would have held it: by value)
-REPLY_REFS = sys.intern("ReplyEmitted/refs")  # (broker/observe.py interns the same)
+REPLY_REFS = sys.intern("ReplyEmitted/refs")  # (broker/event_rows.py interns the same)

@@ -100,7 +100,7 @@ def handle_commit(core: Core, cmd: OffsetCommit) -> None:
             stored.__class__ = StoredOffset
             core.offsets.put(group_id, topic, partition, stored)
             if core.observing:
-                if core.observer_rows:  # as a row (broker/observe.py): one per commit, so cheap
+                if core.observer_rows:  # as a row (broker/event_rows.py): one per commit, so cheap
                     core.observer((_OFFSETS_COMMITTED, now, group_id, cmd.member_id,  # type: ignore[misc]
                                    cmd.generation_id, ((topic, partition, o.offset),)))
                 else:

@@ -3,7 +3,7 @@
 Theory of operation. Formatting a trace line costs more than serving the request it records
 (about as much CPU again for a Heartbeat), so the writer (``writer.py``) does not format on the
 emulator's process: it marshals the events' rows (tuples of plain values,
-``broker/observe.py``) into messages as they queue, which costs a fraction of formatting them,
+``broker/event_rows.py``) into messages as they queue, which costs a fraction of formatting them,
 and every flush sends the messages through a pipe to this process, which formats the lines with
 the same compiled encoders (``schema.line_encoder``), compresses them if asked, and appends them
 to the run's file: the whole messages of what it could read at once (a flush, usually) in one
@@ -35,7 +35,7 @@ import sys
 from typing import Any
 
 from ..broker.frame_rows import frame_row
-from ..broker.observe import REQUEST_FRAME
+from ..broker.event_rows import REQUEST_FRAME
 from .appender import Appender
 from .schema import encode_run, line_encoder
 

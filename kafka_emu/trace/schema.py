@@ -38,7 +38,7 @@ from typing import Any
 import attrs
 
 from ..broker import events as server_events
-from ..broker.observe import as_event, row_class
+from ..broker.event_rows import as_event, row_class
 from ..coordinator import events as coordinator_events
 from ..coordinator.consumer import events as consumer_group_events
 from ..protocol.errors import DecodeError
@@ -326,7 +326,7 @@ def to_record(event: Any) -> dict:
     """The JSON-ready dict of one event (without ``run`` and ``seq``, which the writer adds).
 
     Events of a class not declared here (yet) are mapped on the fly with the same rules.
-    ``event`` may be a row (``broker/observe.py``)."""
+    ``event`` may be a row (``broker/event_rows.py``)."""
     event = as_event(event)
     convert = _CONVERTERS.get(type(event))
     if convert is None:
@@ -358,7 +358,7 @@ _FRAGMENT_CACHE = 4096
 def _line_encoder(kind: Kind, rows: bool = False) -> Callable[[Any, str, int], str]:
     """Compile one function per kind that formats a whole line in one f-string (the trace
     writer's hot path: about twice as fast as building the dict and calling json.dumps).
-    With ``rows`` the function reads the event's row (``broker/observe.py``) instead: the
+    With ``rows`` the function reads the event's row (``broker/event_rows.py``) instead: the
     same line from the same values, by position."""
     cls_name = kind.event_class.__name__
     if rows and any((cls_name, f.name) in _WHOLE_EVENT for f in kind.fields):

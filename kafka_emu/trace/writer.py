@@ -5,7 +5,7 @@ Theory of operation. ``TraceWriter.open()`` picks the file
 read), checks that the directory is writable and the disk not full, and writes the ``run_start``
 line synchronously, so a bad ``--trace-dir`` is an error before the server accepts anything.
 
-On the request path the sink only queues the event's row (``broker/observe.py``) -- or, for a
+On the request path the sink only queues the event's row (``broker/event_rows.py``) -- or, for a
 Heartbeat and the like, the request's and the response's frames (``REQUEST_FRAME``: marshal carries
 two byte strings for a fraction of a row's fields, and the encoder makes the row by decoding them,
 ``broker/frame_rows.py``); the observer seam hands them over in batches (``sink_many``: one C pass
@@ -62,7 +62,7 @@ from typing import Any
 
 import attrs
 
-from ..broker.observe import event_row
+from ..broker.event_rows import event_row
 from ..coordinator.events import AssignmentsDistributed, ReplyEmitted
 import trio
 
@@ -209,7 +209,7 @@ class TraceWriter:
     # are marshal-ed into one message for the encoder (see "flushing").
 
     def sink(self, event: Any) -> None:
-        if type(event) is tuple:  # a row (broker/observe.py): RequestHandled or ReplyEmitted
+        if type(event) is tuple:  # a row (broker/event_rows.py): RequestHandled or ReplyEmitted
             if event[0] != _REPLY_EMITTED:
                 self._queue.append(event)
             return

@@ -102,7 +102,7 @@ def test_info_level_sink_ignores_requests(caplog):
 def test_the_sink_names_event_classes_that_exist(caplog):
     # the sink keys its handlers by class name (what a row carries): a renamed event class
     # would otherwise silently stop its lines
-    from kafka_emu.broker.observe import _event_classes
+    from kafka_emu.broker.event_rows import _event_classes
     caplog.set_level(logging.DEBUG, logger="kafka_emu")
     assert set(LogSink()._handlers) <= set(_event_classes())
 

@@ -15,7 +15,8 @@ import trio
 import trio.testing
 
 from kafka_emu.broker.clock import Clock, perf_now
-from kafka_emu.broker.observe import REQUEST_REFS, Observation, as_event, event_class, row_of
+from kafka_emu.broker.observe import Observation
+from kafka_emu.broker.event_rows import REQUEST_REFS, as_event, event_class, row_of
 from kafka_emu.coordinator import Coordinator, CoordinatorConfig
 from kafka_emu.coordinator.commands import Heartbeat, JoinGroup
 from kafka_emu.coordinator.events import GroupCreated, ReplyEmitted

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafka_emu.broker.observe import _identity_by_name, request_identity
+from kafka_emu.broker.event_rows import _identity_by_name, request_identity
 from kafka_emu.protocol import APIS
 from kafka_emu.protocol.headers import peek_api
 from kafka_emu.protocol.errors import DecodeError

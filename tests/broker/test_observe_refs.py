@@ -25,9 +25,10 @@ from hypothesis import strategies as st
 
 from kafka_emu.broker.clock import Clock, ms_from
 from kafka_emu.broker.events import RequestHandled
-from kafka_emu.broker.observe import (BY_REFERENCE, REQUEST_REFS, Observation, as_event,
-                                      event_class, event_row, request_identity,
-                                      request_row_maker, response_errors, row_of, _by_reference)
+from kafka_emu.broker.observe import Observation
+from kafka_emu.broker.event_rows import (BY_REFERENCE, REQUEST_REFS, as_event, event_class,
+                                         event_row, request_identity, request_row_maker,
+                                         response_errors, row_of, _by_reference)
 from kafka_emu.control.plane import control_of
 from kafka_emu.control.timeline import event_dict
 from kafka_emu.errors import ErrorCode

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from kafka_emu.broker.clock import Clock, perf_now
 from kafka_emu.broker.events import ConnectionOpened, RequestHandled
-from kafka_emu.broker.observe import (Observation, as_event, event_class, event_row,
-                                      request_facts, request_identity, request_partitions,
-                                      response_errors)
+from kafka_emu.broker.observe import Observation
+from kafka_emu.broker.event_rows import (as_event, event_class, event_row, request_facts,
+                                         request_identity, request_partitions, response_errors)
 from kafka_emu.coordinator import Coordinator, CoordinatorConfig
 from kafka_emu.coordinator.events import ReplyEmitted
 from kafka_emu.errors import ErrorCode
@@ -83,7 +83,7 @@ def _sample(cls):
 
 
 def test_the_request_path_makes_the_row_request_facts_describes():
-    from kafka_emu.broker.observe import request_row_maker
+    from kafka_emu.broker.event_rows import request_row_maker
     from kafka_emu.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
     request = HeartbeatRequest(group_id="g", generation_id=3, member_id="m")
     response = HeartbeatResponse(throttle_time_ms=0, error_code=ErrorCode.ILLEGAL_GENERATION)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafka_emu.broker.observe import request_row_maker
+from kafka_emu.broker.event_rows import request_row_maker
 from kafka_emu.broker.request_facts import RequestFacts, parked_request
 from kafka_emu.protocol import APIS, BY_NAME
 from kafka_emu.testing.strategies import messages

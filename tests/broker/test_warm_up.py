@@ -18,7 +18,7 @@ import json, sys
 from functools import partial
 import trio
 from kafka_emu.broker import warm
-from kafka_emu.broker.observe import REQUEST_ROWS
+from kafka_emu.broker.event_rows import REQUEST_ROWS
 from kafka_emu.broker.server import serve
 from kafka_emu.protocol import codec
 from kafka_emu.protocol.generated_source import LINE_FIELDS

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_emu.broker.clock import ms_from
-from kafka_emu.broker.observe import REQUEST_FRAME, _by_reference, request_row_maker, row_of
+from kafka_emu.broker.event_rows import REQUEST_FRAME, _by_reference, request_row_maker, row_of
 from kafka_emu.errors import ErrorCode
 from kafka_emu.protocol import APIS, BY_NAME
 from kafka_emu.protocol.headers import decode_request, encode_request, encode_response

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_emu.broker.connection import FRAME_RECORD_LIMIT
-from kafka_emu.broker.observe import (NO_TOPIC_IDS, REQUEST_FRAME, _by_frame, _by_reference,
-                                      request_row_maker, row_of)
+from kafka_emu.broker.event_rows import (NO_TOPIC_IDS, REQUEST_FRAME, _by_frame, _by_reference,
+                                         request_row_maker, row_of)
 from kafka_emu.coordinator.events import OffsetsCommitted
 from kafka_emu.errors import ErrorCode
 from kafka_emu.protocol import APIS, BY_NAME

@@ -18,7 +18,7 @@ import pytest
 import trio
 
 from kafka_emu.broker.events import RequestHandled
-from kafka_emu.broker.observe import row_index
+from kafka_emu.broker.event_rows import row_index
 from kafka_emu.protocol import BY_NAME
 from kafka_emu.protocol.messages.api_versions import ApiVersionsRequest
 from kafka_emu.testing import make_config

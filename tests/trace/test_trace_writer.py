@@ -244,7 +244,7 @@ def test_the_encoder_process_writes_what_this_process_would(tmp_path):
     from kafka_emu.trace.encoder import HEADER, format_lines, message
     sys.path.insert(0, str(Path(__file__).parents[1] / "broker"))
     from test_observe_rows import _sample
-    from kafka_emu.broker.observe import event_row
+    from kafka_emu.broker.event_rows import event_row
     items = [event_row(_sample(cls)) for cls in schema.event_classes()]
     items.append({"kind": "topics_known", "at_ms": 5, "topic_partitions": [
         {"topic": "t", "count": 2}]})
