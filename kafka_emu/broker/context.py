@@ -21,6 +21,10 @@ class ConnectionInfo:
     client_software_name: str | None = None
     client_software_version: str | None = None
     node_id: int | None = None  # the broker of the cluster it reached (None: the first)
+    # Who the connection authenticated as (Kafka's KafkaPrincipal as "type:name"): ANONYMOUS on
+    # a PLAINTEXT listener, set by SASL or a client certificate (kafka_emu/security/)
+    principal: str = "User:ANONYMOUS"
+    listener: str = "PLAINTEXT"  # the name of the listener it came in on
     # Waits for a parked request unless the client goes first (connection.Connection.park);
     # None for requests that do not come from a socket (tests driving handlers directly).
     park: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]] | None = attrs.field(
