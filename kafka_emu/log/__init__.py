@@ -11,7 +11,8 @@ is the wire error for that topic or partition.
 * ``partition``  one partition's log: append, read, offsets by timestamp, DeleteRecords, retention.
 * ``batch``      the magic-2 batch header: framing, validation, offset rewrite. Header only.
 * ``records``    building and reading uncompressed batches (tests, exact ListOffsets).
-* ``producers``  producer ids and idempotent sequence checks.
+* ``producers``  producer ids, idempotent sequence checks, transactional producer state.
+* ``txn_index``  open transactions (the last stable offset) and the aborted-transactions index.
 * ``config``     the topic configs that change data-path behaviour.
 """
 
@@ -41,8 +42,11 @@ from kafka_emu.log.partition import (
 )
 from kafka_emu.log.producers import ProducerIdAllocator, ProducerIdAndEpoch, ProducerStateTable
 from kafka_emu.log.records import DecodedRecord, Record, build_batch, decode_records
+from kafka_emu.log.txn_index import AbortedTxn, TxnIndex
 
 __all__ = [
+    "AbortedTxn",
+    "TxnIndex",
     "EARLIEST_LOCAL_TIMESTAMP",
     "EARLIEST_TIMESTAMP",
     "LATEST_TIERED_TIMESTAMP",

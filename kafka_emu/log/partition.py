@@ -23,8 +23,14 @@ stale and rebuilt from the live batches by the next timestamp lookup (those are 
 
 Offsets: ``log_start_offset`` <= every live offset < ``high_watermark``. DeleteRecords may move
 the log start into the middle of a batch; the batch stays (Kafka deletes whole segments only) and
-Fetch returns it whole: clients skip records below their fetch offset. With one replica and no
-transactions the high watermark is the log end offset and the last stable offset equals it.
+Fetch returns it whole: clients skip records below their fetch offset. With one replica the high
+watermark is the log end offset.
+
+Transactions: transactional batches open a transaction per producer, ``append_marker`` writes
+the COMMIT/ABORT control batch that closes it (what Kafka's WriteTxnMarkers appends), and
+``txns`` (txn_index.py) gives the last stable offset (the first offset of the earliest open
+transaction, never below the log start, else the HWM) and the aborted transactions a
+read_committed Fetch reports (``read_committed``, which stops at the LSO).
 
 Where this differs from Kafka, on purpose:
 
@@ -64,8 +70,10 @@ from kafka_emu.log.batch import (
     with_log_append_time,
 )
 from kafka_emu.log.config import LogConfig
-from kafka_emu.log.producers import ProducerStateTable
-from kafka_emu.log.records import KeylessRecords, keyless_records, record_timestamps
+from kafka_emu.log.producers import NO_TXN, ProducerStateTable
+from kafka_emu.log.records import (KeylessRecords, Record, build_batch, keyless_records,
+                                   record_timestamps)
+from kafka_emu.log.txn_index import AbortedTxn, TxnIndex
 
 # ListOffsets special timestamps (ListOffsetsRequest).
 LATEST_TIMESTAMP = -1
@@ -78,6 +86,12 @@ HIGH_WATERMARK = -1  # DeleteRecords: "delete everything below the high watermar
 
 UNKNOWN_OFFSET = -1
 UNDEFINED_EPOCH = -1
+
+# Control records (ControlRecordType, EndTransactionMarker): key = version 0 + type,
+# value = version 0 + coordinator epoch.
+ABORT_MARKER, COMMIT_MARKER = 0, 1
+_CONTROL_KEY = struct.Struct(">hh")
+_MARKER_VALUE = struct.Struct(">hi")
 
 _INT64 = struct.Struct(">q")
 _COMPACT_MIN = 64  # do not bother cutting a dead prefix shorter than this
@@ -110,6 +124,7 @@ class PartitionLog:
     config: LogConfig = attrs.field(factory=LogConfig)
     leader_epoch: int = 0
     producers: ProducerStateTable = attrs.field(factory=ProducerStateTable)
+    txns: TxnIndex = attrs.field(factory=TxnIndex)
 
     _batches: list[bytes] = attrs.field(init=False, factory=list)
     _bases: array = attrs.field(init=False, factory=lambda: array("q"))
@@ -141,7 +156,11 @@ class PartitionLog:
 
     @property
     def last_stable_offset(self) -> int:
-        return self._hwm  # no transactions, so nothing is ever unstable
+        first = self.txns.first_unstable_offset()
+        if first is None:
+            return self._hwm
+        # UnifiedLog.maybeIncrementFirstUnstableOffset: never below the log start
+        return min(max(first, self._log_start), self._hwm)
 
     @property
     def size_bytes(self) -> int:
@@ -167,12 +186,6 @@ class PartitionLog:
                 ErrorCode.INVALID_TIMESTAMP,
                 "Invalid timestamp type in message. Producer should not set timestamp type to "
                 "LogAppendTime.",
-            )
-        if header.is_transactional:
-            # Transactions are not emulated, so no partition is ever part of an ongoing
-            # transaction; Kafka's answer to that (transaction verification, KIP-890).
-            raise KafkaError(
-                ErrorCode.INVALID_TXN_STATE, "Record was not part of an ongoing transaction"
             )
         if config.compacts and not header.attributes & COMPRESSION_MASK:
             keyless = keyless_records(view)  # only here do we read past the batch header
@@ -200,14 +213,45 @@ class PartitionLog:
             max_ts, append_time = header.max_timestamp, NO_TIMESTAMP
         self._store(stored, base, max_ts)
         self._hwm = base + header.last_offset_delta + 1
-        if has_pid:
-            self.producers.record(header, base, max_ts)
+        if has_pid and self.producers.record(header, base, max_ts):
+            self.txns.begin(header.producer_id, base)
         return AppendResult(
             base_offset=base,
             last_offset=self._hwm - 1,
             log_append_time_ms=append_time,
             log_start_offset=self._log_start,
         )
+
+    def append_marker(self, *, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+                      commit: bool, now_ms: int, transaction_version: int = 2) -> int:
+        """Append a COMMIT or ABORT control batch for ``producer_id``; return its offset.
+
+        Kafka's WriteTxnMarkers append (MemoryRecords.withEndTransactionMarker, origin
+        COORDINATOR): one control record stamped ``now_ms``, no sequence. It closes the
+        producer's open transaction here, if any (a marker with none open is still written, as
+        in Kafka). INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED as
+        ``ProducerStateTable.check_marker``; nothing is written then.
+        """
+        self.producers.check_marker(producer_id, producer_epoch, coordinator_epoch,
+                                    transaction_version)
+        marker = Record(key=_CONTROL_KEY.pack(0, COMMIT_MARKER if commit else ABORT_MARKER),
+                        value=_MARKER_VALUE.pack(0, coordinator_epoch), timestamp_ms=now_ms)
+        batch = build_batch((marker,), base_offset=self._hwm,
+                            partition_leader_epoch=self.leader_epoch, producer_id=producer_id,
+                            producer_epoch=producer_epoch, transactional=True, control=True,
+                            timestamp_type=self.config.timestamp_type)
+        offset = self._hwm
+        self._store(batch, offset, now_ms)
+        self._hwm = offset + 1
+        first = self.producers.end_txn(producer_id, producer_epoch, coordinator_epoch, now_ms)
+        if first != NO_TXN:
+            self.txns.end(producer_id, offset, aborted=not commit)
+        return offset
+
+    def has_ongoing_transaction(self, producer_id: int, producer_epoch: int) -> bool:
+        """Whether ``producer_id`` has a transaction open here at exactly this epoch (the
+        Produce path skips KIP-890 verification then, as UnifiedLog.hasOngoingTransaction)."""
+        return self.producers.has_ongoing_transaction(producer_id, producer_epoch)
 
     def _store(self, stored: bytes, base: int, max_ts: int) -> None:
         size = len(stored)
@@ -233,11 +277,29 @@ class PartitionLog:
         batches, _, hwm = self.read_sized(fetch_offset, max_bytes, min_one=min_one)
         return batches, hwm
 
-    def read_sized(
+    def read_committed(
         self, fetch_offset: int, max_bytes: int, *, min_one: bool = True
+    ) -> tuple[list[bytes], int, int, list[AbortedTxn]]:
+        """``read_sized`` for isolation level read_committed: only batches below the last
+        stable offset, and the aborted transactions overlapping what is returned (UnifiedLog.read
+        with maxOffset = LSO, then addAbortedTransactions: entries ending at or after the fetch
+        offset and starting below the offset that follows the last batch returned)."""
+        lso = self.last_stable_offset
+        batches, size, hwm = self.read_sized(fetch_offset, max_bytes, min_one=min_one,
+                                             max_offset=lso)
+        if not batches:
+            return batches, size, hwm, []
+        stop = bisect_right(self._bases, fetch_offset, self._head) - 1 + len(batches)
+        upper = self._bases[stop] if stop < len(self._bases) else hwm
+        return batches, size, hwm, self.txns.collect(fetch_offset, upper)
+
+    def read_sized(
+        self, fetch_offset: int, max_bytes: int, *, min_one: bool = True,
+        max_offset: int | None = None,
     ) -> tuple[list[bytes], int, int]:
         """``read``, with the batches' total size in the middle (from the position column, so
-        Fetch never sums batch lengths)."""
+        Fetch never sums batch lengths). With ``max_offset`` (the LSO, which is always a batch
+        boundary) only batches below it."""
         hwm = self._hwm
         if fetch_offset < self._log_start or fetch_offset > hwm:
             raise KafkaError(
@@ -250,7 +312,13 @@ class PartitionLog:
         first = bisect_right(self._bases, fetch_offset, self._head) - 1
         ends = self._ends
         start_pos = ends[first] - len(self._batches[first])
-        stop = bisect_right(ends, start_pos + max_bytes, first)
+        if max_offset is not None and max_offset < hwm:
+            limit = bisect_left(self._bases, max_offset, first)
+            if limit <= first or fetch_offset >= max_offset:
+                return [], 0, hwm
+            stop = bisect_right(ends, start_pos + max_bytes, first, limit)
+        else:
+            stop = bisect_right(ends, start_pos + max_bytes, first)
         if stop == first:
             if not min_one:
                 return [], 0, hwm
@@ -259,18 +327,28 @@ class PartitionLog:
 
     # --- ListOffsets -------------------------------------------------------------------------
 
-    def offset_for_timestamp(self, timestamp: int) -> TimestampAndOffset:
+    def offset_for_timestamp(self, timestamp: int, *,
+                             read_committed: bool = False) -> TimestampAndOffset:
         """ListOffsets for one partition (UnifiedLog.fetchOffsetByTimestamp).
 
-        -2 earliest and -4 earliest-local: the log start. -1 latest: the high watermark.
+        -2 earliest and -4 earliest-local: the log start. -1 latest: the high watermark, or
+        the last stable offset under ``read_committed`` (isolation level 1).
         -3 max timestamp: the first record carrying the largest timestamp. -5 latest-tiered:
         (-1, -1), no tiered storage. Otherwise the first record with timestamp >= ``timestamp``
-        at or above the log start, or ``NOT_FOUND``.
+        at or above the log start, or ``NOT_FOUND``. As Partition.fetchOffsetForTimestamp, under
+        read_committed an answer at or above the LSO is ``NOT_FOUND``.
         """
         if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
             return TimestampAndOffset(NO_TIMESTAMP, self._log_start, self.leader_epoch)
         if timestamp == LATEST_TIMESTAMP:
-            return TimestampAndOffset(NO_TIMESTAMP, self._hwm, self.leader_epoch)
+            end = self.last_stable_offset if read_committed else self._hwm
+            return TimestampAndOffset(NO_TIMESTAMP, end, self.leader_epoch)
+        found = self._offset_for_timestamp(timestamp)
+        if read_committed and found.offset >= self.last_stable_offset:
+            return NOT_FOUND
+        return found
+
+    def _offset_for_timestamp(self, timestamp: int) -> TimestampAndOffset:
         if timestamp == LATEST_TIERED_TIMESTAMP:
             return TimestampAndOffset(NO_TIMESTAMP, UNKNOWN_OFFSET, UNDEFINED_EPOCH)
         if self.batch_count == 0:
@@ -378,6 +456,7 @@ class PartitionLog:
             )
         if offset > self._log_start:
             self._log_start = offset
+            self.txns.drop_below(offset)
             if offset == self._hwm:
                 keep_from = len(self._batches)
             else:
@@ -416,6 +495,7 @@ class PartitionLog:
             return 0
         self._log_start = max(self._log_start,
                               self._bases[keep_from] if keep_from < end else self._hwm)
+        self.txns.drop_below(self._log_start)
         self._drop_to(keep_from)
         return keep_from - head
 

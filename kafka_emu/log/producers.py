@@ -27,10 +27,20 @@ nothing changes if validation fails. State is never dropped when DeleteRecords o
 the log start (Kafka keeps it in memory too); ``remove_expired`` mirrors
 ``producer.id.expiration.ms`` for a broker that wants it.
 
+Transactions (ProducerAppendInfo.appendDataBatch / appendEndTxnMarker): a producer's first
+transactional batch opens its transaction in the partition (``txn_first_offset``); while it is
+open a non-transactional batch from that producer is INVALID_TXN_STATE (after the epoch and
+sequence checks, in Kafka's order). A COMMIT/ABORT marker (``check_marker`` then ``end_txn``)
+closes it and sets the producer's epoch and coordinator epoch: a marker from an older
+coordinator epoch is TRANSACTION_COORDINATOR_FENCED; its producer epoch must be at least the
+current one (transactions v0/v1) or above it (v2, whose EndTxn bumps the epoch first), except
+that a v2 marker at the current epoch with no transaction open is a retry of one already
+written and is accepted (KAFKA-19999). A producer with an open transaction never expires.
+
 InitProducerId without a transactional id always hands out a fresh producer id with epoch 0, even
 when the request carries an existing id/epoch (TransactionCoordinator.handleInitProducerId:
 "if the transactional id is null, then always blindly accept the request and return a new
-producerId"). Transactions are out of scope: the partition log rejects transactional batches.
+producerId").
 """
 
 from __future__ import annotations
@@ -50,6 +60,7 @@ from kafka_emu.log.batch import (
 )
 
 NUM_BATCHES_TO_RETAIN = 5
+NO_TXN = -1
 DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000  # producer.id.expiration.ms
 
 
@@ -76,6 +87,14 @@ class ProducerEntry:
     epoch: int = NO_PRODUCER_EPOCH
     batches: deque[BatchMetadata] = attrs.Factory(lambda: deque(maxlen=NUM_BATCHES_TO_RETAIN))
     last_timestamp: int = NO_TIMESTAMP
+    coordinator_epoch: int = -1
+    txn_first_offset: int = NO_TXN  # first offset of the open transaction, if any
+
+    def set_epoch(self, epoch: int) -> None:
+        """ProducerStateEntry.maybeUpdateProducerEpoch: a new epoch forgets the batches."""
+        if self.epoch != epoch:
+            self.batches.clear()
+            self.epoch = epoch
 
     @property
     def last_seq(self) -> int:
@@ -131,16 +150,64 @@ class ProducerStateTable:
                 f"Out of order sequence number for producer {header.producer_id}: {first_seq} "
                 f"(incoming seq. number), {entry.last_seq} (current end sequence number)",
             )
+        if entry.txn_first_offset != NO_TXN and not header.is_transactional:
+            raise KafkaError(
+                ErrorCode.INVALID_TXN_STATE,
+                f"Expected transactional write from producer {header.producer_id}",
+            )
 
-    def record(self, header: BatchHeader, first_offset: int, timestamp: int) -> None:
-        """Remember an appended batch (ProducerStateEntry.addBatch)."""
+    def has_ongoing_transaction(self, producer_id: int, producer_epoch: int) -> bool:
+        """UnifiedLog.hasOngoingTransaction: an open transaction at exactly this epoch."""
+        entry = self.entries.get(producer_id)
+        return (entry is not None and entry.txn_first_offset != NO_TXN
+                and entry.epoch == producer_epoch)
+
+    def check_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+                     transaction_version: int) -> None:
+        """Raise if a COMMIT/ABORT marker may not be written (appendEndTxnMarker's checks)."""
+        entry = self.entries.get(producer_id)
+        if entry is None:
+            return  # an empty entry: epoch -1, coordinator epoch -1, nothing to break
+        current = entry.epoch
+        if producer_epoch < current or (transaction_version >= 2 and producer_epoch == current):
+            retry = (transaction_version >= 2 and producer_epoch == current
+                     and entry.txn_first_offset == NO_TXN)
+            if not retry:
+                sign = "<=" if transaction_version >= 2 else "<"
+                raise KafkaError(
+                    ErrorCode.INVALID_PRODUCER_EPOCH,
+                    f"Epoch of producer {producer_id} is {producer_epoch}, which is {sign} the "
+                    f"last seen epoch {current} (TV{transaction_version})",
+                )
+        if entry.coordinator_epoch > coordinator_epoch:
+            raise KafkaError(
+                ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+                f"Invalid coordinator epoch for producerId {producer_id}: {coordinator_epoch} "
+                f"(zombie), {entry.coordinator_epoch} (current)",
+            )
+
+    def end_txn(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+                timestamp: int) -> int:
+        """Record a written marker (ProducerStateEntry.update); return the first offset of the
+        transaction it closed, or NO_TXN when none was open."""
+        entry = self.entries.get(producer_id)
+        if entry is None:
+            entry = self.entries[producer_id] = ProducerEntry(producer_id)
+        first = entry.txn_first_offset
+        entry.set_epoch(producer_epoch)
+        entry.coordinator_epoch = coordinator_epoch
+        entry.txn_first_offset = NO_TXN
+        entry.last_timestamp = timestamp
+        return first
+
+    def record(self, header: BatchHeader, first_offset: int, timestamp: int) -> bool:
+        """Remember an appended batch (ProducerStateEntry.addBatch); True when it opened a
+        transaction (its first transactional batch in this partition)."""
         pid = header.producer_id
         entry = self.entries.get(pid)
         if entry is None:
             entry = self.entries[pid] = ProducerEntry(pid)
-        if entry.epoch != header.producer_epoch:
-            entry.batches.clear()
-            entry.epoch = header.producer_epoch
+        entry.set_epoch(header.producer_epoch)
         entry.batches.append(
             BatchMetadata(
                 header.base_sequence,
@@ -151,18 +218,23 @@ class ProducerStateTable:
             )
         )
         entry.last_timestamp = timestamp
+        if header.is_transactional and entry.txn_first_offset == NO_TXN:
+            entry.txn_first_offset = first_offset
+            return True
+        return False
 
     def remove_expired(
         self, now_ms: int, expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS
     ) -> int:
         """Forget producers idle for ``expiration_ms``; return how many went.
 
-        Like Kafka, "idle" is measured from the last batch's timestamp, not its arrival.
+        Like Kafka, "idle" is measured from the last batch's timestamp, not its arrival, and a
+        producer with an open transaction is kept (ProducerStateManager.isProducerExpired).
         """
         expired = [
             pid
             for pid, entry in self.entries.items()
-            if now_ms - entry.last_timestamp >= expiration_ms
+            if now_ms - entry.last_timestamp >= expiration_ms and entry.txn_first_offset == NO_TXN
         ]
         for pid in expired:
             del self.entries[pid]

@@ -285,12 +285,12 @@ def test_producer_set_log_append_time_is_invalid_timestamp_on_log_append_time_to
         log.append(make_batch(1, timestamp_type=TimestampType.LOG_APPEND_TIME), now_ms=0)
 
 
-def test_transactional_batches_are_refused():
+def test_transactional_batch_opens_a_transaction_that_holds_back_the_lso():
+    # (was: transactional batches refused; the log now keeps transactions, see test_log_txn.py)
     log = PartitionLog()
     batch = make_batch(1, producer_id=1, producer_epoch=0, base_sequence=0, transactional=True)
-    with raises_code(ErrorCode.INVALID_TXN_STATE):
-        log.append(batch, now_ms=0)
-    assert log.high_watermark == 0
+    log.append(batch, now_ms=0)
+    assert (log.high_watermark, log.last_stable_offset) == (1, 0)
 
 
 def test_max_message_bytes_from_config():
