@@ -9,13 +9,15 @@ so the coordinator never sees an API version.
 
 from __future__ import annotations
 
-from typing import Hashable
+from types import MappingProxyType
+from typing import Hashable, Mapping
 
 import attrs
 
 from kafka_emu.frozen import fast_init_module
 
 Protocols = tuple[tuple[str, bytes], ...]
+_NO_TOPICS: Mapping[str, int] = MappingProxyType({})
 
 
 @attrs.frozen(kw_only=True)
@@ -33,6 +35,9 @@ class JoinGroup:
     reason: str | None = None
     require_known_member_id: bool = True
     supports_skip_assignment: bool = True
+    # The topic catalogue (name -> partition count), read only when the group is a consumer
+    # group: its classic members' subscriptions are assigned server-side (KIP-848 migration).
+    topics: Mapping[str, int] = attrs.field(default=_NO_TOPICS, eq=False, hash=False)
 
 
 @attrs.frozen(kw_only=True)

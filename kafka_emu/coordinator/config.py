@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Mapping
 import attrs
 
 from ..frozen import lazy_dunders
+from .share.config import ShareGroupConfig
 
 INT32_MAX = 2**31 - 1
 
@@ -67,18 +68,19 @@ _KAFKA_FIELDS: dict[str, tuple[str, int]] = {
 
 # Comma-separated list configs (Kafka's LIST type): name -> (attribute, allowed values).
 _KAFKA_LISTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    # "share" is accepted as Kafka 4.2 accepts it; the share.version feature governs share groups
     "group.coordinator.rebalance.protocols": ("group_coordinator_rebalance_protocols",
-                                              ("classic", "consumer")),
+                                              ("classic", "consumer", "share")),
     "group.consumer.assignors": ("group_consumer_assignors", ("uniform", "range")),
 }
 _ASSIGNOR_CLASSES = {
     "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
     "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range",
 }
-# Kafka's values are disabled, downgrade, upgrade, bidirectional (default). Converting a non-empty
-# group between the classic and the consumer type is not built here, so only "disabled" is
-# accepted and it is the default: every conversion is refused as Kafka refuses it when disabled.
-_MIGRATION_POLICIES = ("disabled",)
+# Kafka's ConsumerGroupMigrationPolicy: which online conversions of a non-empty group between the
+# classic and the consumer type are allowed (empty groups convert whatever the policy). Parsed
+# case-insensitively, as Kafka's parse does.
+_MIGRATION_POLICIES = ("disabled", "upgrade", "downgrade", "bidirectional")
 
 
 @lazy_dunders  # __repr__, __eq__, __hash__ made on first use
@@ -109,10 +111,22 @@ class CoordinatorConfig:
     group_consumer_max_size: int = INT32_MAX
     group_consumer_regex_refresh_interval_ms: int = 600_000
     group_consumer_regex_min_refresh_interval_ms: int = 0  # Kafka: 10000; see the docstring
-    group_consumer_migration_policy: str = "disabled"
+    group_consumer_migration_policy: str = "bidirectional"  # Kafka 4.x's default
+
+    @property
+    def migration_upgrade_enabled(self) -> bool:
+        return self.group_consumer_migration_policy in ("upgrade", "bidirectional")
+
+    @property
+    def migration_downgrade_enabled(self) -> bool:
+        return self.group_consumer_migration_policy in ("downgrade", "bidirectional")
+
+    # Share groups (KIP-932): group.share.* and the share.version feature (share/config.py).
+    share: ShareGroupConfig = attrs.field(factory=ShareGroupConfig)
 
     KAFKA_NAMES: ClassVar[frozenset[str]] = frozenset(
-        [*_KAFKA_FIELDS, *_KAFKA_LISTS, "group.consumer.migration.policy"])
+        [*_KAFKA_FIELDS, *_KAFKA_LISTS, "group.consumer.migration.policy",
+         *ShareGroupConfig.KAFKA_NAMES])
 
     @property
     def offsets_retention_ms(self) -> int:
@@ -125,7 +139,12 @@ class CoordinatorConfig:
         Raises ValueError with a one-line message for an unknown name or a bad value.
         """
         kwargs: dict[str, Any] = dict(overrides)
+        share = {n: v for n, v in settings.items() if ShareGroupConfig.handles(n)}
+        if share:
+            kwargs["share"] = ShareGroupConfig.from_kafka(share)
         for name, raw in settings.items():
+            if ShareGroupConfig.handles(name):
+                continue
             if name in _KAFKA_LISTS or name == "group.consumer.migration.policy":
                 kwargs.update(_parse_text_config(name, raw))
                 continue
@@ -154,10 +173,6 @@ class CoordinatorConfig:
 def _parse_text_config(name: str, raw: Any) -> dict[str, Any]:
     if name == "group.consumer.migration.policy":
         value = str(raw).strip().lower()
-        if value in ("upgrade", "downgrade", "bidirectional"):
-            raise ValueError(f"config {name}: {value!r} is not supported by kafka-emu (converting "
-                             "non-empty groups between classic and consumer is not built); "
-                             "use 'disabled'")
         if value not in _MIGRATION_POLICIES:
             raise ValueError(f"config {name}: expected one of disabled, downgrade, upgrade, "
                              f"bidirectional, got {raw!r}")

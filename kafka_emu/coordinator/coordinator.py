@@ -21,6 +21,7 @@ import attrs
 from kafka_emu.errors import ErrorCode, KafkaError
 
 from . import admin, consumer, join, membership, offsets, operator
+from .share import commands as share_commands, heartbeat as share_heartbeat, shared as share_shared
 from .commands import (
     Command,
     DeleteGroup,
@@ -76,6 +77,8 @@ _HANDLERS: dict[type, tuple[str, Callable]] = {
     DeleteGroups: ("DeleteGroups", admin.handle_delete_groups),
     consumer.ConsumerGroupHeartbeat: ("ConsumerGroupHeartbeat", consumer.handle_heartbeat),
     consumer.ConsumerGroupDescribe: ("ConsumerGroupDescribe", consumer.handle_describe),
+    share_commands.ShareGroupHeartbeat: ("ShareGroupHeartbeat", share_heartbeat.handle_heartbeat),
+    share_commands.ShareGroupDescribe: ("ShareGroupDescribe", share_shared.handle_describe),
     ExpireMember: (operator.API, operator.handle_expire_member),
     IgnoreHeartbeats: (operator.API, operator.handle_ignore_heartbeats),
     TriggerRebalance: (operator.API, operator.handle_trigger_rebalance),
@@ -130,7 +133,7 @@ class Coordinator:
             self._fire_due(now_ms - 1)
         core.now = now_ms
         entry = _HANDLERS.get(type(command))
-        if entry is None or core.consumer_groups:
+        if entry is None or core.consumer_groups or core.share_groups:
             self._dispatch(command)
         else:
             try:
@@ -168,6 +171,9 @@ class Coordinator:
         if core.consumer_groups and getattr(command, "group_id", None) in core.consumer_groups:
             # classic-group APIs aimed at a consumer group (offsets, classic members)
             handler = consumer.SHARED_HANDLERS.get(type(command), handler)
+        elif core.share_groups and getattr(command, "group_id", None) in core.share_groups:
+            # other group types' APIs aimed at a share group (share/shared.py)
+            handler = share_shared.OTHER_TYPE_HANDLERS.get(type(command), handler)
         try:
             handler(core, command)
         except KafkaError as exc:
@@ -263,9 +269,9 @@ class Coordinator:
         return list(self._core.groups)
 
     def all_group_ids(self) -> list[str]:
-        """Classic and consumer (KIP-848) groups."""
+        """Classic, consumer (KIP-848) and share (KIP-932) groups."""
         core = self._core
-        return [*core.groups, *core.consumer_groups]
+        return [*core.groups, *core.consumer_groups, *core.share_groups]
 
     def group(self, group_id: str) -> Group | None:
         """The live entity, for tests and read-only inspection. Do not mutate it."""
@@ -287,9 +293,25 @@ class Coordinator:
                 member.client_id if member.client_id == client_id else client_id)
 
     def has_group(self, group_id: str) -> bool:
-        """A classic or a consumer (KIP-848) group of that id exists."""
+        """A classic, consumer (KIP-848) or share (KIP-932) group of that id exists."""
         core = self._core
-        return group_id in core.groups or group_id in core.consumer_groups
+        return group_id in core.groups or group_id in core.consumer_groups or group_id in core.share_groups
+
+    # Share groups (KIP-932): read-only queries for the share-partition side (ShareFetch)
+    def share_assignment(self, group_id: str, member_id: str) -> dict[str, frozenset[int]] | None:
+        """topic -> partitions the share group member holds now; None: no such share member."""
+        return share_shared.assignment_of(self._core, group_id, member_id)
+
+    def share_member_epoch(self, group_id: str, member_id: str) -> int | None:
+        return share_shared.member_epoch_of(self._core, group_id, member_id)
+
+    def share_group_state(self, group_id: str) -> str | None:
+        """"Empty" or "Stable"; None when no share group has that id."""
+        return share_shared.state_of(self._core, group_id)
+
+    def group_type(self, group_id: str) -> str | None:
+        """"classic", "consumer", "share", or None when no group has that id."""
+        return share_shared.group_type_of(self._core, group_id)
 
     def timer_deadlines(self) -> dict[object, int]:
         return dict(self._core.timers.items())
@@ -347,12 +369,15 @@ class Coordinator:
                 on_sync_expired(core, key[1], payload)
             elif kind in consumer.TIMER_KINDS:
                 consumer.on_timer(core, key, payload)
+            elif kind in share_heartbeat.TIMER_KINDS:
+                share_heartbeat.on_timer(core, key, payload)
             else:
                 offsets.on_retention_timer(core, admin.delete_group)
                 consumer.on_retention(core)
 
 
-_READ_ONLY = (ListGroups, DescribeGroups, OffsetFetch, consumer.ConsumerGroupDescribe)
+_READ_ONLY = (ListGroups, DescribeGroups, OffsetFetch, consumer.ConsumerGroupDescribe,
+              share_commands.ShareGroupDescribe)
 
 DEADLINE_KINDS = ("session", "new_member", "pending_member", "rebalance", "initial_delay", "pending_sync",
                   "retention")
@@ -382,6 +407,12 @@ def _timer_kind(core: Core, key: tuple, payload) -> tuple[str, str | None, str |
         return "session", key[1], key[2]
     if kind == consumer.heartbeat.REBALANCE:  # KIP-848: a member's revocation deadline
         return "rebalance", key[1], key[2]
+    if kind == share_heartbeat.SESSION:  # KIP-932: a share group member's session
+        return "session", key[1], key[2]
+    if kind == consumer.heartbeat.CLASSIC_JOIN:  # a classic member in a consumer group
+        return "rebalance", key[1], key[2]
+    if kind == consumer.heartbeat.CLASSIC_SYNC:
+        return "pending_sync", key[1], key[2]
     return "retention", None, None
 
 
@@ -414,6 +445,11 @@ def error_result(command: Command, code: ErrorCode) -> Result:
     if isinstance(command, consumer.ConsumerGroupDescribe):
         return consumer.ConsumerGroupDescribeResult(groups=tuple(
             consumer.DescribedConsumerGroup(error=code, group_id=gid) for gid in command.group_ids))
+    if isinstance(command, share_commands.ShareGroupHeartbeat):
+        return share_commands.ShareGroupHeartbeatResult(error=code)
+    if isinstance(command, share_commands.ShareGroupDescribe):
+        return share_commands.ShareGroupDescribeResult(groups=tuple(
+            share_commands.DescribedShareGroup(error=code, group_id=gid) for gid in command.group_ids))
     if isinstance(command, DeleteGroups):
         return DeleteGroupsResult(results=tuple((gid, code) for gid in dict.fromkeys(command.group_ids)))
     if isinstance(command, (ExpireMember, IgnoreHeartbeats, TriggerRebalance, DeleteGroup, SetOffsets)):

@@ -314,13 +314,22 @@ def join(g, group="g"):
                              client_id="c", client_host="/h", require_known_member_id=False), g.now)
 
 
-def test_classic_join_to_non_empty_consumer_group_is_refused():
+def test_classic_join_to_non_empty_consumer_group_needs_a_consumer_subscription():
+    # Kafka 4.x lets classic members into a consumer group (tests/coordinator/consumer/
+    # test_migration*.py); metadata that is no ConsumerProtocol subscription fails unexpectedly
+    # there (IllegalStateException), and another protocol type is inconsistent.
     g = two_members()
-    assert join(g)[0].result.error == E.INCONSISTENT_GROUP_PROTOCOL
+    assert join(g)[0].result.error == E.UNKNOWN_SERVER_ERROR
+    other = g.c.handle(JoinGroup(request_id="j", group_id="g", member_id="", group_instance_id=None,
+                                 session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
+                                 protocol_type="connect", protocols=(("range", b""),),
+                                 client_id="c", client_host="/h", require_known_member_id=False), g.now)
+    assert other[0].result.error == E.INCONSISTENT_GROUP_PROTOCOL
+    assert set(g.group().members) == {"a", "b"}
 
 
 def test_empty_consumer_group_becomes_classic_on_join_and_back():
-    g = CG()
+    g = CG(group_consumer_migration_policy="disabled")  # the policy allowing no upgrade
     g.hb("a", 0)
     commit(g, "a", 1)
     g.hb("a", -1, owned=None)

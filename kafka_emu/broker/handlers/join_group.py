@@ -12,6 +12,7 @@ from ... import coordinator as c
 from ...protocol.messages.join_group import API, JoinGroupResponse, JoinGroupResponseMember
 from . import Handler
 from ._common import java_host
+from ._topic_counts import TopicCounts
 
 
 def has_rebalance_timeout(version: int) -> bool:
@@ -67,7 +68,7 @@ async def join_group(ctx, request) -> JoinGroupResponse:
         protocols=tuple((p.name, p.metadata) for p in request.protocols),
         client_id=ctx.client_id, client_host=java_host(ctx.connection.peer_host),
         reason=request.reason, require_known_member_id=requires_known_member_id(v),
-        supports_skip_assignment=supports_skip_assignment(v))
+        supports_skip_assignment=supports_skip_assignment(v), topics=TopicCounts(ctx.broker.topics))
     return await ctx.submit(command, RENDERERS[v], defer=True)  # may come back Parked
 
 

@@ -6,7 +6,8 @@ One heartbeat, in order:
 2. epoch -1 / -2: leave (fence the member, or keep a static member at epoch -2 until its
    session expires or its instance id rejoins);
 3. find the group (epoch 0 creates it; an Empty classic group is replaced, a non-empty one is
-   refused with GROUP_ID_NOT_FOUND as Kafka does when online upgrade is disabled) and the member
+   converted when group.consumer.migration.policy allows it (migration.py), else refused with
+   GROUP_ID_NOT_FOUND) and the member
    (epoch 0 creates it; a static instance id left with -2 is taken over; otherwise the epoch must
    be the member's, or its previous one with owned partitions within its assignment, else
    FENCED_MEMBER_EPOCH; unknown ids get UNKNOWN_MEMBER_ID);
@@ -51,6 +52,14 @@ from .validation import new_member_id, validate
 API = "ConsumerGroupHeartbeat"
 SESSION = "cg_session"
 REBALANCE = "cg_rebalance"
+# A classic member's deadlines inside a consumer group (classic_members.py): to rejoin after
+# REBALANCE_IN_PROGRESS, and to send SyncGroup after its JoinGroup (Kafka's join/sync timeouts).
+CLASSIC_JOIN = "cg_classic_join"
+CLASSIC_SYNC = "cg_classic_sync"
+
+
+def classic_key(kind: str, group_id: str, member_id: str) -> tuple[str, str, str]:
+    return (kind, group_id, member_id)
 
 
 def session_key(group_id: str, member_id: str) -> tuple[str, str, str]:
@@ -74,7 +83,8 @@ def _heartbeat(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
     validate(core, cmd)
     if cmd.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
         return _leave(core, cmd)
-    group = _get_or_create_group(core, cmd.group_id, create=cmd.member_epoch == 0)
+    group = _get_or_create_group(core, cmd.group_id, create=cmd.member_epoch == 0,
+                                 topics=cmd.topics)
     member_id = cmd.member_id or new_member_id(core)
     existing = group.members.get(member_id)
     if existing is None and cmd.instance_id is not None:
@@ -101,6 +111,7 @@ def _heartbeat(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
         member.subscribed_topic_regex = cmd.subscribed_topic_regex or None
     member.client_id = cmd.client_id
     member.client_host = cmd.client_host
+    member.classic = None  # it speaks the consumer protocol now
 
     # As Kafka: new topic names bump the group epoch, so does a pattern the group has resolved
     # already; a pattern new to the group waits for its resolution (regexes.py).
@@ -153,7 +164,7 @@ def _heartbeat(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
 
 
 # ------------------------------------------------------------------------------ group / member
-def _get_or_create_group(core: Core, group_id: str, *, create: bool) -> ConsumerGroup:
+def _get_or_create_group(core: Core, group_id: str, *, create: bool, topics) -> ConsumerGroup:
     group = core.consumer_groups.get(group_id)
     if group is not None:
         return group
@@ -161,10 +172,11 @@ def _get_or_create_group(core: Core, group_id: str, *, create: bool) -> Consumer
     if classic is not None:
         if classic.state.value == "Dead":  # unloaded (Coordinator.mark_dead)
             raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        if create and classic.members:
+            from . import migration  # migration imports this module
+            if migration.can_upgrade(core, classic):
+                return migration.upgrade(core, classic, topics)
         if not create or classic.members or classic.pending_members:
-            # Kafka converts a non-empty classic group only when group.consumer.migration.policy
-            # allows an upgrade; conversion is not built here, so we answer as Kafka does with
-            # the policy disabled.
             raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         # An Empty classic group (or a "simple" group of offsets) is replaced; offsets stay.
         from .shared import replace_empty_classic  # shared imports this module
@@ -226,7 +238,8 @@ def _get_member(core: Core, group: ConsumerGroup, cmd: ConsumerGroupHeartbeat,
         if old is None:
             return _add_member(core, group, ConsumerMember(member_id, instance_id=cmd.instance_id,
                                                            client_id=cmd.client_id)), True
-        if old.member_epoch != STATIC_LEAVE_EPOCH:  # even under the same member id, as Kafka
+        if old.member_epoch != STATIC_LEAVE_EPOCH and old.classic is None:
+            # even under the same member id, as Kafka; a classic predecessor is replaced
             raise KafkaError(ErrorCode.UNRELEASED_INSTANCE_ID,
                              f"Static member {member_id} with instance id {cmd.instance_id} cannot join "
                              f"the group because the instance id is owned by {old.member_id} member.")
@@ -258,8 +271,8 @@ def _replace_static(core: Core, group: ConsumerGroup, old: ConsumerMember,
     replaceMember), so no group epoch bump and no partition moves."""
     group.release(old)
     del group.members[old.member_id]
-    core.timers.cancel(session_key(group.group_id, old.member_id))
-    core.timers.cancel(rebalance_key(group.group_id, old.member_id))
+    for kind in (SESSION, REBALANCE, CLASSIC_JOIN, CLASSIC_SYNC):
+        core.timers.cancel((kind, group.group_id, old.member_id))
     new = ConsumerMember(
         member_id, instance_id=old.instance_id, rack_id=old.rack_id, client_id=client_id,
         rebalance_timeout_ms=old.rebalance_timeout_ms, server_assignor=old.server_assignor,
@@ -339,7 +352,9 @@ def reconcile(core: Core, group: ConsumerGroup, member: ConsumerMember, owned) -
     member.assigned, member.pending_revocation = assigned, pending
     group.claim(member)
     key = rebalance_key(group.group_id, member.member_id)
-    if state is MemberState.UNREVOKED_PARTITIONS:
+    if member.classic is not None:
+        pass  # a classic member has join and sync deadlines instead (classic_members.py)
+    elif state is MemberState.UNREVOKED_PARTITIONS:
         core.timers.schedule(key, core.now + max(member.rebalance_timeout_ms, 0), new_epoch)
     else:
         core.timers.cancel(key)
@@ -372,6 +387,8 @@ def resolve_regexes(core: Core, group: ConsumerGroup, topics) -> None:
 
 
 def update_state(core: Core, group: ConsumerGroup) -> None:
+    if core.consumer_groups.get(group.group_id) is not group:
+        return  # converted to a classic group (migration.py)
     new = group.computed_state()
     if new is not group.state:
         old, group.state, group.state_since_ms = group.state, new, core.now
@@ -419,7 +436,19 @@ def _leave(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
 
 def fence(core: Core, group: ConsumerGroup, member: ConsumerMember, reason: RemovalReason) -> None:
     """Remove a member and bump the group epoch (Kafka's consumerGroupFenceMember); its partitions
-    become free for the others' next reconciliation."""
+    become free for the others' next reconciliation. If it was the last consumer-protocol member
+    among classic ones, the group becomes a classic group instead (migration.py)."""
+    if member.classic is None and group.classic_members():
+        from .migration import maybe_downgrade  # migration imports this module
+        if maybe_downgrade(core, group, member):
+            return
+    remove_member(core, group, member, reason)
+    bump_group_epoch(core, group, "member_removed")
+
+
+def remove_member(core: Core, group: ConsumerGroup, member: ConsumerMember,
+                  reason: RemovalReason) -> None:
+    """Forget a member, its partitions, subscription and timers (no epoch bump)."""
     group.release(member)
     change_regex(group, member.subscribed_topic_regex, None)
     set_subscribed(group, member, frozenset())
@@ -429,12 +458,11 @@ def fence(core: Core, group: ConsumerGroup, member: ConsumerMember, reason: Remo
     group.target.pop(member.member_id, None)
     group.subscription_metadata = {t: n for t, n in group.subscription_metadata.items()
                                    if t in group.topic_subscribers}
-    core.timers.cancel(session_key(group.group_id, member.member_id))
-    core.timers.cancel(rebalance_key(group.group_id, member.member_id))
+    for kind in (SESSION, REBALANCE, CLASSIC_JOIN, CLASSIC_SYNC):
+        core.timers.cancel((kind, group.group_id, member.member_id))
     if core.observing:
         core.emit(MemberRemoved(at_ms=core.now, group_id=group.group_id, member_id=member.member_id,
                                 group_instance_id=member.instance_id, reason=reason))
-    bump_group_epoch(core, group, "member_removed")
 
 
 def on_timer(core: Core, key, payload) -> None:
@@ -445,6 +473,10 @@ def on_timer(core: Core, key, payload) -> None:
         return
     if kind == SESSION:
         fence(core, group, member, RemovalReason.SESSION_EXPIRED)
+    elif kind == CLASSIC_JOIN:  # a classic member told to rejoin did not
+        fence(core, group, member, RemovalReason.REBALANCE_TIMEOUT)
+    elif kind == CLASSIC_SYNC:  # a classic member joined but sent no SyncGroup
+        fence(core, group, member, RemovalReason.SYNC_TIMEOUT)
     elif member.member_epoch == payload:  # still stuck revoking in that epoch
         fence(core, group, member, RemovalReason.REBALANCE_TIMEOUT)
     update_state(core, group)

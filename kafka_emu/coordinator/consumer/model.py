@@ -53,6 +53,20 @@ class ConsumerGroupState(enum.Enum):
         return self.value.lower()
 
 
+@attrs.frozen(kw_only=True)
+class ClassicMetadata:
+    """What a consumer group keeps of a member that speaks the classic protocol (JoinGroup,
+    SyncGroup, Heartbeat) inside it (Kafka's ClassicMemberMetadata): its session timeout and the
+    protocols of its last JoinGroup, (name, metadata) in its order."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]
+
+    @property
+    def protocol_name(self) -> str:
+        return self.protocols[0][0]
+
+
 @attrs.define(eq=False)
 class ConsumerMember:
     member_id: str
@@ -72,6 +86,7 @@ class ConsumerMember:
     assigned: Assignment = attrs.field(factory=dict)
     pending_revocation: Assignment = attrs.field(factory=dict)
     heartbeats_ignored: bool = False  # control plane: heartbeats no longer re-arm the session
+    classic: ClassicMetadata | None = None  # set while the member uses the classic protocol
 
     def is_reconciled_to(self, epoch: int) -> bool:
         return self.state is MemberState.STABLE and self.member_epoch == epoch
@@ -105,6 +120,9 @@ class ConsumerGroup:
     regex_version: int = 0
     regex_catalogue: frozenset[str] | None = None
     regex_resolved_at_ms: int | None = None
+
+    def classic_members(self) -> int:
+        return sum(1 for m in self.members.values() if m.classic is not None)
 
     def partition_epoch(self, topic: str, partition: int) -> int:
         owner = self.owners.get((topic, partition))

@@ -10,9 +10,10 @@ fetch; otherwise the same member and epoch checks, as a group-level error.
 OffsetDelete: allowed in any state, except for topics the group subscribes to.
 
 Classic member APIs: a JoinGroup to an Empty consumer group turns it back into a classic group
-(offsets kept), as Kafka does; a JoinGroup to a non-empty one is refused with
-INCONSISTENT_GROUP_PROTOCOL (Kafka 4.x lets classic members join a consumer group; that is not
-built here). SyncGroup, Heartbeat and LeaveGroup find no classic member: UNKNOWN_MEMBER_ID.
+(offsets kept), as Kafka does; JoinGroup, SyncGroup, Heartbeat and LeaveGroup to a non-empty one
+are served by classic_members.py (classic members inside a consumer group). A classic member's
+OffsetCommit (any version) and OffsetFetch must carry its member epoch as their generation
+(ILLEGAL_GENERATION otherwise, Kafka's validateMemberEpoch for classic members).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 from kafka_emu.errors import ErrorCode, KafkaError
 
 from .. import join as classic_join
+from . import classic_members
 from ..commands import (Heartbeat, JoinGroup, LeaveGroup, OffsetCommit, OffsetDelete,
                         OffsetFetch, SyncGroup)
 from ..core import Core, join_key, sync_key
@@ -73,6 +75,8 @@ def _validate_commit(group: ConsumerGroup, cmd: OffsetCommit) -> ErrorCode | Non
     member = group.members.get(cmd.member_id)
     if member is None:
         return ErrorCode.UNKNOWN_MEMBER_ID
+    if member.classic is not None:
+        return None if cmd.generation_id == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
     if not cmd.supports_member_epochs:
         return ErrorCode.UNSUPPORTED_VERSION
     if cmd.generation_id != member.member_epoch:
@@ -88,7 +92,8 @@ def handle_fetch(core: Core, cmd: OffsetFetch) -> None:
         if member is None:
             error = ErrorCode.UNKNOWN_MEMBER_ID
         elif member.member_epoch != cmd.member_epoch:
-            error = ErrorCode.STALE_MEMBER_EPOCH
+            error = (ErrorCode.STALE_MEMBER_EPOCH if member.classic is None
+                     else ErrorCode.ILLEGAL_GENERATION)
     if error != ErrorCode.NONE:
         return core.reply(cmd.request_id, "OffsetFetch", cmd.group_id, OffsetFetchResult(error=error))
     store = core.offsets
@@ -155,13 +160,19 @@ def on_retention(core: Core) -> None:
 def handle_classic_join(core: Core, cmd: JoinGroup) -> None:
     group = core.consumer_groups[cmd.group_id]
     if group.members:
-        raise KafkaError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
-                         "classic members joining a consumer group is not supported by kafka-emu")
+        return classic_members.handle_join(core, group, cmd)
     remove(core, group, "converted_to_classic", keep_offsets=True)
     classic_join.handle_join(core, cmd)
 
 
 def handle_classic_member_api(core: Core, cmd) -> None:
+    group = core.consumer_groups[cmd.group_id]
+    if group.members:
+        if isinstance(cmd, SyncGroup):
+            return classic_members.handle_sync(core, group, cmd)
+        if isinstance(cmd, Heartbeat):
+            return classic_members.handle_heartbeat(core, group, cmd)
+        return classic_members.handle_leave(core, group, cmd)
     code = ErrorCode.UNKNOWN_MEMBER_ID
     if isinstance(cmd, SyncGroup):
         result = SyncGroupResult(error=code)
@@ -253,7 +264,8 @@ def describe(core: Core, group_id: str) -> DescribedConsumerGroup:
         member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
         subscribed_topic_names=m.subscribed_topic_names,
         subscribed_topic_regex=m.subscribed_topic_regex, assignment=as_partitions(m.assigned),
-        target_assignment=as_partitions(group.target.get(m.member_id, {})))
+        target_assignment=as_partitions(group.target.get(m.member_id, {})),
+        member_type=1 if m.classic is None else 0)  # KIP-1099: 0 a classic-protocol member
         for m in group.members.values())
     return DescribedConsumerGroup(
         error=ErrorCode.NONE, group_id=group_id, state=group.state.value,
