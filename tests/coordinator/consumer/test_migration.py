@@ -1,0 +1,319 @@
+"""Online migration between the classic and the consumer group types, in the pure coordinator
+with explicit time (Kafka 4.x's group.consumer.migration.policy, GroupMetadataManager)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_emu.coordinator import CoordinatorConfig, ListGroups
+from kafka_emu.coordinator.events import GroupCreated, GroupDeleted
+from kafka_emu.coordinator.state import GroupState
+from kafka_emu.coordinator.consumer import ConsumerGroupHeartbeat, MemberState
+
+from .migration_harness import (E, Mixed, assignment_v0, parts, read_assignment, sub_v0,
+                                sub_v1)
+
+
+def upgraded(**config):
+    """Two classic members (0-2, 3-5) joined by consumer-protocol member n1."""
+    m = Mixed(**config)
+    ids, gen = m.classic_group()
+    m.commit(ids[0], gen, {("t", 0): 5, ("t", 3): 7}, v9=False)
+    r = m.hb("n1", 0)
+    assert r.error == E.NONE
+    return m, ids, gen, r
+
+
+def rejoin(m, member_id, **kw):
+    """A classic member's rejoin and sync; its new assignment and generation."""
+    j = m.join(member_id, **kw)
+    assert j.error == E.NONE, j
+    s = m.sync(member_id, j.generation_id)
+    assert s.error == E.NONE, s
+    return read_assignment(s.assignment), j.generation_id
+
+
+def owned_once(m):
+    seen = {}
+    for member in m.cgroup().members.values():
+        for t, ps in list(member.assigned.items()) + list(member.pending_revocation.items()):
+            for p in ps:
+                assert (t, p) not in seen, f"{t}-{p} held by {seen[(t, p)]} and {member.member_id}"
+                seen[(t, p)] = member.member_id
+    return seen
+
+
+# ----------------------------------------------------------------------------------- upgrade
+def test_first_consumer_heartbeat_converts_a_live_classic_group():
+    m, ids, gen, r = upgraded()
+    assert m.c.group("g") is None and m.cgroup() is not None
+    cg = m.cgroup()
+    c1, c2 = (cg.members[i] for i in ids)
+    # members, their assignments and the classic generation are kept
+    assert (c1.member_epoch, c1.state, parts(c1.assigned.items())) == (gen, MemberState.STABLE, {"t": {0, 1, 2}})
+    assert parts(c2.assigned.items()) == {"t": {3, 4, 5}}
+    assert c1.classic is not None and c1.classic.session_timeout_ms == Mixed.SESSION
+    # the new member bumps the group epoch and waits for partitions the others hold
+    assert (cg.group_epoch, r.member_epoch, parts(r.assignment)) == (gen + 1, gen + 1, {})
+    assert m.fetch() == {("t", 0): 5, ("t", 3): 7}
+    reasons = [e.reason for e in m.events if isinstance(e, GroupDeleted)]
+    assert reasons == ["converted_to_consumer"]
+    assert any(isinstance(e, GroupCreated) for e in m.events)
+    owned_once(m)
+
+
+def test_classic_members_rejoin_and_the_group_settles():
+    m, (c1, c2), gen, r = upgraded()
+    assert m.heartbeat(c1, gen) == E.REBALANCE_IN_PROGRESS
+    a1, g1 = rejoin(m, c1)
+    assert g1 == gen + 1 and a1["t"] < {0, 1, 2}
+    assert m.heartbeat(c2, gen) == E.REBALANCE_IN_PROGRESS
+    a2, _ = rejoin(m, c2)
+    r = m.hb("n1", r.member_epoch)
+    got = parts(r.assignment)
+    assert sorted(a1["t"] | a2["t"] | got["t"]) == list(range(6))
+    assert not (a1["t"] & a2["t"]) and not (a1["t"] & got["t"]) and not (a2["t"] & got["t"])
+    assert m.heartbeat(c1, g1) == E.NONE
+    assert m.cgroup().state.value == "Stable"
+    d = m.describe()
+    assert {x.member_id: x.member_type for x in d.members} == {c1: 0, c2: 0, "n1": 1}
+    listed = m.one(ListGroups(request_id="l")).groups
+    assert [(x.group_id, x.protocol_type, x.group_type) for x in listed] == [("g", "consumer", "consumer")]
+
+
+def test_upgrade_answers_parked_requests_rebalance_in_progress():
+    m = Mixed()
+    ids, gen = m.classic_group()
+    join = m.join_cmd(ids[0])  # a rejoin starts a rebalance and parks
+    assert m.run(join) == {}
+    cmd = ConsumerGroupHeartbeat(request_id="n", group_id="g", member_id="n1", member_epoch=0,
+                                 owned=(), subscribed_topic_names=("t",),
+                                 rebalance_timeout_ms=30_000, topics=m.topics)
+    replies = m.run(cmd)
+    assert replies[join.request_id].error == E.REBALANCE_IN_PROGRESS
+    assert replies["n"].error == E.NONE
+
+
+@pytest.mark.parametrize("config, why", [
+    ({"group_consumer_migration_policy": "disabled"}, "policy"),
+    ({"group_consumer_migration_policy": "downgrade"}, "policy"),
+    ({"group_consumer_max_size": 1}, "size"),
+])
+def test_upgrade_refused(config, why):
+    m = Mixed(**config)
+    m.classic_group()
+    r = m.hb("n1", 0)
+    assert (r.error, r.error_message) == (E.GROUP_ID_NOT_FOUND, "Group g is not a consumer group.")
+    assert m.c.group("g").state is GroupState.STABLE and m.cgroup() is None
+
+
+def test_upgrade_refused_for_another_protocol_type():
+    m = Mixed()
+    m.run(m.join_cmd(protocol_type="connect"))
+    m.advance(0)
+    assert m.hb("n1", 0).error == E.GROUP_ID_NOT_FOUND
+
+
+def test_upgrade_of_malformed_or_custom_assignments_is_refused():
+    m = Mixed()
+    ids, gen = m.classic_group(members=("c1",), split={"classic-m1": {"t": {0}}})
+    m.c.group("g").members[ids[0]].assignment = b"\x00"
+    r = m.hb("n1", 0)
+    assert r.error == E.GROUP_ID_NOT_FOUND and "embedded consumer protocol is malformed" in r.error_message
+    # assignor user data would be lost: UNSUPPORTED_VERSION, as Kafka refuses it
+    m.c.group("g").members[ids[0]].assignment = assignment_v0({"t": {0}})[:-4] + b"\x00\x00\x00\x01x"
+    r = m.hb("n1", 0)
+    assert (r.error, r.error_message) == (E.UNSUPPORTED_VERSION, "userData from a custom assignor would be lost")
+    assert m.c.group("g") is not None
+
+
+# -------------------------------------------------------------------- classic members inside
+def test_classic_member_joins_a_consumer_group():
+    m = Mixed()
+    a = m.hb("a", 0)
+    assert parts(a.assignment) == {"t": set(range(6))}
+    j = m.join(v4=True)
+    assert j.error == E.MEMBER_ID_REQUIRED and j.member_id  # Kafka keeps no pending member
+    assert set(m.cgroup().members) == {"a"}
+    mid = j.member_id
+    j = m.join(mid, v4=True)
+    assert (j.error, j.generation_id, j.protocol_type, j.protocol_name, j.leader, j.members) == (
+        E.NONE, 2, "consumer", "range", "", ())
+    s = m.sync(mid, 2)
+    assert read_assignment(s.assignment) == {}  # a still holds them all
+    assert m.heartbeat(mid, 2) == E.NONE  # waiting on partitions still held
+    a = m.hb("a", a.member_epoch, owned={"t": set(range(6))})
+    kept = parts(a.assignment)["t"]
+    m.hb("a", a.member_epoch, owned={"t": kept})
+    assert m.heartbeat(mid, 2) == E.REBALANCE_IN_PROGRESS  # its partitions are free now
+    got, gen = rejoin(m, mid)
+    assert gen == 2 and got["t"] == set(range(6)) - kept
+    owned_once(m)
+
+
+def test_classic_sync_and_heartbeat_checks():
+    m = Mixed()
+    m.hb("a", 0)
+    mid = m.join().member_id
+    assert m.sync(mid, 99).error == E.ILLEGAL_GENERATION
+    assert m.sync(mid, 2, name="roundrobin").error == E.INCONSISTENT_GROUP_PROTOCOL
+    assert m.sync("a", 1).error == E.UNKNOWN_MEMBER_ID  # a consumer-protocol member
+    assert m.sync("nobody", 2).error == E.UNKNOWN_MEMBER_ID
+    assert m.heartbeat(mid, 99) == E.ILLEGAL_GENERATION
+    assert m.heartbeat("a", 1) == E.UNKNOWN_MEMBER_ID
+    # a protocol no classic member supports
+    assert m.join(name="roundrobin").error == E.INCONSISTENT_GROUP_PROTOCOL
+
+
+def test_classic_member_offsets_use_the_generation():
+    m = Mixed()
+    m.hb("a", 0)
+    mid = m.join().member_id
+    assert m.commit(mid, 2, {("t", 1): 3}, v9=False).partitions[0].error == E.NONE
+    assert m.commit(mid, 1, {("t", 1): 3}).partitions[0].error == E.ILLEGAL_GENERATION
+    assert m.commit("a", 0, {("t", 1): 3}).partitions[0].error == E.STALE_MEMBER_EPOCH
+
+
+def test_classic_leave_bumps_the_epoch_once_and_names_each_member():
+    m = Mixed()
+    m.hb("a", 0)
+    c1 = m.join().member_id
+    c2 = m.join().member_id
+    epoch = m.cgroup().group_epoch
+    out = m.leave(c1, c2, "a", "nobody")
+    assert [(x.member_id, x.error) for x in out.members] == [
+        (c1, E.NONE), (c2, E.NONE), ("a", E.UNKNOWN_MEMBER_ID), ("nobody", E.UNKNOWN_MEMBER_ID)]
+    assert m.cgroup().group_epoch == epoch + 1 and set(m.cgroup().members) == {"a"}
+
+
+def test_classic_member_session_join_and_sync_timeouts_fence_it():
+    m = Mixed()
+    a = m.hb("a", 0)
+    c = m.join().member_id  # never syncs: the sync timer (its rebalance timeout) fences it
+    m.advance(Mixed.SESSION - 1)
+    m.hb("a", a.member_epoch)
+    assert c in m.cgroup().members
+    m.advance(1)  # its session (10 s) runs out first
+    assert c not in m.cgroup().members
+    # a member told to rejoin that never does: the join timer fences it
+    c = m.join().member_id
+    gen = m.sync(c, m.cgroup().members[c].member_epoch) and m.cgroup().members[c].member_epoch
+    m.hb("b", 0)  # bumps the group epoch
+    assert m.heartbeat(c, gen) == E.REBALANCE_IN_PROGRESS
+    for _ in range(int(Mixed.REBALANCE / 5000)):
+        m.advance(5000)
+        m.heartbeat(c, gen)  # keeps its session alive, never rejoins
+        m.hb("a", m.cgroup().members["a"].member_epoch)
+        m.hb("b", m.cgroup().members["b"].member_epoch)
+    assert c not in m.cgroup().members
+
+
+def test_cooperative_classic_member_revokes_before_partitions_move():
+    m = Mixed()
+    ids, gen = m.classic_group(members=("c1",), split={"classic-m1": {"t": set(range(6))}})
+    c1 = ids[0]
+    r = m.hb("n1", 0)
+    assert m.heartbeat(c1, gen) == E.REBALANCE_IN_PROGRESS
+    all6 = {"t": set(range(6))}
+    j = m.join(c1, metadata=sub_v1(["t"], all6))  # still owns all six
+    assert j.generation_id == gen  # revoking: epoch unchanged
+    assert m.cgroup().members[c1].state is MemberState.UNREVOKED_PARTITIONS
+    s = m.sync(c1, gen)
+    kept = read_assignment(s.assignment)["t"]
+    assert kept < set(range(6))
+    r = m.hb("n1", r.member_epoch)
+    assert parts(r.assignment) == {}  # nothing free while c1 revokes
+    assert m.heartbeat(c1, gen) == E.REBALANCE_IN_PROGRESS
+    j = m.join(c1, metadata=sub_v1(["t"], {"t": kept}))
+    assert j.generation_id == gen + 1
+    r = m.hb("n1", r.member_epoch)
+    assert parts(r.assignment)["t"] == set(range(6)) - kept
+    owned_once(m)
+
+
+def test_static_classic_member_restarting_takes_its_place():
+    m = Mixed()
+    m.hb("a", 0)
+    j = m.join(instance="i1")
+    assert j.error == E.NONE
+    old = j.member_id
+    j2 = m.join(instance="i1")
+    assert j2.error == E.NONE and j2.member_id != old
+    assert m.cgroup().static_members == {"i1": j2.member_id} and old not in m.cgroup().members
+    assert m.join(old, instance="i1").error == E.FENCED_INSTANCE_ID
+
+
+# --------------------------------------------------------------------------------- downgrade
+def test_last_consumer_member_leaving_converts_back_and_rebalances():
+    m, (c1, c2), gen, r = upgraded()
+    a1, g1 = rejoin(m, c1)
+    epoch = m.cgroup().group_epoch
+    out = m.hb("n1", -1, owned=None)
+    assert (out.error, out.member_epoch) == (E.NONE, -1)
+    assert m.cgroup() is None
+    group = m.c.group("g")
+    assert group.state is GroupState.PREPARING_REBALANCE
+    assert group.generation == epoch and group.protocol_name == "range"
+    assert set(group.members) == {c1, c2}
+    assert read_assignment(group.members[c1].assignment) == a1  # its target, kept for describe
+    assert m.heartbeat(c1, g1) == E.REBALANCE_IN_PROGRESS
+    assert m.run(m.join_cmd(c1)) == {}  # parked until c2 rejoins
+    out = m.run(m.join_cmd(c2))
+    assert {r.member_id for r in out.values()} == {c1, c2}
+    assert all(r.generation_id == epoch + 1 for r in out.values())
+    assert m.fetch() == {("t", 0): 5, ("t", 3): 7}
+    assert [e.reason for e in m.events if isinstance(e, GroupDeleted)] == [
+        "converted_to_consumer", "converted_to_classic"]
+
+
+def test_consumer_member_session_expiry_converts_back():
+    m, (c1, c2), gen, r = upgraded()
+    gens = {c: rejoin(m, c)[1] for c in (c1, c2)}  # n1 goes silent from here
+    for _ in range(5):
+        m.advance(Mixed.SESSION - 1000)
+        if m.cgroup() is not None:
+            for c in (c1, c2):
+                assert m.heartbeat(c, gens[c]) in (E.NONE, E.REBALANCE_IN_PROGRESS)
+    group = m.c.group("g")
+    assert group is not None and set(group.members) == {c1, c2}
+    assert group.state is GroupState.PREPARING_REBALANCE
+
+
+@pytest.mark.parametrize("policy", ["upgrade", "disabled"])
+def test_no_downgrade_without_the_policy(policy):
+    m, (c1, c2), gen, r = upgraded()
+    m.c._core.config = CoordinatorConfig(group_consumer_migration_policy=policy)
+    m.hb("n1", -1, owned=None)
+    assert m.c.group("g") is None and set(m.cgroup().members) == {c1, c2}
+    assert m.heartbeat(c1, gen) == E.REBALANCE_IN_PROGRESS  # they rejoin the consumer group
+    got, _ = rejoin(m, c1)
+    assert m.cgroup().members[c1].classic is not None
+
+
+def test_last_member_leaving_leaves_an_empty_consumer_group_a_classic_join_replaces():
+    m = Mixed(group_consumer_migration_policy="disabled")
+    m.hb("a", 0)
+    m.hb("a", -1, owned=None)
+    assert m.cgroup() is not None and not m.cgroup().members
+    m.run(m.join_cmd())
+    assert m.cgroup() is None and m.c.group("g") is not None
+
+
+# ----------------------------------------------------------------------------------- config
+@pytest.mark.parametrize("raw, value", [("Bidirectional", "bidirectional"), ("UPGRADE", "upgrade"),
+                                        ("downgrade", "downgrade"), (" disabled ", "disabled")])
+def test_policy_config_values(raw, value):
+    config = CoordinatorConfig.from_kafka({"group.consumer.migration.policy": raw})
+    assert config.group_consumer_migration_policy == value
+
+
+def test_policy_default_is_bidirectional_and_unknown_values_are_refused():
+    assert CoordinatorConfig().group_consumer_migration_policy == "bidirectional"
+    with pytest.raises(ValueError, match="expected one of"):
+        CoordinatorConfig.from_kafka({"group.consumer.migration.policy": "sideways"})
+
+
+def test_sub_v0_is_what_the_harness_means():
+    # the independent encoder and ours agree on a v0 subscription
+    from kafka_emu.protocol.messages.consumer_protocol import decode_subscription
+    assert decode_subscription(sub_v0("t", "u")).topics == ["t", "u"]
