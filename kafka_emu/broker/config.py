@@ -71,6 +71,18 @@ def _listener(text: str) -> tuple[str, int]:
     return host, _int(0, 65535)(port)
 
 
+# authorizer.class.name: Kafka's KRaft authorizer turns ACLs on (kafka_emu/security/acls.py);
+# no other authorizer can be loaded into the emulator
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+
+def _authorizer(text: str) -> str:
+    name = text.strip()
+    if name not in ("", STANDARD_AUTHORIZER):
+        raise ValueError(f"kafka-emu has only {STANDARD_AUTHORIZER}, not {text!r}")
+    return name
+
+
 @lazy_dunders  # __repr__, __eq__, __hash__ made on first use
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class BrokerConfig:
@@ -110,6 +122,10 @@ class BrokerConfig:
     # "manual": it moves only when the control plane advances it.
     clock: str = attrs.field(default="real", validator=attrs.validators.in_(("real", "manual")))
     timeline_max_events: int = 10000  # the control plane's in-memory timeline; 0 = off
+    # ACLs (kafka_emu/security/): off unless authorizer.class.name names StandardAuthorizer
+    authorizer_class_name: str = ""
+    super_users: str = ""  # "User:alice;User:bob", as Kafka's super.users
+    allow_everyone_if_no_acl_found: bool = False
     # The Kafka-named settings this config was built from, as given (DescribeConfigs reports
     # them as STATIC_BROKER_CONFIG and the others as Kafka's defaults).
     explicit_settings: Mapping[str, str] = attrs.field(factory=dict)
@@ -141,6 +157,9 @@ class BrokerConfig:
         "offsets.topic.replication.factor": ("offsets_topic_replication_factor", _int(1, 32767)),
         "default.replication.factor": ("default_replication_factor", _int(1, 32767)),
         "emu.coordinator.load.time.ms": ("coordinator_load_time_ms", _int(0, 2**31 - 1)),
+        "authorizer.class.name": ("authorizer_class_name", _authorizer),
+        "super.users": ("super_users", str),
+        "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", _bool),
     }
 
     @classmethod

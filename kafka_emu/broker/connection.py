@@ -526,6 +526,9 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
                             correlation_id=correlation_id, client_id=header.client_id or "",
                             connection=info, request_id=broker.new_request_id(),
                             deferrable=True)
+    if broker.authorizer is not None:  # ACLs: one check before the handler, by Kafka's table
+        from ..security.authorize import guarded
+        handler = guarded(handler)
     faults = broker.faults  # None unless a control-plane fault rule can fire
     fault = faults.match(api_key, version, ctx.client_id, request) if faults is not None else None
     if fault is None:

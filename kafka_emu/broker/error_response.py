@@ -34,7 +34,7 @@ from ..errors import ErrorCode
 from ..protocol.schema import INT16, INT32, INT64, STRING, Api, Array, FieldSpec, fields_of
 from ..protocol.versions import ALL, NONE, Versions
 
-__all__ = ["error_response"]
+__all__ = ["error_entries", "error_response"]
 
 # APIs that carry the error per entry as well as at the top (see rule 1), by the versions.
 _ALSO_PER_ENTRY: dict[str, Versions] = {
@@ -62,6 +62,11 @@ _KEY_GROUPS: tuple[tuple[str, ...], ...] = (
 )
 _KEY_GROUP_OF = {name: group for group in _KEY_GROUPS for name in group}
 
+# Arrays whose entries answer a request array one for one, in order, without a key (by the
+# response entry class): one entry per request entry, with the error (CreateAclsRequest's and
+# DeleteAclsRequest's getErrorResponse).
+_ONE_FOR_ONE = {"AclCreationResult": "creations", "DeleteAclsFilterResult": "filters"}
+
 _UNKNOWN_NAMES = frozenset({"generation_id", "producer_id", "producer_epoch", "node_id", "port"})
 _UNKNOWN_SUFFIXES = ("offset", "watermark", "timestamp", "epoch", "append_time_ms")
 
@@ -85,6 +90,15 @@ def error_response(api: Api, version: int, request: Any, code: ErrorCode | int,
     per_entry = (not has_top or version in _ALSO_PER_ENTRY.get(api.name, NONE)) \
         and api.name not in _TOP_ONLY
     return _build(api.response, version, request, code, message, top=True, mirror=per_entry)
+
+
+def error_entries(api: Api, version: int, request: Any, code: ErrorCode | int,
+                  message: str | None = None) -> Any:
+    """The response ``api`` at ``version`` with every keyed entry of ``request`` answered with
+    ``code`` (rule 2 applied whether or not the version has a top-level code, which is set too):
+    how a broker answers the entries it refuses while it serves the rest (ACLs,
+    security/authorize.py)."""
+    return _build(api.response, version, request, int(code), message, top=True, mirror=True)
 
 
 def _present(cls: type, version: int) -> list[FieldSpec]:
@@ -149,6 +163,10 @@ def _mirror(spec: FieldSpec, version: int, source: Any, code: int,
     """Entries of response array ``spec``, one per entry of the matching request array."""
     element = spec.type.element
     keys = _keys(element, version)
+    paired = _ONE_FOR_ONE.get(element.__name__)
+    if paired is not None and not keys:
+        return [_build(element, version, None, code, message, top=False, mirror=False)
+                for _ in getattr(source, paired, None) or ()]
     if not keys:
         return []  # not a keyed array (brokers, node endpoints, api keys): nothing to mirror
     items = _matching_array(spec, element, keys, version, source)

@@ -143,6 +143,13 @@ class Broker:
         # still fire, ``faults`` -- the one attribute a connection checks per request
         self.fault_rules: Any = None
         self.faults: Any = None
+        # ACLs (security/acls.py): None unless authorizer.class.name is set, as on Kafka; every
+        # request is then checked against it before its handler (security/authorize.py)
+        self.authorizer: Any = None
+        if config.authorizer_class_name:
+            from ..security.acls import Authorizer, parse_super_users
+            self.authorizer = Authorizer(super_users=parse_super_users(config.super_users),
+                                         allow_if_no_acl=config.allow_everyone_if_no_acl_found)
 
     # Made on first use, then a plain instance attribute (cached_property stores it in the
     # instance's __dict__). Not ``__getattr__``: a class defining it makes every attribute read

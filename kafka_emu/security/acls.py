@@ -228,6 +228,8 @@ class Authorizer:
     _bindings: dict[AclBinding, None] = attrs.field(factory=dict)
     _literal: dict[tuple[int, str], list[AclBinding]] = attrs.field(factory=dict)
     _prefixed: dict[int, list[AclBinding]] = attrs.field(factory=dict)
+    # denials so far by (principal, API name): what the control plane and timeline report
+    denied: dict[tuple[str, str], int] = attrs.field(factory=dict)
 
     # -- the store -------------------------------------------------------------------------
     def bindings(self) -> list[AclBinding]:
