@@ -122,6 +122,9 @@ class BrokerConfig:
     # "manual": it moves only when the control plane advances it.
     clock: str = attrs.field(default="real", validator=attrs.validators.in_(("real", "manual")))
     timeline_max_events: int = 10000  # the control plane's in-memory timeline; 0 = off
+    # KIP-890 part 1: a transactional Produce (or TxnOffsetCommit) for a partition (or group)
+    # not yet in the producer's transaction is checked with the transaction coordinator
+    transaction_partition_verification_enable: bool = True
     # ACLs (kafka_emu/security/): off unless authorizer.class.name names StandardAuthorizer
     authorizer_class_name: str = ""
     super_users: str = ""  # "User:alice;User:bob", as Kafka's super.users
@@ -157,6 +160,8 @@ class BrokerConfig:
         "offsets.topic.replication.factor": ("offsets_topic_replication_factor", _int(1, 32767)),
         "default.replication.factor": ("default_replication_factor", _int(1, 32767)),
         "emu.coordinator.load.time.ms": ("coordinator_load_time_ms", _int(0, 2**31 - 1)),
+        "transaction.partition.verification.enable": (
+            "transaction_partition_verification_enable", _bool),
         "authorizer.class.name": ("authorizer_class_name", _authorizer),
         "super.users": ("super_users", str),
         "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", _bool),

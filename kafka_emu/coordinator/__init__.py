@@ -104,6 +104,7 @@ if TYPE_CHECKING:
         SyncGroupResult,
     )
     from .state import VALID_PREVIOUS, GroupState, IllegalStateTransition
+    from .txn_offsets import CompleteTxnOffsets, TxnOffsetCommit
 
 _MODULE_NAMES = {  # module -> the names it gives this package
     "commands": (
@@ -135,6 +136,9 @@ _MODULE_NAMES = {  # module -> the names it gives this package
     "state": (
         "GroupState", "IllegalStateTransition", "VALID_PREVIOUS",
     ),
+    "txn_offsets": (
+        "CompleteTxnOffsets", "TxnOffsetCommit",
+    ),
 }
 _WHERE = {name: module for module, names in _MODULE_NAMES.items() for name in names}
 
@@ -149,6 +153,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "CompleteTxnOffsets",
+    "TxnOffsetCommit",
     "DEADLINE_KINDS",
     "Deadline",
     "DeleteGroup",

@@ -20,7 +20,7 @@ import attrs
 
 from kafka_emu.errors import ErrorCode, KafkaError
 
-from . import admin, consumer, join, membership, offsets, operator
+from . import admin, consumer, join, membership, offsets, operator, txn_offsets
 from .share import commands as share_commands, heartbeat as share_heartbeat, shared as share_shared
 from .commands import (
     Command,
@@ -84,6 +84,8 @@ _HANDLERS: dict[type, tuple[str, Callable]] = {
     TriggerRebalance: (operator.API, operator.handle_trigger_rebalance),
     DeleteGroup: (operator.API, operator.handle_delete_group),
     SetOffsets: (operator.API, operator.handle_set_offsets),
+    txn_offsets.TxnOffsetCommit: (txn_offsets.API, txn_offsets.handle_txn_commit),
+    txn_offsets.CompleteTxnOffsets: (txn_offsets.COMPLETE, txn_offsets.handle_complete),
 }
 
 
@@ -427,6 +429,10 @@ def error_result(command: Command, code: ErrorCode) -> Result:
     if isinstance(command, LeaveGroup):
         return LeaveGroupResult(error=code)
     if isinstance(command, OffsetCommit):
+        return OffsetCommitResult(
+            partitions=tuple(PartitionError(topic=o.topic, partition=o.partition, error=code) for o in command.offsets)
+        )
+    if isinstance(command, txn_offsets.TxnOffsetCommit):
         return OffsetCommitResult(
             partitions=tuple(PartitionError(topic=o.topic, partition=o.partition, error=code) for o in command.offsets)
         )

@@ -6,7 +6,8 @@ leader epoch, v7 GroupInstanceId, v9 GROUP_ID_NOT_FOUND for a missing group
 existence is checked by the broker before we are called.
 
 OffsetFetch: unknown groups and partitions are not errors (offset -1, epoch -1, metadata "").
-RequireStable only matters with pending transactional commits, which the emulator has none of.
+RequireStable (v7+): a partition with pending transactional offsets (txn_offsets.py) is
+UNSTABLE_OFFSET_COMMIT with offset -1, as OffsetMetadataManager.fetchOffsets answers it.
 
 Retention (4.3) runs as a timer every ``offsets.retention.check.interval.ms`` while any group
 exists. Offsets expire by an explicit expire timestamp (v2-4 commits) or after
@@ -194,18 +195,30 @@ def handle_fetch(core: Core, cmd: OffsetFetch) -> None:
     found = group is not None and group.state is not GroupState.DEAD
     store = core.offsets
     partitions: list[FetchedOffset] = []
+    stable = cmd.require_stable and cmd.group_id in store.open_txns
     if cmd.topics is None:
         if found:
             for topic, partition, value in store.group_items(cmd.group_id):
-                partitions.append(_fetched(topic, partition, value))
+                if stable and store.has_pending(cmd.group_id, topic, partition):
+                    partitions.append(_unstable(topic, partition))
+                else:
+                    partitions.append(_fetched(topic, partition, value))
     else:
         for topic, indexes in cmd.topics:
             for partition in indexes:
+                if found and stable and store.has_pending(cmd.group_id, topic, partition):
+                    partitions.append(_unstable(topic, partition))
+                    continue
                 value = store.get(cmd.group_id, topic, partition) if found else None
                 partitions.append(_fetched(topic, partition, value))
     core.reply(
         cmd.request_id, FETCH, cmd.group_id, OffsetFetchResult(error=ErrorCode.NONE, partitions=tuple(partitions))
     )
+
+
+def _unstable(topic: str, partition: int) -> FetchedOffset:
+    return FetchedOffset(topic=topic, partition=partition, offset=-1, leader_epoch=-1,
+                         metadata="", error=ErrorCode.UNSTABLE_OFFSET_COMMIT)
 
 
 def _fetched(topic: str, partition: int, value: StoredOffset | None) -> FetchedOffset:
@@ -276,7 +289,8 @@ def expire_offsets(core: Core, group: Group) -> bool:
     expired = []
     all_expired = True
     for topic, partition, value in list(store.group_items(gid)):
-        if group.is_subscribed_to_topic(topic):
+        if group.is_subscribed_to_topic(topic) or store.has_pending(gid, topic, partition):
+            # pending transactional offsets keep a partition's offset (cleanupExpiredOffsets)
             all_expired = False
             continue
         if value.expire_timestamp_ms is not None:

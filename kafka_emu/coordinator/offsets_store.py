@@ -1,6 +1,13 @@
-"""Committed offsets, keyed group -> topic -> partition (Kafka's OffsetMetadataManager.Offsets).
+"""Committed offsets, keyed group -> topic -> partition (Kafka's OffsetMetadataManager.Offsets),
+and the pending transactional offsets (``pendingTransactionalOffsets``, KIP-98/447).
 
-Pure storage: validation, retention policy and replies live in ``offsets.py``.
+Pending offsets are kept per producer id, then group -> (topic, partition), apart from the
+committed ones: OffsetFetch never reads them, a commit marker moves them into the main store and
+an abort drops them (``txn_offsets.py``). ``open_txns`` indexes which producers have pending
+offsets in a group (Kafka's openTransactionsByGroup), for ``has_pending`` (require_stable).
+
+Pure storage: validation, retention policy and replies live in ``offsets.py`` and
+``txn_offsets.py``.
 """
 
 from __future__ import annotations
@@ -22,9 +29,55 @@ class StoredOffset:
     expire_timestamp_ms: int | None = None
 
 
+@attrs.frozen(kw_only=True)
+class PendingOffset:
+    """A transactional offset awaiting its marker, and what was committed when it was written:
+    a plain commit after it (a newer __consumer_offsets record in Kafka) or a delete must win
+    at commit time, so the marker only writes it over that same committed value."""
+
+    value: StoredOffset
+    committed_before: StoredOffset | None
+
+
 class OffsetStore:
     def __init__(self) -> None:
         self._by_group: dict[str, dict[str, dict[int, StoredOffset]]] = {}
+        # producer id -> group id -> (topic, partition) -> PendingOffset
+        self.pending: dict[int, dict[str, dict[tuple[str, int], PendingOffset]]] = {}
+        self.open_txns: dict[str, set[int]] = {}  # group id -> producer ids with pending
+        # producer id -> the latest epoch written for it (the __consumer_offsets partition's
+        # producer state in Kafka, which refuses older epochs)
+        self.producer_epochs: dict[int, int] = {}
+
+    def has_pending(self, group_id: str, topic: str, partition: int) -> bool:
+        """Some producer has a pending transactional offset for this partition
+        (OffsetMetadataManager.hasPendingTransactionalOffsets)."""
+        for pid in self.open_txns.get(group_id, ()):
+            if (topic, partition) in self.pending[pid].get(group_id, {}):
+                return True
+        return False
+
+    def put_pending(self, producer_id: int, group_id: str, topic: str, partition: int,
+                    value: StoredOffset) -> None:
+        groups = self.pending.setdefault(producer_id, {})
+        groups.setdefault(group_id, {})[(topic, partition)] = PendingOffset(
+            value=value, committed_before=self.get(group_id, topic, partition))
+        self.open_txns.setdefault(group_id, set()).add(producer_id)
+
+    def take_pending(self, producer_id: int, group_id: str) -> dict[tuple[str, int], PendingOffset]:
+        """Remove and return one producer's pending offsets in one group."""
+        groups = self.pending.get(producer_id)
+        if groups is None:
+            return {}
+        taken = groups.pop(group_id, {})
+        if not groups:
+            del self.pending[producer_id]
+        pids = self.open_txns.get(group_id)
+        if pids is not None:
+            pids.discard(producer_id)
+            if not pids:
+                del self.open_txns[group_id]
+        return taken
 
     def get(self, group_id: str, topic: str, partition: int) -> StoredOffset | None:
         topics = self._by_group.get(group_id)
@@ -45,6 +98,10 @@ class OffsetStore:
         partitions[partition] = value
 
     def delete(self, group_id: str, topic: str, partition: int) -> bool:
+        # a tombstone removes the partition's pending transactional offsets too (replay of a
+        # tombstone in OffsetMetadataManager)
+        for pid in self.open_txns.get(group_id, ()):
+            self.pending[pid].get(group_id, {}).pop((topic, partition), None)
         topics = self._by_group.get(group_id)
         if topics is None:
             return False
@@ -68,6 +125,9 @@ class OffsetStore:
         return dropped
 
     def delete_group(self, group_id: str) -> list[tuple[str, int]]:
+        # Kafka's deleteAllOffsets writes tombstones for pending partitions too, which drops them
+        for pid in list(self.open_txns.get(group_id, ())):
+            self.take_pending(pid, group_id)
         topics = self._by_group.pop(group_id, {})
         return [(t, p) for t, parts in topics.items() for p in parts]
 

@@ -23,6 +23,7 @@ INDEX: dict[int, tuple[str, str]] = {
     21: ('delete_records', '0-2'),
     22: ('init_producer_id', '0-5'),
     23: ('offset_for_leader_epoch', '2-4'),
+    28: ('txn_offset_commit', '0-5'),
     29: ('describe_acls', '1-3'),
     30: ('create_acls', '1-3'),
     31: ('delete_acls', '1-3'),

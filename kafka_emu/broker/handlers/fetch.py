@@ -12,6 +12,11 @@ is larger (Kafka's minOneMessage). Until min_bytes are available the request wai
 max_wait_ms, woken by Produce (Topics.data_arrived), never by polling. The batches are never
 joined or copied here: each partition's records are the stored ``bytes`` objects in a
 RecordsParts, which the connection writes to the socket as they are (protocol/spliced.py).
+
+Isolation level 1 (read_committed, v4+): only batches below each partition's last stable
+offset, with the aborted transactions overlapping the batches returned (producer id, first
+offset), as UnifiedLog.read(maxOffset = LSO) with addAbortedTransactions; an empty read gets an
+empty list. read_uncommitted gets null. last_stable_offset is reported at either level.
 """
 
 from __future__ import annotations
@@ -19,8 +24,8 @@ from __future__ import annotations
 import trio
 
 from ...errors import ErrorCode, KafkaError
-from ...protocol.messages.fetch import (API, FetchableTopicResponse, FetchResponse,
-                                        PartitionData)
+from ...protocol.messages.fetch import (API, AbortedTransaction, FetchableTopicResponse,
+                                        FetchResponse, PartitionData)
 from ...protocol.spliced import RecordsParts
 from . import Handler
 
@@ -45,7 +50,8 @@ def _read_all(ctx, request) -> tuple[list[FetchableTopicResponse], int]:
     min_one = True
     total = 0
     responses = []
-    aborted = [] if request.isolation_level == READ_COMMITTED else None
+    committed = request.isolation_level == READ_COMMITTED
+    aborted: list | None = None
     for t in request.topics:
         parts = []
         for p in t.partitions:
@@ -64,8 +70,14 @@ def _read_all(ctx, request) -> tuple[list[FetchableTopicResponse], int]:
                     parts.append(_error(p.partition, refused))
                     continue
             try:
-                batches, size, hwm = log.read_sized(
-                    p.fetch_offset, min(p.partition_max_bytes, budget), min_one=min_one)
+                if committed:
+                    batches, size, hwm, found = log.read_committed(
+                        p.fetch_offset, min(p.partition_max_bytes, budget), min_one=min_one)
+                    aborted = [AbortedTransaction(producer_id=a.producer_id,
+                                                  first_offset=a.first_offset) for a in found]
+                else:
+                    batches, size, hwm = log.read_sized(
+                        p.fetch_offset, min(p.partition_max_bytes, budget), min_one=min_one)
             except KafkaError as exc:
                 parts.append(_error(p.partition, exc.code))
                 continue

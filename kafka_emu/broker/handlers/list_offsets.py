@@ -7,6 +7,9 @@ As ReplicaManager.fetchOffset: a partition named twice in one request is INVALID
 answered once (see once_per_partition); a negative timestamp that is no special value, or one
 this version does not have yet, is UNSUPPORTED_VERSION. Both are checked before the partition
 is looked up.
+
+Isolation level 1 (read_committed, v2+) answers -1 (latest) with the last stable offset, and
+any lookup whose answer is at or above it with no offset (Partition.fetchOffsetForTimestamp).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from ...protocol.messages.list_offsets import (API, ListOffsetsPartitionResponse
                                                ListOffsetsResponse, ListOffsetsTopicResponse)
 from . import Handler
 from ._common import leader_log, once_per_partition, per_partition
+
+READ_COMMITTED = 1
 
 # The version each special timestamp came with (ReplicaManager.timestampMinSupportedVersion).
 SPECIAL_TIMESTAMP_SINCE = {
@@ -42,6 +47,7 @@ def timestamp_unsupported(timestamp: int, version: int) -> bool:
 
 async def list_offsets(ctx, request) -> ListOffsetsResponse:
     epochs = has_leader_epoch(ctx.version)
+    committed = request.isolation_level == READ_COMMITTED
     named = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
 
     def answer(name: str, p) -> ListOffsetsPartitionResponse:
@@ -50,7 +56,7 @@ async def list_offsets(ctx, request) -> ListOffsetsResponse:
         if timestamp_unsupported(p.timestamp, ctx.version):
             raise KafkaError(ErrorCode.UNSUPPORTED_VERSION)
         log = leader_log(ctx, name, p.partition_index, p.current_leader_epoch if epochs else -1)
-        found = log.offset_for_timestamp(p.timestamp)
+        found = log.offset_for_timestamp(p.timestamp, read_committed=committed)
         return ListOffsetsPartitionResponse(
             partition_index=p.partition_index, error_code=ErrorCode.NONE,
             timestamp=found.timestamp, offset=found.offset,

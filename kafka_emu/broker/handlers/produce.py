@@ -5,13 +5,24 @@ numbers enforced). Topics missing here are auto-created when auto.create.topics.
 Internal topics (``__consumer_offsets``) refuse client writes with INVALID_TOPIC_EXCEPTION and are
 never auto-created here; in a cluster a partition this broker does not lead is
 NOT_LEADER_OR_FOLLOWER. Keyless records on a compacted topic are INVALID_RECORD with, from v8,
-one record error each and Kafka's summary message (KIP-467). Transactional produce is out of scope: its batches get INVALID_TXN_STATE from the log.
+one record error each and Kafka's summary message (KIP-467).
+
+Transactional batches (KafkaApis.handleProduceRequest, ReplicaManager.appendRecords): without a
+transactional id the whole request is TRANSACTIONAL_ID_AUTHORIZATION_FAILED. With
+transaction.partition.verification.enable (default true) a transactional batch for a partition
+where its producer has no transaction open at that epoch is first checked with the transaction
+coordinator (KIP-890 part 1; v12+ adds the partition as transactions v2 do, KIP-890 part 2);
+its answer becomes the partition's error as ReplicaManager words it: PRODUCER_FENCED is
+INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE is INVALID_TXN_STATE below v11, and the
+retriable coordinator errors (CONCURRENT_TRANSACTIONS, COORDINATOR_NOT_AVAILABLE, ...) are
+NOT_ENOUGH_REPLICAS, which old clients retry. The log then checks epochs, sequences and
+transaction state (log/producers.py).
 """
 
 from __future__ import annotations
 
 from ...errors import ErrorCode, KafkaError
-from ...log.batch import Compression, parse_header
+from ...log.batch import TRANSACTIONAL_MASK, Compression, parse_header
 from ...log.catalogue import INTERNAL_TOPICS
 from ...log.records import KeylessRecords
 from ...protocol.messages.produce import (API, BatchIndexAndErrorMessage, PartitionProduceResponse,
@@ -35,6 +46,60 @@ def _check_codec(records: bytes | None, version: int) -> None:
         raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE)
 
 
+def answers_transaction_abortable(version: int) -> bool:
+    return version >= 11  # AddPartitionsToTxnManager: genericErrorSupported from v11
+
+
+def adds_partition_to_transaction(version: int) -> bool:
+    return version >= 12  # transactions v2 (KIP-890 part 2): the produce adds the partition
+
+
+# ReplicaManager's postVerificationCallback: retriable coordinator errors old clients mishandle
+_RETRY_AS_NOT_ENOUGH_REPLICAS = frozenset({
+    ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.NETWORK_EXCEPTION,
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_COORDINATOR})
+
+
+def _transactional(records) -> tuple[int, int] | None:
+    """(producer id, epoch) of a transactional batch, else None (header only)."""
+    # the attributes' low byte (offset 22) first: most batches are not transactional
+    if not records or len(records) < 61 or not records[22] & TRANSACTIONAL_MASK:
+        return None
+    header = parse_header(records)
+    if header.producer_id < 0:
+        return None
+    return header.producer_id, header.producer_epoch
+
+
+def _verify(ctx, transactional_id: str, topic: str, index: int, log, producer) -> None:
+    """KIP-890 verification of one partition; raises the error Produce answers."""
+    if producer is None or log.has_ongoing_transaction(*producer):
+        return
+    broker = ctx.broker
+    if not getattr(broker.config, "transaction_partition_verification_enable", True):
+        return
+    transactions = getattr(broker, "transactions", None)
+    name = ("add_partition_implicitly" if adds_partition_to_transaction(ctx.version)
+            else "verify_partition")
+    ask = getattr(transactions, name, None) or getattr(transactions, "verify_partition", None)
+    if ask is None:
+        return
+    error = ErrorCode(ask(transactional_id, producer[0], producer[1], topic, index))
+    if error == ErrorCode.NONE:
+        return
+    if error == ErrorCode.PRODUCER_FENCED:
+        error = ErrorCode.INVALID_PRODUCER_EPOCH
+    elif error == ErrorCode.TRANSACTION_ABORTABLE and not answers_transaction_abortable(ctx.version):
+        error = ErrorCode.INVALID_TXN_STATE
+    if error == ErrorCode.INVALID_TXN_STATE:
+        raise KafkaError(error, "Partition was not added to the transaction")
+    if error in _RETRY_AS_NOT_ENOUGH_REPLICAS:
+        raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS, "Unable to verify the partition has been "
+                         f"added to the transaction. Underlying error: {error.name}")
+    raise KafkaError(error)
+
+
 def _failed(topic: str, index: int, exc: KafkaError, version: int) -> PartitionProduceResponse:
     message, record_errors = exc.message, []
     if isinstance(exc, KeylessRecords):  # v8+ name each refused record (KIP-467)
@@ -55,6 +120,10 @@ async def produce(ctx, request) -> ProduceResponse | None:
     now = ctx.now_ms()
     responses = []
     appended = False
+    producers = {(t.name, p.index): _transactional(p.records)
+                 for t in request.topic_data for p in t.partition_data}
+    if request.transactional_id is None and any(producers.values()):
+        raise KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     for t in request.topic_data:
         parts = []
         internal = t.name in INTERNAL_TOPICS
@@ -77,6 +146,9 @@ async def produce(ctx, request) -> ProduceResponse | None:
                     if refused is not None:
                         raise KafkaError(refused)
                 _check_codec(p.records, ctx.version)
+                producer = producers[t.name, p.index]
+                if producer is not None:
+                    _verify(ctx, request.transactional_id, t.name, p.index, log, producer)
                 result = log.append(p.records, now)
             except KafkaError as exc:
                 parts.append(_failed(t.name, p.index, exc, ctx.version))

@@ -23,6 +23,7 @@ INDEX: dict[int, tuple[str, str, str, str]] = {
     21: ('DeleteRecords', 'delete_records', '0-2', '2+'),
     22: ('InitProducerId', 'init_producer_id', '0-5', '2+'),
     23: ('OffsetForLeaderEpoch', 'offset_for_leader_epoch', '2-4', '4+'),
+    28: ('TxnOffsetCommit', 'txn_offset_commit', '0-5', '3+'),
     29: ('DescribeAcls', 'describe_acls', '0-3', '2+'),
     30: ('CreateAcls', 'create_acls', '0-3', '2+'),
     31: ('DeleteAcls', 'delete_acls', '0-3', '2+'),
