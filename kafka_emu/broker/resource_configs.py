@@ -14,7 +14,9 @@ Theory of operation. Three kinds of resource carry configs here, as in Kafka (Co
   (group.consumer.min/max.*), the session above the heartbeat interval -- the overrides merged
   over the broker's values first, as GroupConfigManager.validate does. A consumer group's
   coordinator applies its consumer.session.timeout.ms and consumer.heartbeat.interval.ms from the
-  member's next heartbeat on (``consumer_timing``). DescribeConfigs lists every group config with
+  member's next heartbeat on (``consumer_timing``); a share group's coordinator likewise its
+  share.session.timeout.ms and share.heartbeat.interval.ms (``share_timing``), and the
+  share-partitions read the rest through ``share_settings(group_id)``. DescribeConfigs lists every group config with
   its effective value, GROUP_CONFIG where the group sets it, else DEFAULT_CONFIG with the broker's
   value (ConfigHelper.createGroupConfigEntry: one synonym, the entry itself).
 Kafka's own answers for what it refuses are kept: an unknown resource type is INVALID_REQUEST
@@ -123,30 +125,53 @@ TOPIC_DEFAULTS: dict[str, tuple[str, ConfigType, str | None]] = {
 }
 assert set(TOPIC_DEFAULTS) == set(TOPIC_CONFIG_NAMES), "one table of topic config names"
 
-# Kafka 4.x group-level configs (GroupConfig), in its definition order -> (type, the broker config
-# that is its default, that config's own default when kafka-emu has no such setting). The consumer
-# ones act (the coordinator applies them, below); the share ones are kept and validated only,
-# since kafka-emu has no share groups.
+# Kafka 4.2 group-level configs (GroupConfig), in its definition order -> (type, the broker config
+# that is its default (a CoordinatorConfig attribute path), that config's own default when
+# kafka-emu has no such setting). The consumer ones act in the consumer coordinator, the share
+# ones in the share coordinator (session, heartbeat) and the share-partitions (the rest).
 GROUP_CONFIGS: dict[str, tuple[ConfigType, str | None, str]] = {
     "consumer.session.timeout.ms": (ConfigType.INT, "group.consumer.session.timeout.ms", ""),
     "consumer.heartbeat.interval.ms": (ConfigType.INT, "group.consumer.heartbeat.interval.ms", ""),
-    "share.session.timeout.ms": (ConfigType.INT, None, "45000"),
-    "share.heartbeat.interval.ms": (ConfigType.INT, None, "5000"),
-    "share.record.lock.duration.ms": (ConfigType.INT, None, "30000"),
+    "share.session.timeout.ms": (ConfigType.INT, "share.session_timeout_ms", ""),
+    "share.heartbeat.interval.ms": (ConfigType.INT, "share.heartbeat_interval_ms", ""),
+    "share.record.lock.duration.ms": (ConfigType.INT, "share.record_lock_duration_ms", ""),
+    "share.delivery.count.limit": (ConfigType.INT, "share.delivery_count_limit", ""),
     "share.auto.offset.reset": (ConfigType.STRING, None, "latest"),
+    "share.isolation.level": (ConfigType.STRING, None, "read_uncommitted"),
 }
-# GroupConfig's atLeast(...) per INT config, and the broker's bounds each is checked against
-# (GroupConfig.validateValues; the share bounds are Kafka's defaults of the group.share.* configs)
-_AT_LEAST = {"share.record.lock.duration.ms": 1000}
-_SHARE_BOUNDS = {
-    "share.heartbeat.interval.ms": ("group.share.min.heartbeat.interval.ms", 5000,
-                                    "group.share.max.heartbeat.interval.ms", 15000),
-    "share.session.timeout.ms": ("group.share.min.session.timeout.ms", 45000,
-                                 "group.share.max.session.timeout.ms", 60000),
-    "share.record.lock.duration.ms": ("group.share.min.record.lock.duration.ms", 15000,
-                                      "group.share.max.record.lock.duration.ms", 60000),
-}
-_SHARE_OFFSET_RESETS = ("latest", "earliest")
+# GroupConfig's atLeast(...) per INT config (1 where not listed)
+_AT_LEAST = {"share.record.lock.duration.ms": 1000, "share.delivery.count.limit": 2}
+_SHARE_ISOLATION_LEVELS = ("read_committed", "read_uncommitted")
+# ShareGroupAutoOffsetResetStrategy: earliest, latest, by_duration:<ISO-8601 duration, not negative>
+_BY_DURATION = re.compile(
+    r"by_duration:P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?"
+    r"(?:(\d+(?:\.\d+)?)S)?)?\Z", re.IGNORECASE)
+
+
+def _share_bounds(share) -> dict[str, tuple[str, int, str, int]]:
+    """GroupConfig.validateValues' share bounds: the broker's group.share.min/max.* values."""
+    return {
+        "share.heartbeat.interval.ms": (
+            "group.share.min.heartbeat.interval.ms", share.min_heartbeat_interval_ms,
+            "group.share.max.heartbeat.interval.ms", share.max_heartbeat_interval_ms),
+        "share.session.timeout.ms": (
+            "group.share.min.session.timeout.ms", share.min_session_timeout_ms,
+            "group.share.max.session.timeout.ms", share.max_session_timeout_ms),
+        "share.record.lock.duration.ms": (
+            "group.share.min.record.lock.duration.ms", share.min_record_lock_duration_ms,
+            "group.share.max.record.lock.duration.ms", share.max_record_lock_duration_ms),
+        "share.delivery.count.limit": (
+            "group.share.min.delivery.count.limit", share.min_delivery_count_limit,
+            "group.share.max.delivery.count.limit", share.max_delivery_count_limit),
+    }
+
+
+def _offset_reset_ok(text: str) -> bool:
+    low = text.lower()
+    if low in ("earliest", "latest"):
+        return True
+    match = _BY_DURATION.match(text)
+    return bool(match) and text.upper() != "BY_DURATION:P" and not text.upper().endswith("T")
 _INT = re.compile(r"[+-]?[0-9]+\Z")
 
 
@@ -204,6 +229,8 @@ class ResourceConfigs:
         # group id -> (consumer.session.timeout.ms, consumer.heartbeat.interval.ms) it sets, None
         # for one it leaves to the broker: read by every ConsumerGroupHeartbeat, so parsed once
         self.consumer_timing: dict[str, tuple[int | None, int | None]] = {}
+        # the same for share groups: (share.session.timeout.ms, share.heartbeat.interval.ms)
+        self.share_timing: dict[str, tuple[int | None, int | None]] = {}
 
     # -- describing -------------------------------------------------------------------------
     def broker_settings(self) -> dict[str, str]:
@@ -267,9 +294,22 @@ class ResourceConfigs:
         """Every group config's value where a group does not set it: the broker's (for the
         consumer ones, kafka-emu's group.consumer.* settings in force)."""
         coordinator = self.broker.config.coordinator
-        return {
-            name: str(getattr(coordinator, synonym.replace(".", "_"))) if synonym else default
-            for name, (_, synonym, default) in GROUP_CONFIGS.items()}
+        return {name: str(_broker_value(coordinator, synonym)) if synonym else default
+                for name, (_, synonym, default) in GROUP_CONFIGS.items()}
+
+    def share_settings(self, group_id: str):
+        """A share group's effective configs: its overrides over the broker's group.share.*."""
+        from ..coordinator.share.config import ShareSettings
+        values = {**self.group_defaults(), **self.group_overrides.get(group_id, {})}
+        share = self.broker.config.coordinator.share
+        return ShareSettings(
+            session_timeout_ms=int(values["share.session.timeout.ms"]),
+            heartbeat_interval_ms=int(values["share.heartbeat.interval.ms"]),
+            record_lock_duration_ms=int(values["share.record.lock.duration.ms"]),
+            delivery_count_limit=int(values["share.delivery.count.limit"]),
+            partition_max_record_locks=share.partition_max_record_locks,
+            auto_offset_reset=values["share.auto.offset.reset"].lower(),
+            isolation_level=values["share.isolation.level"].lower())
 
     def _group_entries(self, group_id: str) -> list[ConfigEntry]:
         overrides = self.group_overrides.get(group_id, {})
@@ -348,6 +388,13 @@ class ResourceConfigs:
                 else:
                     self.consumer_timing[name] = (None if session is None else int(session),
                                                   None if interval is None else int(interval))
+                session = checked.get("share.session.timeout.ms")
+                interval = checked.get("share.heartbeat.interval.ms")
+                if session is None and interval is None:
+                    self.share_timing.pop(name, None)
+                else:
+                    self.share_timing[name] = (None if session is None else int(session),
+                                               None if interval is None else int(interval))
         elif resource_type == ResourceType.BROKER:
             if overrides:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "kafka-emu does not change broker "
@@ -383,10 +430,15 @@ def _validate_group(overrides: Mapping[str, str | None], defaults: Mapping[str, 
             if number < least:
                 raise _config_error(name, str(number), f"Value must be at least {least}")
             values[name] = number
-        else:
-            if raw.strip() not in _SHARE_OFFSET_RESETS:
+        elif name == "share.isolation.level":
+            if raw.strip() not in _SHARE_ISOLATION_LEVELS:
                 raise _config_error(name, raw,
-                                    f"String must be one of: {', '.join(_SHARE_OFFSET_RESETS)}")
+                                    f"String must be one of: {', '.join(_SHARE_ISOLATION_LEVELS)}")
+            texts[name] = raw.strip()
+        else:  # share.auto.offset.reset (ShareGroupAutoOffsetResetStrategy.Validator)
+            if not _offset_reset_ok(raw.strip()):
+                raise _config_error(name, raw, "Invalid value for share.auto.offset.reset; "
+                                    "expected earliest, latest or by_duration:<ISO-8601 duration>")
             texts[name] = raw.strip()
     bounds = {
         "consumer.heartbeat.interval.ms": (
@@ -399,10 +451,10 @@ def _validate_group(overrides: Mapping[str, str | None], defaults: Mapping[str, 
             coordinator.group_consumer_min_session_timeout_ms,
             "group.consumer.max.session.timeout.ms",
             coordinator.group_consumer_max_session_timeout_ms),
-        **_SHARE_BOUNDS}
+        **_share_bounds(coordinator.share)}
     order = ("consumer.heartbeat.interval.ms", "consumer.session.timeout.ms",
              "share.heartbeat.interval.ms", "share.session.timeout.ms",
-             "share.record.lock.duration.ms")
+             "share.record.lock.duration.ms", "share.delivery.count.limit")
     for name in order:
         low_name, low, high_name, high = bounds[name]
         if values[name] < low:
@@ -417,6 +469,14 @@ def _validate_group(overrides: Mapping[str, str | None], defaults: Mapping[str, 
                              f"greater than {kind}.heartbeat.interval.ms")
     # stored as Kafka describes them: the parsed value written back (" 500" is "500")
     return {name: str(values[name]) if name in values else texts[name] for name in overrides}
+
+
+def _broker_value(coordinator, synonym: str):
+    """A group config's broker default: group.consumer.x.y (CoordinatorConfig's attribute
+    group_consumer_x_y) or share.attr (CoordinatorConfig.share's)."""
+    if synonym.startswith("share."):
+        return getattr(coordinator.share, synonym[len("share."):])
+    return getattr(coordinator, synonym.replace(".", "_"))
 
 
 def _config_error(name: str, value: str, why: str) -> KafkaError:

@@ -52,6 +52,10 @@ def handle_list(core: Core, cmd: ListGroups) -> None:
         from .consumer import listed as consumer_listed
 
         listed.extend(consumer_listed(core, states, types))
+    if core.share_groups:
+        from .share.shared import listed as share_listed
+
+        listed.extend(share_listed(core, states, types))
     core.reply(cmd.request_id, "ListGroups", None, ListGroupsResult(error=ErrorCode.NONE, groups=tuple(listed)))
 
 
@@ -72,7 +76,8 @@ def describe_group(core: Core, group_id: str, not_found_is_error: bool = True) -
     if group is None:
         return DescribedGroup(
             error=ErrorCode.GROUP_ID_NOT_FOUND if not_found_is_error else ErrorCode.NONE,
-            error_message=(f"Group {group_id} is not a classic group." if group_id in core.consumer_groups
+            error_message=(f"Group {group_id} is not a classic group."
+                           if group_id in core.consumer_groups or group_id in core.share_groups
                            else f"Group {group_id} not found.") if not_found_is_error else None,
             group_id=group_id,
             state=GroupState.DEAD.value,
@@ -124,6 +129,10 @@ def handle_delete_groups(core: Core, cmd: DeleteGroups) -> None:
             from .consumer import delete_result
 
             results.append((gid, delete_result(core, gid)))
+        elif group is None and gid in core.share_groups:
+            from .share.shared import delete_result as share_delete_result
+
+            results.append((gid, share_delete_result(core, gid)))
         elif group is None or group.state is GroupState.DEAD:
             results.append((gid, ErrorCode.GROUP_ID_NOT_FOUND))
         elif group.state is not GroupState.EMPTY:

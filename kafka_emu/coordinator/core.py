@@ -57,6 +57,7 @@ class Core:
         self.new_member_uuid = new_member_uuid or default_member_uuid
         self.groups: dict[str, Group] = {}
         self.consumer_groups: dict = {}  # group id -> consumer.ConsumerGroup (KIP-848)
+        self.share_groups: dict = {}  # group id -> share.ShareGroup (KIP-932)
         self.timers = Timers()
         self.offsets = OffsetStore()
         self.now = 0

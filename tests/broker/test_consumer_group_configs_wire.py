@@ -131,7 +131,8 @@ async def test_describe_configs_shows_group_values_and_their_source(start_broker
     entries = await describe(wire, "g")
     assert set(entries) == {"consumer.session.timeout.ms", "consumer.heartbeat.interval.ms",
                             "share.session.timeout.ms", "share.heartbeat.interval.ms",
-                            "share.record.lock.duration.ms", "share.auto.offset.reset"}
+                            "share.record.lock.duration.ms", "share.auto.offset.reset",
+                            "share.delivery.count.limit", "share.isolation.level"}
     hb = entries["consumer.heartbeat.interval.ms"]
     # not set on the group: the broker's value in force, DEFAULT_CONFIG (ConfigHelper)
     assert (hb.value, hb.config_source, hb.config_type, hb.read_only) == (

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 from ...errors import ErrorCode
-from ...protocol.messages.api_versions import API, ApiVersion, ApiVersionsResponse
+from ...protocol.messages.api_versions import (API, ApiVersion, ApiVersionsResponse,
+                                                FinalizedFeatureKey, SupportedFeatureKey)
 from ...protocol.registry import KEY_OF
 from . import Handler
 
@@ -37,6 +38,28 @@ def _api_keys(broker) -> list[ApiVersion]:
             for key, v in broker.advertised.items()]
 
 
+# Feature name -> (min, max) level this broker supports, as Kafka 4.2 lists them (v3+). Only the
+# features kafka-emu's behaviour follows are listed.
+SUPPORTED_FEATURES = {"share.version": (0, 1)}
+
+
+def finalized_features(broker) -> dict[str, int]:
+    """Feature name -> finalized level: share.version 1 as on a newly formatted Kafka 4.2 cluster
+    (ShareVersion.LATEST_PRODUCTION, emu.share.version); a feature at level 0 is not listed."""
+    level = 1 if broker.config.coordinator.share.enabled else 0
+    return {"share.version": level} if level else {}
+
+
+def _features(broker) -> dict:
+    finalized = finalized_features(broker)
+    return dict(
+        supported_features=[SupportedFeatureKey(name=n, min_version=lo, max_version=hi)
+                            for n, (lo, hi) in SUPPORTED_FEATURES.items()],
+        finalized_features_epoch=0 if finalized else -1,
+        finalized_features=[FinalizedFeatureKey(name=n, max_version_level=v, min_version_level=v)
+                            for n, v in finalized.items()])
+
+
 def unsupported_version_response(broker) -> ApiVersionsResponse:
     own = broker.advertised[API.key]
     return ApiVersionsResponse(
@@ -51,7 +74,8 @@ async def api_versions(ctx, request) -> ApiVersionsResponse:
             return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST)
         ctx.connection.client_software_name = name
         ctx.connection.client_software_version = version
-    return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=_api_keys(ctx.broker))
+    return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=_api_keys(ctx.broker),
+                               **_features(ctx.broker))
 
 
 HANDLER = Handler(API, "0-4", api_versions)

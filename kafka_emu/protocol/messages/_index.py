@@ -39,4 +39,6 @@ INDEX: dict[int, tuple[str, str, str, str]] = {
     68: ('ConsumerGroupHeartbeat', 'consumer_group_heartbeat', '0-1', '0+'),
     69: ('ConsumerGroupDescribe', 'consumer_group_describe', '0-1', '0+'),
     75: ('DescribeTopicPartitions', 'describe_topic_partitions', '0', '0+'),
+    76: ('ShareGroupHeartbeat', 'share_group_heartbeat', '1', '0+'),
+    77: ('ShareGroupDescribe', 'share_group_describe', '1', '0+'),
 }

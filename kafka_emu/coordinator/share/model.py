@@ -1,0 +1,82 @@
+"""Share groups (KIP-932): the group and member entities, as Kafka 4.2's ShareGroup and
+ShareGroupMember keep them.
+
+A share group has the epochs of the modern protocol: the **group epoch**, bumped whenever what
+the assignor sees changes (a member joins, leaves or changes its subscription; a subscribed
+topic's partition count changes); the **assignment epoch**, the group epoch the **target
+assignment** was last computed for; each member's **member epoch**. Unlike a consumer group
+there is no revocation: a partition may be assigned to several members at once (the share-partition
+hands out records, not partitions), so a member moves straight to its target at the assignment
+epoch on its next heartbeat (Kafka's ShareGroupAssignmentBuilder).
+
+State is derived (ShareGroup.maybeUpdateGroupState): Empty without members, else Stable.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+Assignment = dict[str, frozenset[int]]  # topic name -> partitions
+
+LEAVE_EPOCH = -1
+PROTOCOL_TYPE = "share"  # ListGroups' protocol type of a share group (ShareGroup.PROTOCOL_TYPE)
+GROUP_TYPE = "share"
+
+
+class ShareGroupState(enum.Enum):
+    """``.value`` is the wire string (ListGroups, ShareGroupDescribe)."""
+
+    EMPTY = "Empty"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+    @property
+    def lower(self) -> str:
+        return self.value.lower()
+
+
+@attrs.define(eq=False)
+class ShareMember:
+    member_id: str
+    rack_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    subscribed_topic_names: tuple[str, ...] = ()
+    member_epoch: int = 0
+    previous_member_epoch: int = 0
+    assigned: Assignment = attrs.field(factory=dict)
+    heartbeats_ignored: bool = False  # control plane: heartbeats no longer re-arm the session
+
+
+@attrs.define(eq=False)
+class ShareGroup:
+    group_id: str
+    created_at_ms: int = 0
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    state: ShareGroupState = ShareGroupState.EMPTY
+    state_since_ms: int = 0
+    members: dict[str, ShareMember] = attrs.field(factory=dict)  # insertion order
+    target: dict[str, Assignment] = attrs.field(factory=dict)  # member id -> target assignment
+    # the partition counts of the subscribed topics last seen (Kafka's subscription metadata)
+    subscription_metadata: dict[str, int] = attrs.field(factory=dict)
+
+    def subscribed_topics(self) -> set[str]:
+        topics: set[str] = set()
+        for member in self.members.values():
+            topics.update(member.subscribed_topic_names)
+        return topics
+
+    def computed_state(self) -> ShareGroupState:
+        return ShareGroupState.STABLE if self.members else ShareGroupState.EMPTY
+
+
+def normalized(assignment: Assignment) -> Assignment:
+    """Drop topics with no partitions, so equal assignments compare equal."""
+    return {t: frozenset(p) for t, p in assignment.items() if p}
+
+
+def as_partitions(assignment: Assignment) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    return tuple((t, tuple(sorted(ps))) for t, ps in sorted(assignment.items()) if ps)
