@@ -76,6 +76,22 @@ class FaultFired:
 
 
 @attrs.frozen(kw_only=True)
+class AuthorizationDenied:
+    """An ACL denied a principal an operation (security/authorize.py): the whole request, or
+    one topic, group or resource of it (answered with ``error_code``, the rest served)."""
+
+    at_ms: int
+    peer: str
+    client_id: str | None
+    principal: str  # "User:alice", "User:ANONYMOUS"
+    api: str
+    operation: str  # Kafka's AclOperation name: READ, WRITE, DESCRIBE, ...
+    resource_type: str  # TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID
+    resource_name: str | None  # None: any resource of the type (authorizeByResourceType)
+    error_code: int
+
+
+@attrs.frozen(kw_only=True)
 class TimeAdvanced:
     """The control plane moved the coordinator's clock (control: advance, manual clock)."""
 

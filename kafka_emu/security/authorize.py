@@ -17,8 +17,9 @@ handler of the same API whose function, for the request's principal
    show, and the KIP-430 authorized-operations bitfields computed from the ACLs (left as the
    handlers make them -- every supported operation -- where no authorizer is configured).
 
-Each denial is told to the log at debug and counted per (principal, API) on
-``broker.authorizer`` (``denied``), for the timeline and the control plane.
+Each denial is counted per (principal, API) on ``broker.authorizer.denied`` and, while anybody
+listens, emitted as an ``AuthorizationDenied`` event through the one observer seam (timeline,
+traces, logs).
 """
 
 from __future__ import annotations
@@ -48,9 +49,10 @@ SKIPPED_WHEN_EMPTY = frozenset({"Produce", "Fetch", "OffsetCommit", "TxnOffsetCo
 class Checker:
     """The ACL decisions for one request: who, from where."""
 
-    __slots__ = ("authorizer", "principal", "host", "api")
+    __slots__ = ("authorizer", "principal", "host", "api", "ctx")
 
     def __init__(self, ctx) -> None:
+        self.ctx = ctx
         self.authorizer = ctx.broker.authorizer
         self.principal = ctx.connection.principal
         self.host = ctx.connection.peer_host
@@ -78,6 +80,14 @@ class Checker:
         op, rtype, name = alternatives[0]
         log.debug("%s from %s denied %s on %s %s (%s): %s", self.principal, self.host,
                   op.name, rtype.name, name, self.api, error.name)
+        ctx = self.ctx
+        emit = ctx.broker.observer
+        if emit is not None:  # the one observer seam: timeline, traces, logs
+            from ..broker.events import AuthorizationDenied
+            emit(AuthorizationDenied(
+                at_ms=ctx.now_ms(), peer=ctx.connection.peer, client_id=ctx.client_id,
+                principal=self.principal, api=self.api, operation=op.name,
+                resource_type=rtype.name, resource_name=name, error_code=int(error)))
 
     def operations(self, rtype: R, name: str) -> int:
         return self.authorizer.authorized_operations(self.principal, self.host, rtype, name)

@@ -192,3 +192,19 @@ async def test_allow_everyone_if_no_acl_found(start_broker):
     assert free.error_code == E.MEMBER_ID_REQUIRED
     taken = await wire.request(BY_NAME["JoinGroup"], 9, join("g"))
     assert taken.error_code == E.GROUP_AUTHORIZATION_FAILED
+
+
+async def test_denials_reach_the_observer_seam_with_the_principal(start_broker):
+    from kafka_emu.broker.events import AuthorizationDenied
+    from kafka_emu.trace.schema import to_record
+    seen = []
+    bound = await start_broker(ACLS_ON, topics={"t": 1}, observer=seen.append)
+    bound.broker.authorizer.add(allow(RT.TOPIC, "t", Op.DESCRIBE))
+    wire = await WireClient.connect(bound.host, bound.port)
+    await wire.request(BY_NAME["JoinGroup"], 9, join("g"))
+    denied = [e for e in seen if isinstance(e, AuthorizationDenied)]
+    assert [(d.principal, d.api, d.operation, d.resource_type, d.resource_name, d.error_code)
+            for d in denied] == [(ANON, "JoinGroup", "READ", "GROUP", "g",
+                                  E.GROUP_AUTHORIZATION_FAILED)]
+    record = to_record(denied[0])
+    assert record["kind"] == "authorization_denied" and record["principal"] == ANON
