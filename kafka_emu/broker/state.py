@@ -165,6 +165,13 @@ class Broker:
         return coordinator
 
     @functools.cached_property
+    def share_fetching(self) -> Any:
+        """Share-group delivery (coordinator/share/delivery.py behind broker/share_fetching.py),
+        made with the first ShareFetch."""
+        from .share_fetching import ShareFetching
+        return ShareFetching(self)
+
+    @functools.cached_property
     def resource_configs(self) -> Any:
         from .resource_configs import ResourceConfigs
         return ResourceConfigs(self)
@@ -203,6 +210,9 @@ class Broker:
 
     def connection_closed(self, connection_id: int) -> None:
         info = self.connections.pop(connection_id, None)
+        if info is not None and "share_fetching" in self.__dict__:
+            # its share sessions die with it, what their members hold is released (Kafka 4.1+)
+            self.share_fetching.connection_closed(id(info))
         if info is not None:
             left = self._per_host[info.peer_host] - 1
             if left:
@@ -293,6 +303,11 @@ class Broker:
         """The earliest of the coordinator's next deadline and the next log retention run."""
         coordinator = self.__dict__.get("coordinator")  # not made yet: no group deadlines
         deadline = coordinator.next_deadline() if coordinator is not None else None
+        share = self.__dict__.get("share_fetching")  # acquisition locks of share groups
+        if share is not None:
+            lock_deadline = share.delivery.next_deadline()
+            if lock_deadline is not None and (deadline is None or lock_deadline < deadline):
+                deadline = lock_deadline
         check = self.log_retention.next_check_ms
         return check if deadline is None or check < deadline else deadline
 
@@ -302,6 +317,8 @@ class Broker:
         trimmed = self.log_retention.run_due(now_ms)
         if "coordinator" in self.__dict__:
             self.route(self.coordinator.expire(now_ms))
+        if "share_fetching" in self.__dict__:  # expired acquisition locks release records
+            self.share_fetching.expire(now_ms)
         return trimmed
 
     async def run_timers(self) -> None:

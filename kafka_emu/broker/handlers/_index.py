@@ -41,4 +41,6 @@ INDEX: dict[int, tuple[str, str]] = {
     75: ('describe_topic_partitions', '0'),
     76: ('share_group_heartbeat', '1'),
     77: ('share_group_describe', '1'),
+    78: ('share_fetch', '1-2'),
+    79: ('share_acknowledge', '1-2'),
 }

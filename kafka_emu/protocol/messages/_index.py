@@ -41,4 +41,6 @@ INDEX: dict[int, tuple[str, str, str, str]] = {
     75: ('DescribeTopicPartitions', 'describe_topic_partitions', '0', '0+'),
     76: ('ShareGroupHeartbeat', 'share_group_heartbeat', '1', '0+'),
     77: ('ShareGroupDescribe', 'share_group_describe', '1', '0+'),
+    78: ('ShareFetch', 'share_fetch', '1-2', '0+'),
+    79: ('ShareAcknowledge', 'share_acknowledge', '1-2', '0+'),
 }

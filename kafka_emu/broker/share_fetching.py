@@ -1,0 +1,122 @@
+"""The broker side of share-group delivery: the log read for a share-partition, the wake-up of
+waiting ShareFetches, and the events of the pure ShareDelivery (coordinator/share/delivery.py).
+
+Theory of operation. ``Broker.share_delivery`` (made on first use) is a ``ShareDelivery`` whose
+group configs come from the group's share settings (group configs over the broker's
+group.share.* defaults). A ShareFetch reads each share-partition's log from its next fetch
+offset up to the high watermark (the last stable offset under read_committed), describes the
+batches as ``LogBatch`` (control batches and aborted transactions' batches are never delivered)
+and acquires from them; the response carries only the stored batches holding acquired records.
+
+A ShareFetch with nothing to acquire waits (max_wait_ms, wall time, as Fetch) until a Produce
+appends or records become available again: a release, a lock expiry, a member leaving. Those
+set ``ShareFetching.released``. Lock expiry runs on the broker's timer task, so advancing the
+emulator's clock expires locks at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+
+from ..coordinator.share.delivery import ShareDelivery
+from ..coordinator.share.partition_state import DeliveryConfig, LogBatch
+from ..log.batch import parse_header
+
+
+def _config_lookup(broker: Any):
+    def config_for(group_id: str) -> DeliveryConfig:
+        s = broker.resource_configs.share_settings(group_id)
+        return DeliveryConfig(
+            record_lock_duration_ms=s.record_lock_duration_ms,
+            delivery_count_limit=s.delivery_count_limit,
+            max_record_locks=s.partition_max_record_locks,
+            auto_offset_reset="earliest" if s.auto_offset_reset == "earliest" else "latest",
+            isolation_level=s.isolation_level)
+    return config_for
+
+
+def _defaults(config: Any) -> DeliveryConfig:
+    share = config.coordinator.share  # group.share.* (coordinator/share/config.py)
+    return DeliveryConfig(record_lock_duration_ms=share.record_lock_duration_ms,
+                          delivery_count_limit=share.delivery_count_limit,
+                          max_record_locks=share.partition_max_record_locks)
+
+
+class ShareFetching:
+    """Per broker: the ShareDelivery, and the event ShareFetches wait on for released records."""
+
+    def __init__(self, broker: Any) -> None:
+        self.broker = broker
+        config = broker.config
+        self.delivery = ShareDelivery(
+            defaults=_defaults(config),
+            max_sessions=config.coordinator.share.max_share_sessions,
+            config_for=_config_lookup(broker))
+        self.released = trio.Event()
+        self._timer_deadline: int | None = None
+
+    # -- events and wake-ups -----------------------------------------------------------------
+    def publish(self, events) -> None:
+        """Hand delivery events to the observer seam; wake waiting fetches on any release."""
+        if not events:
+            return
+        if any(e.kind in ("release", "lock_expired") for _, e in events):
+            self.released.set()
+            self.released = trio.Event()
+
+    def locks_changed(self) -> None:
+        """A lock was taken or renewed: the timer task may have to wake sooner."""
+        deadline = self.delivery.next_deadline()
+        waits_for = self.broker._timer_waits_for
+        if deadline is not None and (waits_for is None or deadline < waits_for):
+            self.broker.timers_changed.set()
+
+    def expire(self, now_ms: int) -> None:
+        self.publish(self.delivery.expire(now_ms))
+
+    def connection_closed(self, connection_key: int) -> None:
+        self.publish(self.delivery.closed_connection(connection_key))
+
+    def member_left(self, group_id: str, member_id: str) -> None:
+        self.publish(self.delivery.member_left(group_id, member_id))
+
+    # -- the log ---------------------------------------------------------------------------
+    def read(self, log: Any, sp: Any, max_bytes: int, isolation_level: str
+             ) -> tuple[list[bytes], list[LogBatch], int]:
+        """The stored batches from ``sp``'s next fetch offset, described; and the read limit
+        (HWM, or LSO under read_committed)."""
+        committed = isolation_level == "read_committed"
+        limit = log.last_stable_offset if committed else log.high_watermark
+        if not sp.initialised:
+            sp.initialise(log.log_start_offset, limit)
+        start = max(sp.next_fetch_offset(), log.log_start_offset)
+        if start >= limit:
+            return [], [], limit
+        aborted = []
+        if committed:
+            raw, _, _, aborted = log.read_committed(start, max_bytes, min_one=True)
+        else:
+            raw, _, _ = log.read_sized(start, max_bytes, min_one=True)
+        described = []
+        for data in raw:
+            h = parse_header(data)
+            skip = h.is_control or (committed and h.is_transactional and any(
+                a.producer_id == h.producer_id and a.first_offset <= h.base_offset <= a.last_offset
+                for a in aborted))
+            described.append(LogBatch(h.base_offset, h.last_offset, skip))
+        return raw, described, limit
+
+
+def pick_batches(raw: list[bytes], described: list[LogBatch], acquired) -> list[bytes]:
+    """The stored batches holding at least one acquired offset, in log order."""
+    out = []
+    runs = list(acquired)
+    i = 0
+    for data, b in zip(raw, described):
+        while i < len(runs) and runs[i].last_offset < b.base_offset:
+            i += 1
+        if i < len(runs) and runs[i].first_offset <= b.last_offset:
+            out.append(data)
+    return out
