@@ -114,3 +114,45 @@ def test_kafka_python_producer_without_write_on_its_topic(kafka_emu_factory):
             producer.send(topic, b"v").get(timeout=20)
     finally:
         producer.close(timeout=5)
+
+
+def test_confluent_kip848_consumer_without_read_on_its_group(kafka_emu_factory):
+    topic, group = unique("topic"), unique("group")
+    emu = kafka_emu_factory(SETTINGS, topics={topic: 1})
+    add_acl(emu, 3, group, 3, "User:somebody-else")
+    consumer = Consumer({"bootstrap.servers": emu.bootstrap_servers, "group.id": group,
+                         "group.protocol": "consumer", "auto.offset.reset": "earliest"})
+    try:
+        consumer.subscribe([topic])
+        errors = []
+
+        def group_error():
+            msg = consumer.poll(0.2)
+            if msg is not None and msg.error() is not None:
+                errors.append(msg.error())
+            return [e for e in errors if e.code() == KafkaError.GROUP_AUTHORIZATION_FAILED]
+        wait_until(group_error, message="GROUP_AUTHORIZATION_FAILED from poll")
+    finally:
+        consumer.close()
+
+
+def test_confluent_admin_sees_authorized_operations_from_the_acls(kafka_emu_factory):
+    from confluent_kafka import TopicCollection
+    topic, group = unique("topic"), unique("group")
+    emu = kafka_emu_factory(SETTINGS, topics={topic: 1})
+    add_acl(emu, 2, topic, 3, ANON)  # READ on the topic: READ and DESCRIBE
+    add_acl(emu, 4, "kafka-cluster", 8, ANON)  # DESCRIBE on the cluster
+    admin = AdminClient({"bootstrap.servers": emu.bootstrap_servers})
+    cluster = admin.describe_cluster(include_authorized_operations=True,
+                                     request_timeout=10).result()
+    assert set(cluster.authorized_operations) == {AclOperation.DESCRIBE}
+    topics = admin.describe_topics(TopicCollection([topic]), include_authorized_operations=True,
+                                   request_timeout=10)
+    described = topics[topic].result()
+    assert set(described.authorized_operations) == {AclOperation.READ, AclOperation.DESCRIBE}
+    # a group with no ACL at all: every group operation (allow.everyone.if.no.acl.found)
+    groups = admin.describe_consumer_groups([group], include_authorized_operations=True,
+                                            request_timeout=10)
+    ops = set(groups[group].result().authorized_operations)
+    assert ops == {AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE,
+                   AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS}
