@@ -83,6 +83,12 @@ def _authorizer(text: str) -> str:
     return name
 
 
+def _acls(text: str) -> str:
+    from ..security.acls import parse_acl_specs
+    parse_acl_specs(text)  # refused here, with its reason, rather than at start
+    return text
+
+
 @lazy_dunders  # __repr__, __eq__, __hash__ made on first use
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class BrokerConfig:
@@ -129,6 +135,7 @@ class BrokerConfig:
     authorizer_class_name: str = ""
     super_users: str = ""  # "User:alice;User:bob", as Kafka's super.users
     allow_everyone_if_no_acl_found: bool = False
+    acls: str = ""  # emu.acls: ACLs present from the start (security/acls.py parse_acl_specs)
     # The Kafka-named settings this config was built from, as given (DescribeConfigs reports
     # them as STATIC_BROKER_CONFIG and the others as Kafka's defaults).
     explicit_settings: Mapping[str, str] = attrs.field(factory=dict)
@@ -165,6 +172,7 @@ class BrokerConfig:
         "authorizer.class.name": ("authorizer_class_name", _authorizer),
         "super.users": ("super_users", str),
         "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", _bool),
+        "emu.acls": ("acls", _acls),
     }
 
     @classmethod

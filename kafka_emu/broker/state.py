@@ -147,9 +147,11 @@ class Broker:
         # request is then checked against it before its handler (security/authorize.py)
         self.authorizer: Any = None
         if config.authorizer_class_name:
-            from ..security.acls import Authorizer, parse_super_users
+            from ..security.acls import Authorizer, parse_acl_specs, parse_super_users
             self.authorizer = Authorizer(super_users=parse_super_users(config.super_users),
                                          allow_if_no_acl=config.allow_everyone_if_no_acl_found)
+            for binding in parse_acl_specs(config.acls):  # emu.acls: there from the start
+                self.authorizer.add(binding)
 
     # Made on first use, then a plain instance attribute (cached_property stores it in the
     # instance's __dict__). Not ``__getattr__``: a class defining it makes every attribute read

@@ -213,6 +213,36 @@ def _applies(acl: AclBinding, principal: str, host: str, op: int) -> bool:
     return acl.operation == op
 
 
+def parse_acl_specs(text: str) -> list[AclBinding]:
+    """``emu.acls`` (kafka-emu's own setting: ACLs present from the start, for tests that have
+    no admin client): bindings separated by semicolons, each
+    ``PERMISSION PRINCIPAL OPERATION RESOURCE_TYPE[:PATTERN] NAME [HOST]`` --
+    ``ALLOW User:alice READ TOPIC orders; DENY User:* WRITE TOPIC:PREFIXED tmp- 10.0.0.1``
+    (pattern LITERAL and host ``*`` unless given). ValueError, one line, for a bad entry or one
+    Kafka would refuse to create."""
+    out = []
+    for spec in filter(None, (s.strip() for s in text.split(";"))):
+        words = spec.split()
+        if len(words) not in (5, 6):
+            raise ValueError(f"expected PERMISSION PRINCIPAL OPERATION RESOURCE_TYPE[:PATTERN] "
+                             f"NAME [HOST], got {spec!r}")
+        perm, principal, op, resource, name = words[:5]
+        rtype, _, pattern = resource.upper().partition(":")
+        try:
+            binding = AclBinding(
+                resource_type=ResourceType[rtype], resource_name=name,
+                pattern_type=PatternType[pattern or "LITERAL"], principal=principal,
+                host=words[5] if len(words) == 6 else WILDCARD,
+                operation=AclOperation[op.upper()], permission=Permission[perm.upper()])
+        except KeyError as exc:
+            raise ValueError(f"unknown {exc.args[0]!r} in {spec!r}") from None
+        reason = invalid_reason(binding)
+        if reason is not None:
+            raise ValueError(f"{reason} ({spec!r})")
+        out.append(binding)
+    return out
+
+
 def parse_super_users(text: str) -> frozenset[str]:
     """``super.users``: principals separated by semicolons (Kafka's format), blanks ignored."""
     return frozenset(p.strip() for p in text.split(";") if p.strip())

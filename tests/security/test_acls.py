@@ -165,3 +165,22 @@ def test_delete_removes_exactly_what_describe_lists(acls, more, name, ptype):
     for n in ["a", "ab", "abc", "b", "zz"]:
         assert a.authorize(ALICE, "h1", Op.READ, RT.TOPIC, n) == model(
             set(a.bindings()), set(), False, ALICE, "h1", Op.READ, RT.TOPIC, n)
+
+
+def test_emu_acls_setting_parses_kafka_names_and_refuses_what_kafka_refuses():
+    import pytest
+    from kafka_emu.broker.config import BrokerConfig
+    from kafka_emu.security.acls import parse_acl_specs
+    got = parse_acl_specs("ALLOW User:alice READ TOPIC orders; "
+                          "deny User:* write topic:prefixed tmp- 10.0.0.1;")
+    assert got == [acl(name="orders"),
+                   acl(name="tmp-", op=Op.WRITE, perm=P.DENY, principal="User:*",
+                       host="10.0.0.1", pattern=PT.PREFIXED)]
+    with pytest.raises(ValueError, match="only valid name for the CLUSTER"):
+        BrokerConfig.from_kafka({"emu.acls": "ALLOW User:a ALTER CLUSTER other"})
+    with pytest.raises(ValueError, match="unknown 'FETCH'"):
+        parse_acl_specs("ALLOW User:a FETCH TOPIC t")
+    with pytest.raises(ValueError, match="expected PERMISSION"):
+        parse_acl_specs("ALLOW User:a READ TOPIC")
+    with pytest.raises(ValueError, match="kafka-emu has only"):
+        BrokerConfig.from_kafka({"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})

@@ -208,3 +208,14 @@ async def test_denials_reach_the_observer_seam_with_the_principal(start_broker):
                                   E.GROUP_AUTHORIZATION_FAILED)]
     record = to_record(denied[0])
     assert record["kind"] == "authorization_denied" and record["principal"] == ANON
+
+
+async def test_emu_acls_are_there_from_the_start(start_broker):
+    bound, wire = await setup(start_broker, settings={
+        "emu.acls": "ALLOW User:ANONYMOUS READ GROUP:PREFIXED app-",
+        "super.users": "User:admin;User:ops"})
+    assert bound.broker.authorizer.super_users == {"User:admin", "User:ops"}
+    ok = await wire.request(BY_NAME["JoinGroup"], 9, join("app-1"))
+    assert ok.error_code == E.MEMBER_ID_REQUIRED
+    denied = await wire.request(BY_NAME["JoinGroup"], 9, join("other"))
+    assert denied.error_code == E.GROUP_AUTHORIZATION_FAILED
