@@ -60,23 +60,24 @@ def assign(members: Members, topics: Topics,
         for m in order}
     if len(set(subscribed.values())) <= 1:  # homogeneous: all partitions over all members
         units = [(t, p) for t in all_topics for p in range(topics[t])]
-        _assign_units(units, order, list(order), result)
+        _assign_units(set(all_topics), units, order, list(order), result)
     else:
         for topic in all_topics:
             takers = [m for m in order if topic in subscribed[m]]
-            _assign_units([(topic, p) for p in range(topics[topic])], order, takers, result)
+            _assign_units({topic}, [(topic, p) for p in range(topics[topic])], order, takers,
+                          result)
     return {m: {t: frozenset(ps) for t, ps in sorted(result[m].items()) if ps} for m in order}
 
 
-def _assign_units(units: list[tuple[str, int]], order: list[str], takers: list[str],
-                  result: dict[str, dict[str, set[int]]]) -> None:
-    """One builder run over ``units`` (topic partitions) and the members ``takers`` that
-    subscribe to them; ``result`` holds every member's assignment and is updated in place."""
+def _assign_units(unit_topics: set[str], units: list[tuple[str, int]], order: list[str],
+                  takers: list[str], result: dict[str, dict[str, set[int]]]) -> None:
+    """One builder run over ``units`` (the partitions of ``unit_topics``) and the members
+    ``takers`` that subscribe to them; ``result`` holds every member's assignment and is
+    updated in place."""
     sharing, counts = desired_counts(len(takers), len(units))
     wanted = {m: 0 for m in order}
     wanted.update(zip(takers, counts))
     unit_set = set(units)
-    unit_topics = {t for t, _ in units}
     by_unit: dict[tuple[str, int], list[str]] = {}
     by_member: dict[str, list[tuple[str, int]]] = {}
     # 1. keep what each member held of these units (partitions that still exist)
