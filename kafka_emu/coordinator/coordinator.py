@@ -311,6 +311,21 @@ class Coordinator:
         """"Empty" or "Stable"; None when no share group has that id."""
         return share_shared.state_of(self._core, group_id)
 
+    def track_share_departures(self) -> None:
+        """From now on keep every share member fenced or left and every share group deleted
+        until ``take_share_departures`` hands them out (the share-partitions release their
+        records)."""
+        if self._core.share_departures is None:
+            self._core.share_departures = []
+
+    def take_share_departures(self) -> list[tuple[str, str | None, int]]:
+        """(group id, member id -- None: the group was deleted --, at_ms) since the last call."""
+        core = self._core
+        taken = core.share_departures or []
+        if core.share_departures is not None:
+            core.share_departures = []
+        return taken
+
     def group_type(self, group_id: str) -> str | None:
         """"classic", "consumer", "share", or None when no group has that id."""
         return share_shared.group_type_of(self._core, group_id)

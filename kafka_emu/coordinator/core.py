@@ -58,6 +58,10 @@ class Core:
         self.groups: dict[str, Group] = {}
         self.consumer_groups: dict = {}  # group id -> consumer.ConsumerGroup (KIP-848)
         self.share_groups: dict = {}  # group id -> share.ShareGroup (KIP-932)
+        # (group id, member id or None for the whole group, at_ms) of share members fenced or left
+        # and share groups deleted, kept once Coordinator.track_share_departures() asks, for the
+        # share-partitions to release what those members hold
+        self.share_departures: list | None = None
         self.timers = Timers()
         self.offsets = OffsetStore()
         self.now = 0

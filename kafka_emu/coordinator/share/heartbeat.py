@@ -255,6 +255,8 @@ def fence(core: Core, group: ShareGroup, member: ShareMember, reason: RemovalRea
     group.subscription_metadata = {t: n for t, n in group.subscription_metadata.items()
                                    if t in topics}
     core.timers.cancel(session_key(group.group_id, member.member_id))
+    if core.share_departures is not None:
+        core.share_departures.append((group.group_id, member.member_id, core.now))
     if core.observing:
         core.emit(MemberRemoved(at_ms=core.now, group_id=group.group_id, member_id=member.member_id,
                                 group_instance_id=None, reason=reason))

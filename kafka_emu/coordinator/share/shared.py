@@ -176,6 +176,8 @@ def remove(core: Core, group: ShareGroup, reason: str) -> None:
         core.timers.cancel(session_key(group.group_id, member_id))
     del core.share_groups[group.group_id]
     group.state = ShareGroupState.DEAD
+    if core.share_departures is not None:
+        core.share_departures.append((group.group_id, None, core.now))
     if core.observing:
         core.emit(GroupDeleted(at_ms=core.now, group_id=group.group_id, reason=reason))
 

@@ -260,3 +260,20 @@ def test_operator_expire_member():
     [reply] = c.handle(ExpireMember(request_id=1, group_id="g", member_id="m1"), 1)
     assert reply.result.error == ErrorCode.NONE
     assert c.share_group_state("g") == "Empty"
+
+
+def test_departures_for_the_share_partitions():
+    c = Coordinator()
+    hb(c, 0, "m0", 0, ["t"])
+    hb(c, 0, "m0", -1)
+    assert c.take_share_departures() == []  # not tracked until asked
+    c.track_share_departures()
+    hb(c, 1, "m1", 0, ["t"])
+    hb(c, 2, "m2", 0, ["t"])
+    hb(c, 3, "m1", -1)
+    session = CoordinatorConfig().share.session_timeout_ms
+    c.expire(2 + session)
+    assert c.take_share_departures() == [("g", "m1", 3), ("g", "m2", 2 + session)]
+    c.handle(DeleteGroups(request_id=99, group_ids=("g",)), 3 + session)
+    assert c.take_share_departures() == [("g", None, 3 + session)]
+    assert c.take_share_departures() == []
