@@ -135,7 +135,7 @@ async def authorized(ctx, handler, request):
                 raise KafkaError(error)
     denied: dict[ErrorCode, dict[str, list]] = {}  # error -> request field -> entries
     kept: dict[str, list] = {}
-    emptied = False
+    emptied = all_or_nothing = False
     for row in rows:
         if not isinstance(row, Split) or version not in row.versions:
             continue
@@ -150,12 +150,18 @@ async def authorized(ctx, handler, request):
             else:
                 denied.setdefault(error, {}).setdefault(row.field, []).append(entry)
         if len(allowed) < len(entries):
+            if row.others is not None:  # all or nothing: the rest are not attempted
+                if allowed:
+                    denied.setdefault(row.others, {})[row.field] = allowed
+                allowed, emptied = [], True
+                all_or_nothing = True
             kept[row.field] = allowed
             emptied = emptied or not allowed
     response = None
     if kept:
         empty = {name: [] for name in kept}
-        all_denied = emptied and not any(kept.values()) and ctx.api.name in SKIPPED_WHEN_EMPTY
+        all_denied = all_or_nothing or (emptied and not any(kept.values())
+                                        and ctx.api.name in SKIPPED_WHEN_EMPTY)
         if not all_denied:
             response = await handler.fn(ctx, attrs.evolve(request, **kept))
             if response is None or not attrs.has(type(response)):
@@ -271,6 +277,12 @@ def _offset_topics(check, all_topics: bool, topics) -> list:
     return out
 
 
-_AFTER = {"metadata": _metadata, "describe_topic_partitions": _describe_topic_partitions,
+def _list_transactions(check, request, response, version, broker):
+    return attrs.evolve(response, transaction_states=[
+        t for t in response.transaction_states
+        if check.allowed(Op.DESCRIBE, R.TRANSACTIONAL_ID, t.transactional_id)])
+
+
+_AFTER = {"list_transactions": _list_transactions, "metadata": _metadata, "describe_topic_partitions": _describe_topic_partitions,
           "group_operations": _group_operations, "cluster_operations": _cluster_operations,
           "list_groups": _list_groups, "offset_fetch": _offset_fetch}

@@ -44,6 +44,9 @@ class Split:
     field: str  # the request array
     need: Callable[[Any, Any, Any], Need | list[Need] | None]  # (entry, request, broker)
     versions: range = ALL_VERSIONS  # where the field exists
+    # all or nothing: if any entry is denied, the handler is not run and the allowed entries
+    # are answered with this error (AddPartitionsToTxn: OPERATION_NOT_ATTEMPTED)
+    others: E | None = None
 
 
 @attrs.frozen
@@ -51,17 +54,20 @@ class After:
     name: str  # a response filter of authorize.py
 
 
-def group(op: Op, attr: str = "group_id") -> Callable[[Any, Any], Need]:
-    return lambda req, broker: (E.GROUP_AUTHORIZATION_FAILED,
-                                ((op, R.GROUP, getattr(req, attr)),))
+def group(op: Op, attr: str = "group_id") -> Callable[[Any, Any], Need | None]:
+    def need(req, broker) -> Need | None:
+        name = getattr(req, attr)
+        # (a null group id -- ShareFetch -- is the handler's INVALID_REQUEST to answer)
+        return None if name is None else (E.GROUP_AUTHORIZATION_FAILED, ((op, R.GROUP, name),))
+    return need
 
 
 def cluster(op: Op) -> Callable[[Any, Any], Need]:
     return lambda req, broker: (E.CLUSTER_AUTHORIZATION_FAILED, ((op, R.CLUSTER, CLUSTER_NAME),))
 
 
-def txn_id(req, broker) -> Need | None:
-    tid = getattr(req, "transactional_id", None)
+def txn_id(req, broker, attr: str = "transactional_id") -> Need | None:
+    tid = getattr(req, attr, None)
     return (E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ((Op.WRITE, R.TRANSACTIONAL_ID, tid),)) \
         if tid is not None else None
 
@@ -181,7 +187,11 @@ TABLE: dict[str, tuple[Whole | Split | After, ...]] = {
     "DeleteRecords": (Split("topics", topic(Op.DELETE)),),
     "InitProducerId": (Whole(producer_id),),
     "OffsetForLeaderEpoch": (Split("topics", topic(Op.DESCRIBE)),),
-    "AddPartitionsToTxn": (Whole(txn_id),),  # v0-3; v4+ batches come from brokers
+    "AddPartitionsToTxn": (  # v0-3 from producers; v4+ batches come from brokers
+        Whole(lambda req, b: txn_id(req, b, "v3_and_below_transactional_id"), range(0, 4)),
+        Split("v3_and_below_topics", topic(Op.WRITE), range(0, 4),
+              others=E.OPERATION_NOT_ATTEMPTED),
+        Whole(cluster(Op.CLUSTER_ACTION), range(4, 1 << 15))),
     "AddOffsetsToTxn": (Whole(txn_id), READ_GROUP),
     "EndTxn": (Whole(txn_id),),
     "TxnOffsetCommit": (Whole(txn_id), READ_GROUP, Split("topics", topic(Op.READ))),
@@ -204,7 +214,12 @@ TABLE: dict[str, tuple[Whole | Split | After, ...]] = {
                               After("group_operations")),
     "DescribeTopicPartitions": (Split("topics", topic(Op.DESCRIBE)),
                                 After("describe_topic_partitions")),
-    "ShareGroupHeartbeat": (READ_GROUP,),
+    "DescribeTransactions": (Split("transactional_ids", lambda e, req, b: (
+        E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ((Op.DESCRIBE, R.TRANSACTIONAL_ID, e),))),),
+    "ListTransactions": (After("list_transactions"),),
+    "ShareGroupHeartbeat": (READ_GROUP, Whole(subscribed_topics)),
+    "ShareFetch": (READ_GROUP, Split("topics", topic(Op.READ))),
+    "ShareAcknowledge": (READ_GROUP, Split("topics", topic(Op.READ))),
     "ShareGroupDescribe": (Split("group_ids", groups(Op.DESCRIBE)), After("group_operations")),
 }
 # Not checked, as on Kafka: ApiVersions, SaslHandshake, SaslAuthenticate (before any principal).

@@ -53,6 +53,13 @@ def topic_id(broker):
     return broker.topics.lookup("t").topic_id
 
 
+def txn_topic():
+    from kafka_emu.protocol.messages import txn_offset_commit as toc
+    return toc.TxnOffsetCommitRequestTopic(name="t", partitions=[
+        toc.TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=1,
+                                            committed_metadata="")])
+
+
 CASES = [  # (api, version, request (or a function of the broker), the one error it shows)
     ("Fetch", 12, f.FetchRequest(topics=[f.FetchTopic(topic="t", partitions=[
         f.FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1000)])]), T),
@@ -99,6 +106,14 @@ CASES = [  # (api, version, request (or a function of the broker), the one error
         dtp.TopicRequest(name="t")]), T),
     ("DescribeGroups", 5, BY_NAME["DescribeGroups"].request(groups=["g"]), G),
     ("Heartbeat", 4, BY_NAME["Heartbeat"].request(group_id="g", member_id="m"), G),
+    ("TxnOffsetCommit", 4, BY_NAME["TxnOffsetCommit"].request(
+        transactional_id="tx", group_id="g", topics=[txn_topic()]),
+     E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+    ("ShareGroupHeartbeat", 1, BY_NAME["ShareGroupHeartbeat"].request(
+        group_id="g", member_id=str(uuid.uuid4()), subscribed_topic_names=["t"]), G),
+    ("ShareGroupDescribe", 1, BY_NAME["ShareGroupDescribe"].request(group_ids=["g"]), G),
+    ("ShareFetch", 1, BY_NAME["ShareFetch"].request(group_id="g", member_id=str(uuid.uuid4()),
+                                                    topics=[]), G),
 ]
 
 
