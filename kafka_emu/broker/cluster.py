@@ -48,6 +48,8 @@ class Node:
     scope: Any = attrs.field(default=None, repr=False)
     sockaddrs: list = attrs.field(factory=list, repr=False)
     listeners: list = attrs.field(factory=list, repr=False)
+    # listener name -> bound port (every listener of security.listeners, or the one PLAINTEXT)
+    ports: dict = attrs.field(factory=dict, repr=False)
 
 
 @attrs.define(eq=False)

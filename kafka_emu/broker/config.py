@@ -16,6 +16,7 @@ import attrs
 from ..coordinator import CoordinatorConfig
 from ..frozen import lazy_dunders
 from ..protocol import BY_NAME
+from ..security.config import SecurityConfig
 
 DEFAULT_PORT = 9092
 
@@ -139,6 +140,8 @@ class BrokerConfig:
     # The Kafka-named settings this config was built from, as given (DescribeConfigs reports
     # them as STATIC_BROKER_CONFIG and the others as Kafka's defaults).
     explicit_settings: Mapping[str, str] = attrs.field(factory=dict)
+    # listeners by security protocol, TLS, SASL (kafka_emu/security/config.py)
+    security: SecurityConfig = attrs.field(factory=SecurityConfig)
 
     # Kafka config name -> (BrokerConfig attribute, parser)
     KAFKA_NAMES: ClassVar[dict[str, tuple[str, Callable[[str], Any]]]] = {
@@ -182,7 +185,12 @@ class BrokerConfig:
         line, for an unknown name or a bad value."""
         values: dict[str, Any] = {}
         group: dict[str, str] = {}
+        security: dict[str, str] = {}
         for name, raw in settings.items():
+            if SecurityConfig.handles(name):
+                security[name] = str(raw)
+                if name != "advertised.listeners":
+                    continue
             if name == "advertised.listeners":
                 try:
                     values["advertised_host"], values["advertised_port"] = _listener(str(raw))
@@ -202,6 +210,8 @@ class BrokerConfig:
                 raise ValueError(f"{name}: {exc}") from None
         if group:
             values["coordinator"] = CoordinatorConfig.from_kafka(group)
+        if security:
+            values["security"] = SecurityConfig.from_kafka(security)
         values["explicit_settings"] = {str(k): str(v) for k, v in settings.items()}
         values.update(overrides)
         return cls(**values)
@@ -236,4 +246,5 @@ class BrokerConfig:
 
     @classmethod
     def known_names(cls) -> list[str]:
-        return sorted({*cls.KAFKA_NAMES, "advertised.listeners", *CoordinatorConfig.KAFKA_NAMES})
+        return sorted({*cls.KAFKA_NAMES, "advertised.listeners", *CoordinatorConfig.KAFKA_NAMES,
+                       *SecurityConfig.known_names()})

@@ -97,11 +97,15 @@ class Connection:
     no coroutine of ours, nor SocketStream's, between that task and trio's wait."""
 
     __slots__ = ("broker", "stream", "sock", "id", "frames", "queue", "out", "vectored",
-                 "frame_started", "eof", "info", "peer", "_raw", "expired")
+                 "frame_started", "eof", "info", "peer", "_raw", "expired", "auth")
 
     def __init__(self, broker: Broker, stream: trio.SocketStream, connection_id: int) -> None:
         self.broker = broker
-        self.sock = stream.socket  # trio's socket: written and closed directly (vectored.py)
+        sock = getattr(stream, "socket", None)
+        if sock is None:  # a TLS stream: written through the stream, never with sendmsg
+            from ..security.tls import TlsSocket
+            sock = TlsSocket(stream)  # type: ignore[arg-type]
+        self.sock = sock  # trio's socket: written and closed directly (vectored.py)
         self.id = connection_id
         self.frames = FrameBuffer(broker.config.socket_request_max_bytes)
         # frames read, not yet served, oldest first; () while there are none
@@ -113,11 +117,13 @@ class Connection:
         self.info: ConnectionInfo | None = None
         self.peer = "unknown peer"  # "host:port", made once (events name it per request)
         # the stdlib socket under trio's (reads go straight to it); None: read via the stream
-        self._raw = getattr(stream.socket, "_sock", None)
+        self._raw = getattr(sock, "_sock", None)
         # the stream itself only where there is no stdlib socket to read (SocketStream's layers
         # are kept by nobody else: about 180 bytes per connection)
         self.stream = stream if self._raw is None else None
         self.expired = False  # closed as idle by the broker's IdleConnections (idle.py)
+        # a SASL listener's authenticator (security/sasl.py) until it lets every request pass
+        self.auth = None
 
     # -- reading ---------------------------------------------------------------------------
     def _take(self, data: bytes) -> None:
@@ -195,7 +201,8 @@ class Connection:
     def expire(self) -> None:
         """Close as idle: wake the read waiting on the socket (IdleConnections.run)."""
         self.expired = True
-        trio.lowlevel.notify_closing(self._raw if self._raw is not None else self.sock)
+        trio.lowlevel.notify_closing(self._raw if self._raw is not None
+                                     else getattr(self.sock, "transport", self.sock))
 
     async def _until_hangup(self) -> None:
         """Keep reading while a request is parked; return when the client has gone."""
@@ -327,8 +334,11 @@ def _host(text: str) -> str:
 
 
 async def serve_connection(broker: Broker, stream: trio.SocketStream,
-                           node_id: int | None = None) -> None:
-    """Serve one accepted connection until it closes. Never raises (see the module doc)."""
+                           node_id: int | None = None, listener=None,
+                           principal: str | None = None) -> None:
+    """Serve one accepted connection until it closes. Never raises (see the module doc).
+    ``listener``: a non-default listener (security/listeners.py); ``principal``: from the
+    client's certificate (security/tls.py)."""
     # Few locals here: every idle connection keeps this coroutine's frame (twice over: trio
     # makes a frame object of it), so the opening and closing steps are functions of their own.
     conn = Connection(broker, stream, broker.new_connection_id())
@@ -338,6 +348,9 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
     try:
         info = _opened(broker, conn, node_id)
         peer = conn.peer
+        if listener is not None:
+            from ..security.gate import open_gate
+            open_gate(broker, conn, info, listener, principal)
         observation = broker.observation
         while not conn.eof:
             while conn.queue:
@@ -499,6 +512,10 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
     # request only once the previous one is answered; the encoding of that previous response (a
     # µs or two) is in the latency. None: not observed when the batch began.
     started = observation.mark
+    if conn.auth is not None:  # SASL: the authenticator answers or lets the request pass
+        answer = await conn.auth.gate(conn, info, frame)
+        if answer is not None:
+            return answer
     api_key, version, correlation_id = peek_api(frame)
     try:
         handler = HANDLERS[api_key]  # (a loaded entry: a plain dict lookup, no call of ours)

@@ -47,6 +47,16 @@ class BoundAddress:
     port: int
     broker: Broker = attrs.field(eq=False, repr=False)
     ports: tuple[int, ...] = ()  # every broker's port, the first broker's first
+    # every listener as (name, security protocol, bootstrap): the first is ``bootstrap``'s
+    listeners: tuple[tuple[str, str, str], ...] = ()
+    tls: Any = attrs.field(default=None, eq=False, repr=False)  # security.tls.TlsMaterial
+
+    def bootstrap_for(self, name: str) -> str:
+        """The bootstrap of listener ``name`` (e.g. "SASL_SSL")."""
+        for listener, _, bootstrap in self.listeners:
+            if listener == name.upper():
+                return bootstrap
+        raise KeyError(f"no listener named {name!r}")
 
     @property
     def bootstrap(self) -> str:
@@ -65,6 +75,23 @@ async def serve(config: BrokerConfig, *, observer: Callable[[Any], None] | None 
     path need while the server is idle (warm.py); False leaves everything to its first use."""
     broker = Broker(config, observer=observer)
     cluster = broker.cluster
+    security = config.security
+    specs = security.listeners
+    tls = None
+    if security.needs_tls:
+        from ..security.state import security_of
+        from ..security.tls import TlsMaterial
+        hosts = {config.host, *(spec.host for spec in specs if spec.host),
+                 *(h for h, _ in security.advertised.values() if h)}
+        tls = security_of(broker).tls = TlsMaterial.create(security, sorted(hosts))
+    try:
+        await _serve(config, broker, cluster, specs, tls, warm, task_status)
+    finally:
+        if tls is not None:
+            tls.close()
+
+
+async def _serve(config, broker, cluster, specs, tls, warm, task_status) -> None:
     async with trio.open_nursery() as nursery:
         broker.cluster_moves.nursery = nursery
         nursery.start_soon(broker.run_timers)
@@ -78,17 +105,26 @@ async def serve(config: BrokerConfig, *, observer: Callable[[Any], None] | None 
         # codec first, whose import (stringprep, unicodedata) is a few ms of a start, and which
         # raises UnicodeError, not gaierror, for a label over 63 characters.
         host = config.host.encode("ascii") if config.host.isascii() else config.host
-        for node in cluster.nodes.values():
-            listeners = await trio.open_tcp_listeners(node.port, host=host)
-            node.port = listeners[0].socket.getsockname()[1]
-            node.sockaddrs = [(lst.socket.family, lst.socket.getsockname()) for lst in listeners]
-            bound.append((node, listeners))
+        if not specs:  # the one PLAINTEXT listener on host:port it always had
+            for node in cluster.nodes.values():
+                listeners = await trio.open_tcp_listeners(node.port, host=host)
+                node.port = listeners[0].socket.getsockname()[1]
+                node.ports = {"PLAINTEXT": node.port}
+                node.sockaddrs = [(lst.socket.family, lst.socket.getsockname())
+                                  for lst in listeners]
+                bound.append((node, listeners))
+        else:
+            for index, node in enumerate(cluster.nodes.values()):
+                listeners = await _bind_listeners(node, index, specs, config.host)
+                bound.append((node, listeners))
         for node, listeners in bound:
             broker.cluster_moves.serve_node(node, listeners)
         broker.bound_host, broker.bound_port = config.host, bound[0][0].port
         address = BoundAddress(config.host, broker.bound_port, broker,
-                               tuple(node.port for node, _ in bound))
-        log.info("kafka-emu listening on %s", address.bootstrap)
+                               tuple(node.port for node, _ in bound),
+                               _bootstraps(config.host, specs, [n for n, _ in bound]), tls)
+        for name, protocol, bootstrap in address.listeners:
+            log.info("kafka-emu listening on %s (%s, %s)", bootstrap, name, protocol)
         if warm:
             from .warm import warm_up
             nursery.start_soon(warm_up, broker)
@@ -96,8 +132,54 @@ async def serve(config: BrokerConfig, *, observer: Callable[[Any], None] | None 
         await trio.sleep_forever()
 
 
+async def _bind_listeners(node, index: int, specs, default_host: str) -> list:
+    """Bind every listener of ``specs`` for broker number ``index``; node.port is the first's."""
+    from ..security.listeners import node_port
+    all_listeners = []
+    node.ports, node.sockaddrs = {}, []
+    for spec in specs:
+        text = spec.host or default_host
+        host = text.encode("ascii") if text.isascii() else text
+        listeners = await trio.open_tcp_listeners(node_port(spec, index), host=host)
+        node.ports[spec.name] = listeners[0].socket.getsockname()[1]
+        node.sockaddrs += [(lst.socket.family, lst.socket.getsockname()) for lst in listeners]
+        all_listeners += listeners
+    node.port = node.ports[specs[0].name]
+    return all_listeners
+
+
+def _bootstraps(host: str, specs, nodes) -> tuple[tuple[str, str, str], ...]:
+    if not specs:
+        return (("PLAINTEXT", "PLAINTEXT",
+                 ",".join(host_port(host, node.port) for node in nodes)),)
+    return tuple((spec.name, spec.protocol,
+                  ",".join(host_port(spec.host or host, node.ports[spec.name]) for node in nodes))
+                 for spec in specs)
+
+
+def _listener_of(broker: Broker, node_id: int | None, listener: trio.SocketListener):
+    """The listener spec ``listener`` serves (None: the default PLAINTEXT)."""
+    specs = broker.config.security.listeners
+    if not specs:
+        return None
+    try:
+        port = listener.socket.getsockname()[1]
+    except OSError:  # closed already (its broker stopped): accept() will say so
+        return None
+    ports = broker.cluster.node(node_id).ports
+    for spec in specs:
+        if ports.get(spec.name) == port:
+            return None if spec.protocol == "PLAINTEXT" and spec.name == "PLAINTEXT" else spec
+    return None
+
+
 async def accept_loop(broker: Broker, listener: trio.SocketListener,
                       connections: trio.Nursery, node_id: int | None = None) -> None:
+    listener_spec = _listener_of(broker, node_id, listener)
+    task = serve_connection
+    if listener_spec is not None and listener_spec.tls:
+        from ..security.tls import serve_tls
+        task = serve_tls  # type: ignore[assignment]
     paused_since: float | None = None
     failures = 0
     pause = PAUSE_FIRST_S
@@ -123,4 +205,9 @@ async def accept_loop(broker: Broker, listener: trio.SocketListener,
                         io_now() - paused_since, failures)
             paused_since, failures, pause = None, 0, PAUSE_FIRST_S
         # a name given, not one trio formats per task (about 90 bytes per connection)
-        connections.start_soon(serve_connection, broker, stream, node_id, name=CONNECTION_TASK)
+        if listener_spec is None:
+            connections.start_soon(serve_connection, broker, stream, node_id,
+                                   name=CONNECTION_TASK)
+        else:
+            connections.start_soon(task, broker, stream, node_id, listener_spec,
+                                   name=CONNECTION_TASK)

@@ -12,6 +12,8 @@ from ..context import RequestContext
 def advertised_endpoint(ctx: RequestContext) -> tuple[str, int]:
     """(host, port) to hand to clients: configured, else the address they reached us on."""
     cfg = ctx.broker.config
+    if cfg.security.listeners:
+        return listener_endpoint(ctx, ctx.broker.cluster.node(ctx.connection.node_id))
     host = cfg.advertised_host or ctx.connection.local_host
     port = cfg.advertised_port or ctx.broker.bound_port
     return host, port
@@ -21,10 +23,24 @@ def node_endpoint(ctx: RequestContext, node) -> tuple[str, int]:
     """(host, port) of one broker of a cluster: the advertised host (else the one the client
     reached) and that broker's own port; advertised.port offsets every broker's port alike."""
     cfg = ctx.broker.config
+    if cfg.security.listeners:
+        return listener_endpoint(ctx, node)
     host = cfg.advertised_host or ctx.connection.local_host
     if cfg.advertised_port:
         return host, cfg.advertised_port + (node.node_id - ctx.broker.cluster.first_node_id)
     return host, node.port
+
+
+def listener_endpoint(ctx: RequestContext, node) -> tuple[str, int]:
+    """(host, port) of ``node`` on the listener the client connected on, as Kafka answers:
+    that listener's advertised.listeners entry (its port counting up per broker), else the
+    host the client reached and the port that broker bound for the listener."""
+    name = ctx.connection.listener
+    advertised = ctx.broker.config.security.advertised.get(name)
+    host = (advertised and advertised[0]) or ctx.connection.local_host
+    if advertised and advertised[1]:
+        return host, advertised[1] + (node.node_id - ctx.broker.cluster.first_node_id)
+    return host, node.ports.get(name, node.port)
 
 
 def java_host(host: str) -> str:
