@@ -20,7 +20,7 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition as CTP
 from kafka import ConsumerRebalanceListener, KafkaConsumer
-from kafka.structs import OffsetAndMetadata, TopicPartition as KTP
+from kafka.structs import OffsetAndMetadata
 
 from .helpers import wait_until
 

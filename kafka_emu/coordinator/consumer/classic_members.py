@@ -266,9 +266,10 @@ def handle_leave(core: Core, group: ConsumerGroup, cmd: LeaveGroup) -> None:
             if instance_id is None:
                 member = _find(group, member_id, None)
             else:
-                member = group.static_member(instance_id)
-                if member is None:
+                static = group.static_member(instance_id)
+                if static is None:
                     raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID)
+                member = static
                 # An admin removal names the instance id alone (empty member id).
                 if member_id != "" and member.member_id != member_id:
                     raise KafkaError(ErrorCode.FENCED_INSTANCE_ID)

@@ -31,6 +31,8 @@ On the observer seam each conversion shows as GroupDeleted (reason ``converted_t
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from kafka_emu.errors import ErrorCode, KafkaError
 from kafka_emu.protocol.errors import DecodeError
 from kafka_emu.protocol.messages.consumer_protocol import (
@@ -70,7 +72,7 @@ def assignment_bytes(assigned: Assignment, protocols: tuple[tuple[str, bytes], .
     return encode_assignment(msg, protocol_version(metadata))
 
 
-def decode_classic_assignment(group_id: str, data: bytes, topics) -> Assignment:
+def decode_classic_assignment(group_id: str, data: bytes, topics: Mapping[str, int]) -> Assignment:
     if data == EMPTY_ASSIGNMENT:  # a member that joined but never synced
         return {}
     try:
@@ -100,7 +102,7 @@ def can_upgrade(core: Core, classic: Group) -> bool:
             and len(classic.members) <= core.config.group_consumer_max_size)
 
 
-def upgrade(core: Core, classic: Group, topics) -> ConsumerGroup:
+def upgrade(core: Core, classic: Group, topics: Mapping[str, int]) -> ConsumerGroup:
     """Convert a non-empty classic group the caller has checked with ``can_upgrade``."""
     gid = classic.group_id
     name = classic.protocol_name
@@ -215,10 +217,10 @@ def downgrade(core: Core, group: ConsumerGroup, leaving: ConsumerMember) -> Grou
             group.target.get(m.member_id, {}), m.classic.protocols,  # type: ignore[union-attr]
             classic.protocol_name)
     classic.store()
-    for m in classic.members.values():
+    for cm in classic.members.values():
         if core.observing:
-            core.emit(MemberAdded(at_ms=core.now, group_id=gid, member_id=m.member_id,
-                                  group_instance_id=m.group_instance_id, client_id=m.client_id))
-        core.schedule_heartbeat(classic, m.member_id, m.session_timeout_ms)
+            core.emit(MemberAdded(at_ms=core.now, group_id=gid, member_id=cm.member_id,
+                                  group_instance_id=cm.group_instance_id, client_id=cm.client_id))
+        core.schedule_heartbeat(classic, cm.member_id, cm.session_timeout_ms)
     prepare_rebalance(core, classic, f"Downgrade group {gid} from consumer to classic.")
     return classic

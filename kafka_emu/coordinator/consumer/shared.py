@@ -18,7 +18,7 @@ OffsetCommit (any version) and OffsetFetch must carry its member epoch as their 
 
 from __future__ import annotations
 
-from kafka_emu.errors import ErrorCode, KafkaError
+from kafka_emu.errors import ErrorCode
 
 from .. import join as classic_join
 from . import classic_members
