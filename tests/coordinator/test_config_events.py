@@ -49,7 +49,8 @@ def test_from_kafka_maps_names():
     assert (c.group_initial_rebalance_delay_ms, c.group_max_size) == (3000, 5)
     assert (c.offsets_retention_minutes, c.offset_metadata_max_bytes) == (1, 10)
     assert "group.min.session.timeout.ms" in CoordinatorConfig.KAFKA_NAMES
-    assert len(CoordinatorConfig.KAFKA_NAMES) == 7 + 10 + 2  # + KIP-848 names, + regex refresh
+    # + KIP-848 names, + regex refresh, + share groups' group.share.* and emu.share.version
+    assert len(CoordinatorConfig.KAFKA_NAMES) == 7 + 10 + 2 + 18
 
 
 @pytest.mark.parametrize(

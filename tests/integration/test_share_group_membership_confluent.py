@@ -15,11 +15,12 @@ import contextlib
 
 import pytest
 
-pytestmark = pytest.mark.filterwarnings("ignore:list_groups\\(\\) is deprecated")
 from confluent_kafka import KafkaError, KafkaException, ShareConsumer
 from confluent_kafka.admin import AdminClient
 
 from .helpers import unique, wait_until
+
+pytestmark = pytest.mark.filterwarnings("ignore:list_groups\\(\\) is deprecated")
 
 
 def members(emu, group_id) -> dict[str, tuple[int, dict]]:

@@ -2,7 +2,7 @@
 count changes and session expiries (hypothesis RuleBasedStateMachine), with explicit now_ms.
 
 Invariants: Empty exactly when there are no members; the group epoch never decreases and is never
-behind the assignment epoch, nor a member's epoch behind... ahead of it; a member only holds
+behind the assignment epoch, and no member's epoch is ahead of it; a member only holds
 partitions of topics it subscribes to, that exist; once every member has heartbeated at the
 current epochs, every partition of every subscribed topic is held by somebody, no partition by
 more than ceil(M / P) members when all subscribe alike, and each member holds its target."""

@@ -85,12 +85,11 @@ def test_properties(data, members, topics):
             assert holders.get((t, p)), f"{t}-{p} assigned to nobody"
     if homogeneous and members:
         total = sum(units.values())
-        sharing = desired_counts(len(members), total)[0]
         counts = [sum(len(ps) for ps in a.values()) for a in out.values()]
         assert max(counts) - min(counts) <= 1
     else:
         total = None
-    for (t, p), hs in holders.items():
+    for (t, _p), hs in holders.items():
         n = len(subscribers[t]) if total is None else len(members)
         parts = topics[t] if total is None else total
         assert len(hs) <= desired_counts(n, parts)[0]
