@@ -212,15 +212,15 @@ def _metadata(check, request, response, version, broker):
         topics = [t for t in topics if t.name in named]
     topics = _topic_operations(check, topics)
     cluster_ops = response.cluster_authorized_operations
-    if cluster_ops != NOT_PROVIDED:
-        cluster_ops = check.operations(R.CLUSTER, CLUSTER_NAME)
+    if cluster_ops != NOT_PROVIDED:  # (v8-10, asked for): 0 without DESCRIBE on the cluster
+        cluster_ops = (check.operations(R.CLUSTER, CLUSTER_NAME)
+                       if check.allowed(Op.DESCRIBE, R.CLUSTER, CLUSTER_NAME) else 0)
     return attrs.evolve(response, topics=topics, cluster_authorized_operations=cluster_ops)
 
 
 def _topic_operations(check, topics) -> list:
     return [attrs.evolve(t, topic_authorized_operations=check.operations(R.TOPIC, t.name))
-            if t.topic_authorized_operations != NOT_PROVIDED and t.name and t.error_code == 0
-            else t for t in topics]
+            if t.topic_authorized_operations != NOT_PROVIDED and t.name else t for t in topics]
 
 
 def _describe_topic_partitions(check, request, response, version, broker):
@@ -235,6 +235,34 @@ def _group_operations(check, request, response, version, broker):
         attrs.evolve(g, authorized_operations=check.operations(R.GROUP, g.group_id))
         if g.authorized_operations != NOT_PROVIDED and g.error_code == 0 else g
         for g in response.groups])
+
+
+HIDDEN_TOPICS = "The group has described topic(s) that the client is not authorized to describe."
+
+
+def _described_topics(check, request, response, version, broker):
+    """ConsumerGroupDescribe, ShareGroupDescribe: a group one of whose members is assigned (or,
+    for a consumer group, targeted) a topic the principal may not describe is answered with
+    TOPIC_AUTHORIZATION_FAILED and no members instead (KafkaApis, Kafka 4.x)."""
+    groups = []
+    for g in response.groups:
+        names = {tp.topic_name for m in g.members
+                 for a in (m.assignment, getattr(m, "target_assignment", None)) if a is not None
+                 for tp in a.topic_partitions}
+        if all(check.allowed(Op.DESCRIBE, R.TOPIC, n) for n in names):
+            groups.append(g)
+        else:
+            groups.append(type(g)(group_id=g.group_id, error_message=HIDDEN_TOPICS,
+                                  error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+    return attrs.evolve(response, groups=groups)
+
+
+def _transaction_topics(check, request, response, version, broker):
+    """DescribeTransactions: only the partitions of topics the principal may describe."""
+    return attrs.evolve(response, transaction_states=[
+        attrs.evolve(t, topics=[p for p in t.topics
+                                if check.allowed(Op.DESCRIBE, R.TOPIC, p.topic)])
+        for t in response.transaction_states])
 
 
 def _cluster_operations(check, request, response, version, broker):
@@ -283,6 +311,7 @@ def _list_transactions(check, request, response, version, broker):
         if check.allowed(Op.DESCRIBE, R.TRANSACTIONAL_ID, t.transactional_id)])
 
 
-_AFTER = {"list_transactions": _list_transactions, "metadata": _metadata, "describe_topic_partitions": _describe_topic_partitions,
+_AFTER = {"list_transactions": _list_transactions, "described_topics": _described_topics,
+          "transaction_topics": _transaction_topics, "metadata": _metadata, "describe_topic_partitions": _describe_topic_partitions,
           "group_operations": _group_operations, "cluster_operations": _cluster_operations,
           "list_groups": _list_groups, "offset_fetch": _offset_fetch}

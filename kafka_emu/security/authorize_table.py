@@ -211,15 +211,17 @@ TABLE: dict[str, tuple[Whole | Split | After, ...]] = {
     "AlterUserScramCredentials": (Whole(cluster(Op.ALTER)),),
     "ConsumerGroupHeartbeat": (READ_GROUP, Whole(subscribed_topics)),
     "ConsumerGroupDescribe": (Split("group_ids", groups(Op.DESCRIBE)),
-                              After("group_operations")),
+                              After("group_operations"), After("described_topics")),
     "DescribeTopicPartitions": (Split("topics", topic(Op.DESCRIBE)),
                                 After("describe_topic_partitions")),
     "DescribeTransactions": (Split("transactional_ids", lambda e, req, b: (
-        E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ((Op.DESCRIBE, R.TRANSACTIONAL_ID, e),))),),
+        E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ((Op.DESCRIBE, R.TRANSACTIONAL_ID, e),))),
+                             After("transaction_topics")),
     "ListTransactions": (After("list_transactions"),),
     "ShareGroupHeartbeat": (READ_GROUP, Whole(subscribed_topics)),
     "ShareFetch": (READ_GROUP, Split("topics", topic(Op.READ))),
     "ShareAcknowledge": (READ_GROUP, Split("topics", topic(Op.READ))),
-    "ShareGroupDescribe": (Split("group_ids", groups(Op.DESCRIBE)), After("group_operations")),
+    "ShareGroupDescribe": (Split("group_ids", groups(Op.DESCRIBE)), After("group_operations"),
+                           After("described_topics")),
 }
 # Not checked, as on Kafka: ApiVersions, SaslHandshake, SaslAuthenticate (before any principal).

@@ -175,3 +175,29 @@ async def test_consumer_group_heartbeat_needs_describe_on_subscribed_topics(star
     ok = await wire.request(BY_NAME["ConsumerGroupHeartbeat"], 0,
                             attrs.evolve(beat, subscribed_topic_names=["u"]))
     assert ok.error_code == 0 and ok.member_epoch >= 1
+
+
+async def test_consumer_group_describe_hides_groups_with_undescribable_topics(start_broker):
+    bound = await start_broker(ACLS_ON, topics={"t": 1})
+    topic_acl = allow(RT.TOPIC, "t", Op.READ)
+    for acl in (allow(RT.GROUP, "g", Op.READ), topic_acl):
+        bound.broker.authorizer.add(acl)
+    wire = await WireClient.connect(bound.host, bound.port)
+    joined = await wire.request(BY_NAME["ConsumerGroupHeartbeat"], 0,
+                                cgh.ConsumerGroupHeartbeatRequest(
+                                    group_id="g", member_id=str(uuid.uuid4()), member_epoch=0,
+                                    rebalance_timeout_ms=5000, subscribed_topic_names=["t"],
+                                    topic_partitions=[]))
+    assert joined.error_code == 0
+    describe = BY_NAME["ConsumerGroupDescribe"].request(group_ids=["g"],
+                                                        include_authorized_operations=True)
+    seen = await wire.request(BY_NAME["ConsumerGroupDescribe"], 1, describe)
+    (group,) = seen.groups
+    assert group.error_code == 0 and len(group.members) == 1
+    assert group.authorized_operations == (1 << Op.READ) | (1 << Op.DESCRIBE)
+    from kafka_emu.security.acls import AclFilter
+    bound.broker.authorizer.delete(AclFilter(resource_type=RT.TOPIC))
+    hidden = await wire.request(BY_NAME["ConsumerGroupDescribe"], 1, describe)
+    assert [(g.group_id, g.error_code, g.error_message, g.members) for g in hidden.groups] == [
+        ("g", T, "The group has described topic(s) that the client is not authorized to "
+                 "describe.", [])]
