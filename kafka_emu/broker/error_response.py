@@ -59,6 +59,7 @@ _KEY_GROUPS: tuple[tuple[str, ...], ...] = (
     ("group_instance_id",),
     ("resource_type",),  # the config APIs' resources (DescribeConfigs, AlterConfigs, ...)
     ("resource_name",),
+    ("transactional_id",),  # DescribeTransactions answers per id
 )
 _KEY_GROUP_OF = {name: group for group in _KEY_GROUPS for name in group}
 

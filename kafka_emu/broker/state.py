@@ -167,6 +167,17 @@ class Broker:
         return coordinator
 
     @functools.cached_property
+    def transactions(self) -> Any:
+        """The transaction coordinator (kafka_emu/transactions/), made on first use; its
+        producer ids come from the idempotent producers' allocator, so the two never collide."""
+        from ..transactions import TransactionConfig, TransactionCoordinator
+        ids, cluster = self.topics.producer_ids, self.cluster
+        return TransactionCoordinator(
+            TransactionConfig.from_broker(self.config), start_ms=self.now_ms(),
+            allocate_producer_id=lambda: ids.init_producer_id().producer_id,
+            group_partition=lambda g: ("__consumer_offsets", cluster.offsets_partition(g)))
+
+    @functools.cached_property
     def share_fetching(self) -> Any:
         """Share-group delivery (coordinator/share/delivery.py behind broker/share_fetching.py),
         made with the first ShareFetch."""
@@ -302,9 +313,14 @@ class Broker:
         raise RuntimeError(f"the coordinator did not answer {type(command).__name__}")
 
     def next_timer(self) -> int:
-        """The earliest of the coordinator's next deadline and the next log retention run."""
+        """The earliest of the coordinators' next deadlines and the next log retention run."""
         coordinator = self.__dict__.get("coordinator")  # not made yet: no group deadlines
         deadline = coordinator.next_deadline() if coordinator is not None else None
+        transactions = self.__dict__.get("transactions")
+        if transactions is not None:
+            txn_deadline = transactions.next_deadline()
+            if txn_deadline is not None and (deadline is None or txn_deadline < deadline):
+                deadline = txn_deadline
         share = self.__dict__.get("share_fetching")  # acquisition locks of share groups
         if share is not None:
             lock_deadline = share.delivery.next_deadline()
@@ -321,6 +337,9 @@ class Broker:
             self.route(self.coordinator.expire(now_ms))
         if "share_fetching" in self.__dict__:  # expired acquisition locks release records
             self.share_fetching.expire(now_ms)
+        if "transactions" in self.__dict__:  # timed-out transactions are aborted and fenced
+            from .txn_markers import write_all
+            write_all(self, self.transactions.expire(now_ms), now_ms)
         return trimmed
 
     async def run_timers(self) -> None:

@@ -61,6 +61,7 @@ class WriteMarkers:
     groups: tuple[str, ...]
     coordinator_epoch: int = 0
     cause: str = "client"  # client, timeout, fenced (InitProducerId), operator
+    transaction_version: int = 1  # 2: markers carry the epoch EndTxn v5 bumped (KIP-890)
 
 
 @attrs.frozen(kw_only=True)
@@ -82,8 +83,11 @@ class EndResult:
 class TransactionCoordinator:
     def __init__(self, config: TransactionConfig | None = None, *,
                  allocate_producer_id: Callable[[], int] | None = None,
+                 group_partition: Callable[[str], tuple[str, int]] | None = None,
                  start_ms: int = 0) -> None:
         self.config = config or TransactionConfig()
+        # a group's __consumer_offsets partition (the broker knows the partition count)
+        self._group_partition = group_partition or (lambda group_id: ("__consumer_offsets", 0))
         if allocate_producer_id is None:
             counter = iter(range(2**62))
             allocate_producer_id = lambda: next(counter)  # noqa: E731
@@ -121,6 +125,36 @@ class TransactionCoordinator:
         """The Produce path's check (KIP-890 part 1): is the partition in the transaction?"""
         tp = (topic, partition)
         return self.verify_partitions(transactional_id, producer_id, producer_epoch, [tp])[tp]
+
+    def verify_group(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                     group_id: str) -> ErrorCode:
+        """TxnOffsetCommit's check (KIP-890 part 1): was the group added by AddOffsetsToTxn to
+        the ongoing transaction at this epoch? Errors as ``verify_partitions``."""
+        tp = self._group_partition(group_id)
+        error = self.verify_partitions(transactional_id, producer_id, producer_epoch, [tp])[tp]
+        if error is E.NONE and group_id not in self.txns[transactional_id].groups:
+            return E.TRANSACTION_ABORTABLE
+        return error
+
+    def add_partition_implicitly(self, transactional_id: str, producer_id: int,
+                                 producer_epoch: int, topic: str, partition: int,
+                                 now_ms: int = 0) -> ErrorCode:
+        """Transactions v2 (KIP-890 part 2): Produce v12+ adds its partition itself, as the
+        leader's AddPartitionsToTxn v5 (not verify-only) to the coordinator does."""
+        error = self.add_partitions(transactional_id, producer_id, producer_epoch,
+                                    [(topic, partition)], now_ms)
+        if error is E.NONE:
+            self.txns[transactional_id].transaction_version = 2
+        return error
+
+    def add_group_implicitly(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                             group_id: str, now_ms: int = 0) -> ErrorCode:
+        """Transactions v2: TxnOffsetCommit v5 adds its group's offsets partition itself."""
+        error = self.add_partitions(transactional_id, producer_id, producer_epoch, [],
+                                    now_ms, group_id=group_id)
+        if error is E.NONE:
+            self.txns[transactional_id].transaction_version = 2
+        return error
 
     # -- InitProducerId ---------------------------------------------------------------------
     def init_producer_id(self, transactional_id: str, timeout_ms: int,
@@ -185,6 +219,8 @@ class TransactionCoordinator:
         if md.state in COMPLETING:
             return E.CONCURRENT_TRANSACTIONS
         parts = set(partitions)
+        if group_id is not None:
+            parts.add(self._group_partition(group_id))
         if md.state is S.ONGOING and parts <= md.partitions and (
                 group_id is None or group_id in md.groups):
             return E.NONE  # already in: Kafka answers at once
@@ -276,7 +312,8 @@ class TransactionCoordinator:
         return WriteMarkers(transactional_id=md.transactional_id, producer_id=md.producer_id,
                             producer_epoch=md.producer_epoch, committed=commit,
                             partitions=tuple(sorted(md.partitions)),
-                            groups=tuple(sorted(md.groups)), cause=cause)
+                            groups=tuple(sorted(md.groups)), cause=cause,
+                            transaction_version=max(1, md.transaction_version))
 
     def _fence_and_abort(self, md: TransactionMetadata, now_ms: int, cause: str) -> WriteMarkers:
         """Ongoing -> PrepareEpochFence (epoch + 1, last epoch forgotten) -> PrepareAbort, as

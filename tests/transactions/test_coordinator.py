@@ -87,8 +87,12 @@ def test_add_partitions_checks_id_mapping_then_epoch():
 
 
 def test_add_offsets_records_the_group_and_its_partition():
-    c, pid = started()
-    assert c.add_partitions("tx", pid, 0, [("__consumer_offsets", 7)], 1, group_id="g") is E.NONE
+    c = TransactionCoordinator(group_partition=lambda g: ("__consumer_offsets", len(g) + 6))
+    pid = c.init_producer_id("tx", 1000, None, 0).producer_id
+    assert c.verify_group("tx", pid, 0, "g") is E.TRANSACTION_ABORTABLE
+    assert c.add_partitions("tx", pid, 0, [], 1, group_id="g") is E.NONE
+    assert c.verify_group("tx", pid, 0, "g") is E.NONE
+    assert c.verify_group("tx", pid, 1, "g") is E.PRODUCER_FENCED
     end = c.end_txn("tx", pid, 0, False, 2)
     assert end.markers.groups == ("g",)
     assert end.markers.partitions == (("__consumer_offsets", 7),)
@@ -247,3 +251,13 @@ def test_transition_door_follows_the_allowed_previous_table(old, new):
     else:
         with pytest.raises(IllegalTransition):
             md.transition_to(new)
+
+
+def test_implicit_adds_of_transactions_v2():
+    c, pid = started()
+    assert c.add_partition_implicitly("tx", pid, 0, "t", 3, 5) is E.NONE
+    assert c.add_group_implicitly("tx", pid, 0, "g", 6) is E.NONE
+    md = c.get("tx")
+    assert md.state is S.ONGOING and ("t", 3) in md.partitions and md.groups == {"g"}
+    assert md.transaction_version == 2
+    assert c.add_partition_implicitly("tx", pid, 9, "t", 3, 7) is E.PRODUCER_FENCED

@@ -1,6 +1,8 @@
 """FindCoordinator v0-6: a single broker coordinates every key; in a cluster a group's
 coordinator is the leader of its ``__consumer_offsets`` partition (broker/cluster.py), which the
-first group key creates, and other keys go to the broker asked. v1-3 carry an error
+first group key creates, a transactional id's (key type 1) the leader of its
+``__transaction_state`` partition (broker/txn_routing.py), which the first such key creates,
+and other keys go to the broker asked. v1-3 carry an error
 message ("NONE" on success, as Kafka's Errors.NONE.message()); v4+ batch keys (KIP-699) with an
 entry per key; the SHARE key type (2) needs v6+, else INVALID_REQUEST.
 """
@@ -14,6 +16,7 @@ from ..cluster import NO_LEADER
 from ._common import advertised_endpoint, node_endpoint
 
 GROUP_KEY_TYPE = 0
+TRANSACTION_KEY_TYPE = 1
 SHARE_KEY_TYPE = 2
 
 
@@ -40,6 +43,16 @@ def _coordinator(ctx, key_type: int, key: str) -> tuple[ErrorCode, int, str, int
             cluster.offsets_topic()
         else:
             node_id = cluster.coordinator_of(key)
+            if node_id == NO_LEADER:
+                return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
+            host, port = node_endpoint(ctx, cluster.nodes[node_id])
+            return ErrorCode.NONE, node_id, host, port
+    elif key_type == TRANSACTION_KEY_TYPE:
+        from ..txn_routing import coordinator_of, transaction_topic
+        if not cluster.multi:
+            transaction_topic(broker)
+        else:
+            node_id = coordinator_of(broker, key)
             if node_id == NO_LEADER:
                 return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
             host, port = node_endpoint(ctx, cluster.nodes[node_id])
