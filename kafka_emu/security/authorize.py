@@ -133,7 +133,8 @@ async def authorized(ctx, handler, request):
             error = check.passes(row.need(request, broker))
             if error is not None:
                 raise KafkaError(error)
-    denied: dict[ErrorCode, dict[str, list]] = {}  # error -> request field -> entries
+    # (error, message) -> request field -> entries
+    denied: dict[tuple[ErrorCode, str | None], dict[str, list]] = {}
     kept: dict[str, list] = {}
     emptied = all_or_nothing = False
     for row in rows:
@@ -148,11 +149,12 @@ async def authorized(ctx, handler, request):
             if error is None:
                 allowed.append(entry)
             else:
-                denied.setdefault(error, {}).setdefault(row.field, []).append(entry)
+                denied.setdefault((error, row.message), {}).setdefault(row.field, []).append(
+                    entry)
         if len(allowed) < len(entries):
             if row.others is not None:  # all or nothing: the rest are not attempted
                 if allowed:
-                    denied.setdefault(row.others, {})[row.field] = allowed
+                    denied.setdefault((row.others, None), {})[row.field] = allowed
                 allowed, emptied = [], True
                 all_or_nothing = True
             kept[row.field] = allowed
@@ -166,9 +168,9 @@ async def authorized(ctx, handler, request):
             response = await handler.fn(ctx, attrs.evolve(request, **kept))
             if response is None or not attrs.has(type(response)):
                 return response  # acks=0, or a request parked for its connection
-        for error, fields in denied.items():
+        for (error, message), fields in denied.items():
             answered = error_entries(ctx.api, version, attrs.evolve(request, **{**empty, **fields}),
-                                     error)
+                                     error, message)
             response = answered if response is None else _merge(response, answered, version)
         if all_denied:
             response = _clear_top(response, version)
@@ -265,6 +267,17 @@ def _transaction_topics(check, request, response, version, broker):
         for t in response.transaction_states])
 
 
+def _created_topic_configs(check, request, response, version, broker):
+    """CreateTopics v5+: the configs of a created topic only with DESCRIBE_CONFIGS on it, else
+    TopicConfigErrorCode TOPIC_AUTHORIZATION_FAILED (ControllerApis.createTopics)."""
+    if version < 5:
+        return response
+    return attrs.evolve(response, topics=[
+        attrs.evolve(t, configs=[], topic_config_error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+        if t.error_code == 0 and not check.allowed(Op.DESCRIBE_CONFIGS, R.TOPIC, t.name) else t
+        for t in response.topics])
+
+
 def _cluster_operations(check, request, response, version, broker):
     if response.cluster_authorized_operations == NOT_PROVIDED:
         return response
@@ -311,7 +324,8 @@ def _list_transactions(check, request, response, version, broker):
         if check.allowed(Op.DESCRIBE, R.TRANSACTIONAL_ID, t.transactional_id)])
 
 
-_AFTER = {"list_transactions": _list_transactions, "described_topics": _described_topics,
+_AFTER = {"list_transactions": _list_transactions, "created_topic_configs": _created_topic_configs,
+          "described_topics": _described_topics,
           "transaction_topics": _transaction_topics, "metadata": _metadata, "describe_topic_partitions": _describe_topic_partitions,
           "group_operations": _group_operations, "cluster_operations": _cluster_operations,
           "list_groups": _list_groups, "offset_fetch": _offset_fetch}

@@ -47,6 +47,7 @@ class Split:
     # all or nothing: if any entry is denied, the handler is not run and the allowed entries
     # are answered with this error (AddPartitionsToTxn: OPERATION_NOT_ATTEMPTED)
     others: E | None = None
+    message: str | None = None  # the denied entries' error message, where Kafka gives one
 
 
 @attrs.frozen
@@ -104,6 +105,13 @@ def topic(op: Op) -> Callable[[Any, Any, Any], Need | None]:
 def create_topic(entry, req, broker) -> Need:
     return (E.TOPIC_AUTHORIZATION_FAILED, ((Op.CREATE, R.CLUSTER, CLUSTER_NAME),
                                            (Op.CREATE, R.TOPIC, entry.name)))
+
+
+def delete_topic(entry, req, broker) -> Need | None:
+    """DELETE on the cluster or on the topic (ControllerApis.deleteTopics)."""
+    name = topic_name(entry, broker)
+    return (E.TOPIC_AUTHORIZATION_FAILED, ((Op.DELETE, R.CLUSTER, CLUSTER_NAME),
+                                           (Op.DELETE, R.TOPIC, name))) if name else None
 
 
 def subscribed_topics(req, broker) -> list[Need]:
@@ -181,9 +189,10 @@ TABLE: dict[str, tuple[Whole | Split | After, ...]] = {
     "SyncGroup": (READ_GROUP,),
     "DescribeGroups": (Split("groups", groups(Op.DESCRIBE)), After("group_operations")),
     "ListGroups": (After("list_groups"),),
-    "CreateTopics": (Split("topics", create_topic),),
-    "DeleteTopics": (Split("topic_names", topic(Op.DELETE), range(0, 6)),
-                     Split("topics", topic(Op.DELETE), range(6, 1 << 15))),
+    "CreateTopics": (Split("topics", create_topic, message="Authorization failed."),
+                     After("created_topic_configs")),
+    "DeleteTopics": (Split("topic_names", delete_topic, range(0, 6)),
+                     Split("topics", delete_topic, range(6, 1 << 15))),
     "DeleteRecords": (Split("topics", topic(Op.DELETE)),),
     "InitProducerId": (Whole(producer_id),),
     "OffsetForLeaderEpoch": (Split("topics", topic(Op.DESCRIBE)),),

@@ -219,3 +219,29 @@ async def test_emu_acls_are_there_from_the_start(start_broker):
     assert ok.error_code == E.MEMBER_ID_REQUIRED
     denied = await wire.request(BY_NAME["JoinGroup"], 9, join("other"))
     assert denied.error_code == E.GROUP_AUTHORIZATION_FAILED
+
+
+async def test_create_and_delete_topics_as_the_controller_checks(start_broker):
+    from kafka_emu.protocol.messages import create_topics as ct
+    from kafka_emu.protocol.messages import delete_topics as dt
+    bound, wire = await setup(start_broker, allow(RT.TOPIC, "mine-", Op.CREATE,
+                                                  pattern=PT.PREFIXED), topics={"old": 1})
+    created = await wire.request(BY_NAME["CreateTopics"], 7, ct.CreateTopicsRequest(topics=[
+        ct.CreatableTopic(name=n, num_partitions=1, replication_factor=1)
+        for n in ("mine-1", "theirs")]))
+    got = {t.name: (t.error_code, t.error_message, t.topic_config_error_code, t.configs)
+           for t in created.topics}
+    assert got == {"mine-1": (0, None, E.TOPIC_AUTHORIZATION_FAILED, []),  # no DESCRIBE_CONFIGS
+                   "theirs": (E.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.", 0, [])}
+    assert bound.broker.topics.lookup("mine-1") and not bound.broker.topics.lookup("theirs")
+    bound.broker.authorizer.add(allow(RT.TOPIC, "mine-", Op.ALTER_CONFIGS, pattern=PT.PREFIXED))
+    again = await wire.request(BY_NAME["CreateTopics"], 7, ct.CreateTopicsRequest(topics=[
+        ct.CreatableTopic(name="mine-2", num_partitions=1, replication_factor=1)]))
+    assert again.topics[0].topic_config_error_code == 0  # ALTER_CONFIGS implies DESCRIBE_CONFIGS
+    denied = await wire.request(BY_NAME["DeleteTopics"], 6, dt.DeleteTopicsRequest(topics=[
+        dt.DeleteTopicState(name="old")]))
+    assert [r.error_code for r in denied.responses] == [E.TOPIC_AUTHORIZATION_FAILED]
+    bound.broker.authorizer.add(allow(RT.CLUSTER, "kafka-cluster", Op.DELETE))
+    deleted = await wire.request(BY_NAME["DeleteTopics"], 6, dt.DeleteTopicsRequest(topics=[
+        dt.DeleteTopicState(name="old")]))
+    assert [r.error_code for r in deleted.responses] == [0]
