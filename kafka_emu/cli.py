@@ -280,6 +280,11 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 try:
                     print(bound.bootstrap, flush=True)  # always the first line: scripts read it
+                    if len(bound.listeners) > 1 or bound.listeners[0][0] != "PLAINTEXT":
+                        for name, protocol, bootstrap in bound.listeners:
+                            print(f"listener {name} ({protocol}): {bootstrap}", flush=True)
+                    if bound.tls is not None and bound.tls.ca_file:
+                        print(f"ssl-ca: {bound.tls.ca_file}", flush=True)
                     if control is not None:
                         print(f"control: {control.url}", flush=True)
                         print(f"control-token: {control.token}", flush=True)

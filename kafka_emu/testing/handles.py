@@ -69,6 +69,28 @@ class _Handle:
         return str(self._bound.bootstrap)
 
     @property
+    def listeners(self) -> dict[str, str]:
+        """Every listener's bootstrap by listener name (``emu.listeners["SASL_SSL"]``); one
+        PLAINTEXT listener unless the ``listeners`` config names others."""
+        return {name: bootstrap for name, _, bootstrap in self._bound.listeners}
+
+    @property
+    def ca_file(self) -> str | None:
+        """The CA certificate (PEM) a client trusts for the SSL and SASL_SSL listeners: the one
+        generated at start, or ssl.truststore.location when a keystore was given; None without
+        a TLS listener."""
+        tls = self._bound.tls
+        return None if tls is None else tls.ca_file
+
+    @property
+    def tls(self) -> Any:
+        """The TLS material (kafka_emu.security.tls.TlsMaterial) of the SSL and SASL_SSL
+        listeners, None without one: ``ca_file``, ``cert_file``, ``key_file``, and
+        ``client_certificate("CN=alice,O=acme") -> (certificate file, key file)`` issued by the
+        generated CA for mTLS (the connection's principal is then ``User:CN=alice,O=acme``)."""
+        return self._bound.tls
+
+    @property
     def broker(self) -> Any:
         """The live broker state (only safe to touch from the emulator's own trio thread)."""
         return self._bound.broker
