@@ -24,6 +24,7 @@ traces, logs).
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 from typing import Any
 
@@ -46,6 +47,21 @@ SKIPPED_WHEN_EMPTY = frozenset({"Produce", "Fetch", "OffsetCommit", "TxnOffsetCo
                                 "OffsetForLeaderEpoch"})
 
 
+def java_host_address(host: str) -> str:
+    """The client's address as Kafka matches ACL hosts against it (Java's
+    InetAddress.getHostAddress): IPv4 dotted, IPv6 as eight groups without zero compression
+    ("0:0:0:0:0:0:0:1" for ::1), an IPv4-mapped IPv6 address as its IPv4 address."""
+    if ":" not in host:
+        return host
+    try:
+        address = ipaddress.IPv6Address(host.split("%", 1)[0])
+    except ValueError:
+        return host
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return ":".join(format(int(group, 16), "x") for group in address.exploded.split(":"))
+
+
 class Checker:
     """The ACL decisions for one request: who, from where."""
 
@@ -55,7 +71,7 @@ class Checker:
         self.ctx = ctx
         self.authorizer = ctx.broker.authorizer
         self.principal = ctx.connection.principal
-        self.host = ctx.connection.peer_host
+        self.host = java_host_address(ctx.connection.peer_host)
         self.api = ctx.api.name
 
     def allowed(self, op: Op, rtype: R, name: str | None) -> bool:

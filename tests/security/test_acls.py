@@ -184,3 +184,11 @@ def test_emu_acls_setting_parses_kafka_names_and_refuses_what_kafka_refuses():
         parse_acl_specs("ALLOW User:a READ TOPIC")
     with pytest.raises(ValueError, match="kafka-emu has only"):
         BrokerConfig.from_kafka({"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
+
+
+def test_client_addresses_as_java_writes_them_for_acl_hosts():
+    from kafka_emu.security.authorize import java_host_address
+    assert java_host_address("127.0.0.1") == "127.0.0.1"
+    assert java_host_address("::1") == "0:0:0:0:0:0:0:1"
+    assert java_host_address("fe80::a00:27ff:fe4e:66a1") == "fe80:0:0:0:a00:27ff:fe4e:66a1"
+    assert java_host_address("::ffff:10.0.0.7") == "10.0.0.7"
