@@ -189,3 +189,13 @@ async def test_txn_offset_commit_v3_fences_by_generation(start):
     _, client = await start(NO_VERIFY)
     assert (await txn_offset_commit(client, 3, gen=4, member="zombie"))[("t", 0)] == \
         E.ILLEGAL_GENERATION  # no such group: Kafka answers ILLEGAL_GENERATION
+
+
+async def test_txn_offset_commit_outside_a_transaction_is_refused_by_verification(start):
+    bound, client = await start()  # transaction.partition.verification.enable: default true
+    if getattr(getattr(bound.broker, "transactions", None), "verify_group", None) is None:
+        pytest.skip("the transaction coordinator has no verify_group yet")
+    errors = await txn_offset_commit(client, 3)  # "tx" was never initialised
+    assert errors[("t", 0)] in (E.INVALID_PRODUCER_ID_MAPPING, E.INVALID_TXN_STATE)
+    assert errors[("missing", 0)] == E.UNKNOWN_TOPIC_OR_PARTITION
+    assert await offset_fetch(client, stable=True) == (-1, E.NONE)  # nothing pending

@@ -80,12 +80,16 @@ def _verify(ctx, transactional_id: str, topic: str, index: int, log, producer) -
     if not getattr(broker.config, "transaction_partition_verification_enable", True):
         return
     transactions = getattr(broker, "transactions", None)
-    name = ("add_partition_implicitly" if adds_partition_to_transaction(ctx.version)
-            else "verify_partition")
-    ask = getattr(transactions, name, None) or getattr(transactions, "verify_partition", None)
-    if ask is None:
-        return
-    error = ErrorCode(ask(transactional_id, producer[0], producer[1], topic, index))
+    add = (getattr(transactions, "add_partition_implicitly", None)
+           if adds_partition_to_transaction(ctx.version) else None)
+    if add is not None:  # now_ms: the transaction may start here (its timeout counts from it)
+        error = ErrorCode(add(transactional_id, producer[0], producer[1], topic, index,
+                              now_ms=ctx.now_ms()))
+    else:
+        verify = getattr(transactions, "verify_partition", None)
+        if verify is None:
+            return
+        error = ErrorCode(verify(transactional_id, producer[0], producer[1], topic, index))
     if error == ErrorCode.NONE:
         return
     if error == ErrorCode.PRODUCER_FENCED:

@@ -53,12 +53,18 @@ def _verify(ctx, request) -> ErrorCode:
     transactions = getattr(ctx.broker, "transactions", None)
     if transactions is None or not verification_enabled(ctx.broker):
         return ErrorCode.NONE
-    name = "add_group_implicitly" if adds_group_to_transaction(ctx.version) else "verify_group"
-    ask = getattr(transactions, name, None)
-    if ask is None:
-        return ErrorCode.NONE
-    error = ErrorCode(ask(request.transactional_id, request.producer_id, request.producer_epoch,
-                          request.group_id))
+    args = (request.transactional_id, request.producer_id, request.producer_epoch,
+            request.group_id)
+    if adds_group_to_transaction(ctx.version):
+        add = getattr(transactions, "add_group_implicitly", None)
+        if add is None:
+            return ErrorCode.NONE
+        error = ErrorCode(add(*args, now_ms=ctx.now_ms()))
+    else:
+        verify = getattr(transactions, "verify_group", None)
+        if verify is None:
+            return ErrorCode.NONE
+        error = ErrorCode(verify(*args))
     if error == ErrorCode.PRODUCER_FENCED:
         return ErrorCode.INVALID_PRODUCER_EPOCH
     if error == ErrorCode.TRANSACTION_ABORTABLE and not answers_transaction_abortable(ctx.version):
