@@ -216,6 +216,15 @@ def handle_fetch(core: Core, cmd: OffsetFetch) -> None:
     )
 
 
+def fetched_or_unstable(store, group_id: str, topic: str, partition: int,
+                        value: StoredOffset | None, stable: bool) -> FetchedOffset:
+    """One OffsetFetch answer; with require_stable, UNSTABLE_OFFSET_COMMIT where pending
+    transactional offsets exist (``stable``: asked, and the group has some at all)."""
+    if stable and store.has_pending(group_id, topic, partition):
+        return _unstable(topic, partition)
+    return _fetched(topic, partition, value)
+
+
 def _unstable(topic: str, partition: int) -> FetchedOffset:
     return FetchedOffset(topic=topic, partition=partition, offset=-1, leader_epoch=-1,
                          metadata="", error=ErrorCode.UNSTABLE_OFFSET_COMMIT)

@@ -176,3 +176,20 @@ def test_consumer_group_without_members_accepts_negative_epoch():
     g.hb("a", 0)
     g.hb("a", -1)  # leaves
     assert txn_on(g, gen=-1, member="") == E.NONE
+
+
+def test_consumer_group_offset_fetch_require_stable():
+    from kafka_emu.coordinator import CompleteTxnOffsets, OffsetFetch
+    g = CG()
+    epoch = g.hb("a", 0).member_epoch
+    assert txn_on(g, gen=epoch, member="a") == E.NONE
+
+    def fetch(stable):
+        (reply,) = g.c.handle(OffsetFetch(request_id="f", group_id="g", topics=(("t", (0,)),),
+                                          require_stable=stable), g.now)
+        return [(p.offset, p.error) for p in reply.result.partitions]
+    assert fetch(True) == [(-1, E.UNSTABLE_OFFSET_COMMIT)]
+    assert fetch(False) == [(-1, E.NONE)]
+    g.c.handle(CompleteTxnOffsets(request_id="c", group_id="g", producer_id=1, committed=True),
+               g.now)
+    assert fetch(True) == [(1, E.NONE)]

@@ -26,7 +26,7 @@ from ..commands import (Heartbeat, JoinGroup, LeaveGroup, OffsetCommit, OffsetDe
                         OffsetFetch, SyncGroup)
 from ..core import Core, join_key, sync_key
 from ..events import GroupDeleted, OffsetsCommitted, OffsetsRemoved
-from ..offsets import _fetched, _java_length
+from ..offsets import _java_length, fetched_or_unstable
 from ..offsets_store import StoredOffset
 from ..results import (FetchedOffset, HeartbeatResult, LeaveGroupResult,
                        LeaveMemberResult, ListedGroup, OffsetCommitResult, OffsetDeleteResult,
@@ -98,12 +98,17 @@ def handle_fetch(core: Core, cmd: OffsetFetch) -> None:
         return core.reply(cmd.request_id, "OffsetFetch", cmd.group_id, OffsetFetchResult(error=error))
     store = core.offsets
     partitions: list[FetchedOffset] = []
+    # require_stable (v7+): pending transactional offsets make a partition unstable
+    # (offsets.fetched_or_unstable, as for classic groups)
+    stable = cmd.require_stable and cmd.group_id in store.open_txns
     if cmd.topics is None:
-        partitions = [_fetched(t, p, v) for t, p, v in store.group_items(cmd.group_id)]
+        partitions = [fetched_or_unstable(store, cmd.group_id, t, p, v, stable)
+                      for t, p, v in store.group_items(cmd.group_id)]
     else:
         for topic, indexes in cmd.topics:
             for p in indexes:
-                partitions.append(_fetched(topic, p, store.get(cmd.group_id, topic, p)))
+                partitions.append(fetched_or_unstable(store, cmd.group_id, topic, p,
+                                                      store.get(cmd.group_id, topic, p), stable))
     core.reply(cmd.request_id, "OffsetFetch", cmd.group_id,
                OffsetFetchResult(error=ErrorCode.NONE, partitions=tuple(partitions)))
 
