@@ -112,6 +112,12 @@ async def test_every_answer_matches_its_declared_result():
         check("remove_static_member", await emu.remove_static_member("g", "i-b"))
         for client in (a, b):
             await client.aclose()
+        # share groups: one share-partition with two records acquired by one member
+        _share_partition(emu.broker)
+        view = check("share_partitions", _run("share_partitions", emu, group_id="sg"))
+        assert [r["state"] for r in view[0]["in_flight"]] == ["ACQUIRED", "ACQUIRED"]
+        assert check("expire_share_locks", _run("expire_share_locks", emu, group_id="sg")) == {
+            "released": 2, "archived": 0}
         assert await emu.unexpected_errors() == []
 
     missed = sorted(set(all_operations()) - check.seen)
@@ -121,6 +127,15 @@ async def test_every_answer_matches_its_declared_result():
 def _params(name: str, raw: dict[str, Any]) -> Any:
     from kafka_emu.control.operations import parse_params
     return parse_params(all_operations()[name], raw)
+
+
+def _share_partition(broker) -> None:
+    from kafka_emu.coordinator.share.partition_state import LogBatch
+    topic_id = broker.topics.lookup("t").topic_id
+    sp = broker.share_fetching.delivery.partition("sg", topic_id, 0, create=True)
+    sp.reset_to(0)
+    sp.acquire("m", [LogBatch(0, 1)], log_start=0, log_limit=2, max_records=10,
+               now_ms=broker.now_ms())
 
 
 def _run(op_name: str, emu: Any, /, **raw: Any) -> Any:
