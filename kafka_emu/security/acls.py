@@ -260,6 +260,11 @@ class Authorizer:
     _prefixed: dict[int, list[AclBinding]] = attrs.field(factory=dict)
     # denials so far by (principal, API name): what the control plane and timeline report
     denied: dict[tuple[str, str], int] = attrs.field(factory=dict)
+    # decisions already made, until the ACLs change (every request of a connection asks the
+    # same few questions: a heartbeat's READ on its group)
+    _decided: dict[tuple, bool] = attrs.field(factory=dict)
+
+    CACHE_LIMIT = 65536  # distinct questions kept; past it the cache starts again
 
     # -- the store -------------------------------------------------------------------------
     def bindings(self) -> list[AclBinding]:
@@ -270,6 +275,7 @@ class Authorizer:
         if binding in self._bindings:
             return
         self._bindings[binding] = None
+        self._decided.clear()
         if binding.pattern_type == PatternType.LITERAL:
             self._literal.setdefault((binding.resource_type, binding.resource_name),
                                      []).append(binding)
@@ -292,6 +298,8 @@ class Authorizer:
     def delete(self, flt: AclFilter) -> list[AclBinding]:
         """Remove and return the bindings ``flt`` matches."""
         gone = self.describe(flt)
+        if gone:
+            self._decided.clear()
         for b in gone:
             del self._bindings[b]
             if b.pattern_type == PatternType.LITERAL:
@@ -311,6 +319,17 @@ class Authorizer:
 
     def authorize(self, principal: str, host: str, operation: int, resource_type: int,
                   name: str) -> bool:
+        key = (principal, host, operation, resource_type, name)
+        decided = self._decided.get(key)
+        if decided is None:
+            decided = self._decide(principal, host, operation, resource_type, name)
+            if len(self._decided) >= self.CACHE_LIMIT:
+                self._decided.clear()
+            self._decided[key] = decided
+        return decided
+
+    def _decide(self, principal: str, host: str, operation: int, resource_type: int,
+                name: str) -> bool:
         if principal in self.super_users:
             return True
         covered = allowed = False

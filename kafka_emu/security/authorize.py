@@ -24,6 +24,7 @@ traces, logs).
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 from typing import Any
@@ -47,6 +48,7 @@ SKIPPED_WHEN_EMPTY = frozenset({"Produce", "Fetch", "OffsetCommit", "TxnOffsetCo
                                 "OffsetForLeaderEpoch"})
 
 
+@functools.lru_cache(maxsize=4096)
 def java_host_address(host: str) -> str:
     """The client's address as Kafka matches ACL hosts against it (Java's
     InetAddress.getHostAddress): IPv4 dotted, IPv6 as eight groups without zero compression
@@ -138,23 +140,31 @@ def guarded(handler) -> Guarded:
     return found
 
 
+# api name -> (its Whole rows, Split rows, After rows), split once
+_PLANS = {name: tuple(tuple(r for r in rows if isinstance(r, kind))
+                      for kind in (Whole, Split, After)) for name, rows in TABLE.items()}
+_NO_PLAN = ((), (), ())
+
+
 async def authorized(ctx, handler, request):
-    rows = TABLE.get(ctx.api.name, ())
-    if not rows:
+    wholes, splits, afters = _PLANS.get(ctx.api.name, _NO_PLAN)
+    if not (wholes or splits or afters):
         return await handler.fn(ctx, request)
     check = Checker(ctx)
     broker, version = ctx.broker, ctx.version
-    for row in rows:
-        if isinstance(row, Whole) and version in row.versions:
+    for row in wholes:
+        if version in row.versions:
             error = check.passes(row.need(request, broker))
             if error is not None:
                 raise KafkaError(error)
+    if not (splits or afters):  # (a Heartbeat, a JoinGroup: may be parked, returned as is)
+        return await handler.fn(ctx, request)
     # (error, message) -> request field -> entries
     denied: dict[tuple[ErrorCode, str | None], dict[str, list]] = {}
     kept: dict[str, list] = {}
     emptied = all_or_nothing = False
-    for row in rows:
-        if not isinstance(row, Split) or version not in row.versions:
+    for row in splits:
+        if version not in row.versions:
             continue
         entries = getattr(request, row.field)
         if not entries:
@@ -194,9 +204,8 @@ async def authorized(ctx, handler, request):
         response = await handler.fn(ctx, request)
         if response is None or not attrs.has(type(response)):
             return response
-    for row in rows:
-        if isinstance(row, After):
-            response = _AFTER[row.name](check, request, response, version, broker)
+    for row in afters:
+        response = _AFTER[row.name](check, request, response, version, broker)
     return response
 
 
