@@ -53,6 +53,11 @@ def topic_id(broker):
     return broker.topics.lookup("t").topic_id
 
 
+def apt_topic(name):
+    from kafka_emu.protocol.messages import add_partitions_to_txn as apt
+    return apt.AddPartitionsToTxnTopic(name=name, partitions=[0])
+
+
 def txn_topic():
     from kafka_emu.protocol.messages import txn_offset_commit as toc
     return toc.TxnOffsetCommitRequestTopic(name="t", partitions=[
@@ -109,6 +114,17 @@ CASES = [  # (api, version, request (or a function of the broker), the one error
     ("TxnOffsetCommit", 4, BY_NAME["TxnOffsetCommit"].request(
         transactional_id="tx", group_id="g", topics=[txn_topic()]),
      E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+    ("AddPartitionsToTxn", 3, BY_NAME["AddPartitionsToTxn"].request(
+        v3_and_below_transactional_id="tx", v3_and_below_producer_id=1,
+        v3_and_below_topics=[apt_topic("t")]), E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+    ("AddPartitionsToTxn", 5, BY_NAME["AddPartitionsToTxn"].request(), C),
+    ("AddOffsetsToTxn", 4, BY_NAME["AddOffsetsToTxn"].request(transactional_id="tx",
+                                                              group_id="g"),
+     E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+    ("EndTxn", 4, BY_NAME["EndTxn"].request(transactional_id="tx"),
+     E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+    ("DescribeTransactions", 0, BY_NAME["DescribeTransactions"].request(
+        transactional_ids=["tx"]), E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
     ("ShareGroupHeartbeat", 1, BY_NAME["ShareGroupHeartbeat"].request(
         group_id="g", member_id=str(uuid.uuid4()), subscribed_topic_names=["t"]), G),
     ("ShareGroupDescribe", 1, BY_NAME["ShareGroupDescribe"].request(group_ids=["g"]), G),
@@ -201,3 +217,30 @@ async def test_consumer_group_describe_hides_groups_with_undescribable_topics(st
     assert [(g.group_id, g.error_code, g.error_message, g.members) for g in hidden.groups] == [
         ("g", T, "The group has described topic(s) that the client is not authorized to "
                  "describe.", [])]
+
+
+async def test_add_partitions_to_txn_is_all_or_nothing(start_broker):
+    bound = await start_broker(ACLS_ON, topics={"t": 1, "u": 1})
+    for acl in (allow(RT.TRANSACTIONAL_ID, "tx", Op.WRITE), allow(RT.TOPIC, "t", Op.WRITE)):
+        bound.broker.authorizer.add(acl)
+    wire = await WireClient.connect(bound.host, bound.port)
+    init = await wire.request(BY_NAME["InitProducerId"], 4, BY_NAME["InitProducerId"].request(
+        transactional_id="tx", transaction_timeout_ms=60000))
+    assert init.error_code == 0
+    added = await wire.request(BY_NAME["AddPartitionsToTxn"], 3, BY_NAME[
+        "AddPartitionsToTxn"].request(v3_and_below_transactional_id="tx",
+                                      v3_and_below_producer_id=init.producer_id,
+                                      v3_and_below_producer_epoch=init.producer_epoch,
+                                      v3_and_below_topics=[apt_topic("t"), apt_topic("u")]))
+    got = {(t.name, p.partition_index): p.error_code
+           for t in added.results_by_topic_v3_and_below for p in t.results_by_partition}
+    assert got == {("t", 0): E.OPERATION_NOT_ATTEMPTED, ("u", 0): T}
+    listed = await wire.request(BY_NAME["ListTransactions"], 1,
+                                BY_NAME["ListTransactions"].request())
+    assert [s.transactional_id for s in listed.transaction_states] == ["tx"]
+    bound.broker.authorizer.add(AclBinding(
+        resource_type=RT.TRANSACTIONAL_ID, resource_name="tx", pattern_type=3,
+        principal="User:ANONYMOUS", host="*", operation=Op.DESCRIBE, permission=2))
+    hidden = await wire.request(BY_NAME["ListTransactions"], 1,
+                                BY_NAME["ListTransactions"].request())
+    assert hidden.error_code == 0 and hidden.transaction_states == []
