@@ -298,7 +298,7 @@ class TransactionCoordinator:
     def _prepare(self, md: TransactionMetadata, commit: bool, now_ms: int,
                  cause: str) -> WriteMarkers:
         """Ongoing (or, v2, an abort from Empty/Complete*) -> PrepareCommit/PrepareAbort."""
-        if md.state is not S.ONGOING:
+        if md.state in (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
             md.start_ms = now_ms  # v2's abort with nothing added: start time is "now"
         md.transition_to(S.PREPARE_COMMIT if commit else S.PREPARE_ABORT)
         if md.transaction_version >= 2:

@@ -261,3 +261,12 @@ def test_implicit_adds_of_transactions_v2():
     assert md.state is S.ONGOING and ("t", 3) in md.partitions and md.groups == {"g"}
     assert md.transaction_version == 2
     assert c.add_partition_implicitly("tx", pid, 9, "t", 3, 7) is E.PRODUCER_FENCED
+
+
+def test_fencing_an_ongoing_transaction_keeps_its_start_time():
+    # regression: the fence passed through PrepareEpochFence and the abort took it for an
+    # abort with nothing added (v2's), restarting the clock (found by the state machine)
+    c, pid = started()
+    c.add_partitions("tx", pid, 0, [TP], 5)
+    c.init_producer_id("tx", 60_000, None, 9)
+    assert c.get("tx").start_ms == 5
