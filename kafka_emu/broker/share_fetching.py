@@ -55,7 +55,20 @@ class ShareFetching:
             max_sessions=config.coordinator.share.max_share_sessions,
             config_for=_config_lookup(broker))
         self.released = trio.Event()
-        self._timer_deadline: int | None = None
+        # share members fenced or left and share groups deleted, kept by the coordinator for us
+        broker.coordinator.track_share_departures()
+
+    def drain_departures(self) -> None:
+        """Release what departed members hold; forget deleted groups' share-partitions (Kafka's
+        ShareGroupListener: onMemberLeave / onGroupEmpty)."""
+        coordinator = self.broker.__dict__.get("coordinator")
+        if coordinator is None:
+            return
+        for group_id, member_id, _ in coordinator.take_share_departures():
+            if member_id is None:
+                self.delivery.group_deleted(group_id)
+            else:
+                self.member_left(group_id, member_id)
 
     # -- events and wake-ups -----------------------------------------------------------------
     def publish(self, events) -> None:
@@ -74,6 +87,7 @@ class ShareFetching:
             self.broker.timers_changed.set()
 
     def expire(self, now_ms: int) -> None:
+        self.drain_departures()
         self.publish(self.delivery.expire(now_ms))
 
     def connection_closed(self, connection_key: int) -> None:

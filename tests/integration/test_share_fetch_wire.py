@@ -88,7 +88,7 @@ def only_partition(r):
 async def opened(bound, c: Client, topic="t"):
     """Open c's session on partition 0 (latest: the start offset is the log end now)."""
     r = await c.fetch(0, topics=[(tid(bound, topic), [(0, [])])])
-    assert r["error_code"] == 0 and r["lock_ms"] == 30_000
+    assert r["error_code"] == 0
     assert only_partition(r)["acquired"] == []  # nothing after the log end yet
     return r
 
@@ -97,7 +97,7 @@ async def test_acquire_accept_and_no_redelivery(start):
     bound = await start()
     produce(bound, [b"old"])  # before the share-partition exists: latest skips it
     a = await client(bound)
-    await opened(bound, a)
+    assert (await opened(bound, a))["lock_ms"] == 30_000  # group.share.record.lock.duration.ms
     produce(bound, [b"a", b"b"], [b"c"])
     r = await a.fetch(1, topics=[(tid(bound), [(0, [])])])
     p = only_partition(r)
@@ -331,3 +331,24 @@ async def test_max_records_ends_on_a_batch_boundary_and_max_bytes_holds(start):
     assert only_partition(await a.fetch(1, max_records=2))["acquired"] == [(0, 2, 1)]
     # max_bytes below one batch still returns one batch (at least one, as Fetch)
     assert only_partition(await a.fetch(2, max_bytes=1))["acquired"] == [(3, 4, 1)]
+
+
+async def test_a_member_fenced_by_its_session_timeout_has_its_records_released(start):
+    from kafka_emu.protocol import BY_NAME
+    from kafka_emu.protocol.messages.share_group_heartbeat import ShareGroupHeartbeatRequest
+
+    # locks outlive the session: only the member's departure can release the record at 46 s
+    bound = await start({"group.share.record.lock.duration.ms": "60000",
+                         "group.share.max.record.lock.duration.ms": "60000"})
+    a, b = await client(bound), await client(bound)
+    sghb = BY_NAME["ShareGroupHeartbeat"]
+    joined = await a.wire.request(sghb, 1, ShareGroupHeartbeatRequest(
+        group_id="g", member_id=a.member, member_epoch=0, subscribed_topic_names=["t"]))
+    assert joined.error_code == 0
+    await opened(bound, a)
+    await opened(bound, b)
+    produce(bound, [b"1"])
+    assert only_partition(await a.fetch(1))["acquired"] == [(0, 0, 1)]
+    advance(bound.broker, 46_000)  # share.session.timeout.ms (45 s) without a heartbeat
+    assert bound.broker.coordinator.share_member_epoch("g", a.member) is None
+    assert only_partition(await b.fetch(1))["acquired"] == [(0, 0, 2)]

@@ -76,6 +76,7 @@ async def share_acknowledge(ctx, request) -> ShareAcknowledgeResponse:
                                         error_message="A share acknowledge needs a group id "
                                                       "and member id")
     fetching = ctx.broker.share_fetching
+    fetching.drain_departures()  # a member that left must not keep what it held
     delivery = fetching.delivery
     try:
         context = delivery.sessions.acknowledge_context(group_id, member_id,

@@ -145,6 +145,7 @@ async def share_fetch(ctx, request) -> ShareFetchResponse:
         return _error(ErrorCode.INVALID_REQUEST, "A share fetch needs a group id and member id")
     broker = ctx.broker
     fetching = broker.share_fetching
+    fetching.drain_departures()  # a member that left must not keep what it held
     delivery = fetching.delivery
     acks = _acks_of(request)
     wanted = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions]
