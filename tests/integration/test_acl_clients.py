@@ -156,3 +156,19 @@ def test_confluent_admin_sees_authorized_operations_from_the_acls(kafka_emu_fact
     ops = set(groups[group].result().authorized_operations)
     assert ops == {AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE,
                    AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS}
+
+
+def test_denials_are_on_the_timeline_by_principal(kafka_emu_factory):
+    topic = unique("topic")
+    emu = kafka_emu_factory({**SETTINGS, "emu.acls": f"ALLOW User:bob WRITE TOPIC {topic}"},
+                            topics={topic: 1})
+    producer = KafkaProducer(bootstrap_servers=emu.bootstrap_servers, retries=0,
+                             request_timeout_ms=10000)
+    try:
+        with pytest.raises(kerr.TopicAuthorizationFailedError):
+            producer.send(topic, b"v").get(timeout=20)
+    finally:
+        producer.close(timeout=5)
+    denied = emu.timeline(types=["AuthorizationDenied"])
+    assert denied and {(e["principal"], e["resource_type"], e["resource_name"], e["error_code"])
+                       for e in denied} == {(ANON, "TOPIC", topic, 29)}
