@@ -172,3 +172,38 @@ def test_denials_are_on_the_timeline_by_principal(kafka_emu_factory):
     denied = emu.timeline(types=["AuthorizationDenied"])
     assert denied and {(e["principal"], e["resource_type"], e["resource_name"], e["error_code"])
                        for e in denied} == {(ANON, "TOPIC", topic, 29)}
+
+
+def test_aiokafka_consumer_without_read_on_its_group(kafka_emu_factory):
+    import asyncio
+    from aiokafka import AIOKafkaConsumer
+    from aiokafka import errors as aerr
+    topic, group = unique("topic"), unique("group")
+    emu = kafka_emu_factory({**SETTINGS, "emu.acls": f"ALLOW User:bob READ GROUP {group}"},
+                            topics={topic: 1})
+
+    async def consume():
+        consumer = AIOKafkaConsumer(topic, bootstrap_servers=emu.bootstrap_servers,
+                                    group_id=group, auto_offset_reset="earliest")
+        await consumer.start()
+        try:
+            await asyncio.wait_for(consumer.getone(), timeout=20)
+        finally:
+            await consumer.stop()
+    with pytest.raises(aerr.GroupAuthorizationFailedError):
+        asyncio.run(consume())
+
+
+def test_kcat_producer_without_write_on_its_topic(kafka_emu_factory):
+    import shutil
+    import subprocess
+    kcat = shutil.which("kcat")
+    if kcat is None:
+        pytest.skip("kcat not on PATH (Debian/Ubuntu: apt-get install -y kcat)")
+    topic = unique("topic")
+    emu = kafka_emu_factory({**SETTINGS, "emu.acls": f"ALLOW User:ANONYMOUS DESCRIBE TOPIC {topic}"},
+                            topics={topic: 1})
+    done = subprocess.run([kcat, "-b", emu.bootstrap_servers, "-P", "-t", topic],
+                          input="v\n", capture_output=True, text=True, timeout=30)
+    assert "Topic authorization failed" in done.stderr, done.stderr
+    assert emu.broker.topics.partition(topic, 0).log_end_offset == 0
