@@ -218,6 +218,9 @@ def test_rolling_upgrade_then_rollback(kafka_emu_factory, topic_name, group_id):
         run.step("two classic members after the rollback")
         assert run.group_type() == "classic"
         assert len(emu.describe_group(group_id).members) == 2
+        # the timeline shows both conversions
+        deleted = [e["reason"] for e in emu.timeline(group_id, types=("GroupDeleted",))]
+        assert deleted == ["converted_to_consumer", "converted_to_classic"]
 
         # nothing lost, the commits reached the end, and no partition read by two at once
         assert all((p, o) in run.consumed for p in range(PARTITIONS) for o in range(run.produced))
