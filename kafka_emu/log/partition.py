@@ -298,8 +298,8 @@ class PartitionLog:
         max_offset: int | None = None,
     ) -> tuple[list[bytes], int, int]:
         """``read``, with the batches' total size in the middle (from the position column, so
-        Fetch never sums batch lengths). With ``max_offset`` (the LSO, which is always a batch
-        boundary) only batches below it."""
+        Fetch never sums batch lengths). With ``max_offset`` (the LSO) only batches wholly below
+        it."""
         hwm = self._hwm
         if fetch_offset < self._log_start or fetch_offset > hwm:
             raise KafkaError(
@@ -313,7 +313,8 @@ class PartitionLog:
         ends = self._ends
         start_pos = ends[first] - len(self._batches[first])
         if max_offset is not None and max_offset < hwm:
-            limit = bisect_left(self._bases, max_offset, first)
+            # whole batches below it (the LSO is a batch boundary, or the log start)
+            limit = bisect_right(self._bases, max_offset, first) - 1
             if limit <= first or fetch_offset >= max_offset:
                 return [], 0, hwm
             stop = bisect_right(ends, start_pos + max_bytes, first, limit)

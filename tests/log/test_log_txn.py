@@ -182,6 +182,7 @@ op = st.one_of(
     st.tuples(st.just("plain"), st.integers(1, 3)),
     st.tuples(st.just("commit"), st.sampled_from(PIDS)),
     st.tuples(st.just("abort"), st.sampled_from(PIDS)),
+    st.tuples(st.just("delete"), st.integers(0, 3)),  # DeleteRecords, this far below the HWM
 )
 
 
@@ -190,7 +191,7 @@ def _consume_committed(log: PartitionLog, max_bytes: int) -> list[bytes]:
     filtering as Kafka's consumer does (CompletedFetch: aborted producer ids by first offset,
     dropped at their ABORT marker)."""
     kept: list[bytes] = []
-    offset, pending, aborting = 0, [], set()
+    offset, pending, aborting = log.log_start_offset, [], set()
     while offset < log.last_stable_offset:
         blobs, _, _, aborted = log.read_committed(offset, max_bytes, min_one=True)
         pending = sorted(set(pending) | set(aborted), key=lambda a: a.first_offset)
@@ -207,7 +208,7 @@ def _consume_committed(log: PartitionLog, max_bytes: int) -> list[bytes]:
     return kept
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(op, max_size=40), st.integers(80, 400))
 def test_lso_and_aborted_index_match_a_model(ops, max_bytes):
     log = PartitionLog()
@@ -232,6 +233,8 @@ def test_lso_and_aborted_index_match_a_model(ops, max_bytes):
             plain_n += o[1]
             log.append(raw_batch(values), 0)
             visible.extend((offset + i, v) for i, v in enumerate(values))
+        elif o[0] == "delete":
+            log.delete_records(max(log.log_start_offset, log.high_watermark - o[1]))
         else:
             pid, commit = o[1], o[0] == "commit"
             log.append_marker(producer_id=pid, producer_epoch=0, coordinator_epoch=0,
@@ -243,11 +246,14 @@ def test_lso_and_aborted_index_match_a_model(ops, max_bytes):
                     visible.extend(values)
                 else:
                     aborted.append((pid, first, offset))
+        # the first open transaction's start, never below the log start (DeleteRecords)
         lso = min(open_first.values(), default=log.high_watermark)
-        assert log.last_stable_offset == lso
-    assert [(a.producer_id, a.first_offset, a.last_offset) for a in log.txns.aborted] == aborted
+        assert log.last_stable_offset == min(max(lso, log.log_start_offset), log.high_watermark)
+    # the index keeps what a fetch at or above the log start can still reach
+    assert [(a.producer_id, a.first_offset, a.last_offset) for a in log.txns.aborted] == \
+        [a for a in aborted if a[2] >= log.log_start_offset]
     # every fetch offset: the aborted list is exactly the overlapping aborted transactions
-    for start in range(log.last_stable_offset):
+    for start in range(log.log_start_offset, log.last_stable_offset):
         blobs, _, _, got = log.read_committed(start, max_bytes)
         if not blobs:
             assert got == []
@@ -255,5 +261,6 @@ def test_lso_and_aborted_index_match_a_model(ops, max_bytes):
         upper = read_batches(blobs[-1])[-1].next_offset
         want = [a for a in aborted if a[2] >= start and a[1] < upper]
         assert [(a.producer_id, a.first_offset, a.last_offset) for a in got] == want
-    lso = log.last_stable_offset
-    assert _consume_committed(log, max_bytes) == [v for off, v in sorted(visible) if off < lso]
+    lso, log_start = log.last_stable_offset, log.log_start_offset
+    assert _consume_committed(log, max_bytes) == [v for off, v in sorted(visible)
+                                                   if log_start <= off < lso]
