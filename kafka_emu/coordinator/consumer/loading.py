@@ -25,9 +25,9 @@ from .model import ConsumerGroup, MemberState
 def unload(core: Core, group: ConsumerGroup) -> None:
     """The old coordinator lets the group go: its timers stop (onUnloaded)."""
     group.unloaded = True
+    from .classic_members import cancel_member_timers  # it imports heartbeat, as we do
     for member_id in group.members:
-        core.timers.cancel(session_key(group.group_id, member_id))
-        core.timers.cancel(rebalance_key(group.group_id, member_id))
+        cancel_member_timers(core, group.group_id, member_id)
 
 
 def load(core: Core, group: ConsumerGroup) -> None:
@@ -37,8 +37,10 @@ def load(core: Core, group: ConsumerGroup) -> None:
     group.unloaded = False
     session_ms = group.session_timeout_ms or core.config.group_consumer_session_timeout_ms
     for member in group.members.values():
-        core.timers.schedule(session_key(group.group_id, member.member_id), core.now + session_ms)
-        if member.state is MemberState.UNREVOKED_PARTITIONS:
+        # a classic member's session is its JoinGroup's session timeout (onLoaded reads it too)
+        timeout = session_ms if member.classic is None else member.classic.session_timeout_ms
+        core.timers.schedule(session_key(group.group_id, member.member_id), core.now + timeout)
+        if member.state is MemberState.UNREVOKED_PARTITIONS and member.classic is None:
             core.timers.schedule(rebalance_key(group.group_id, member.member_id),
                                  core.now + max(member.rebalance_timeout_ms, 0),
                                  member.member_epoch)
