@@ -247,3 +247,31 @@ async def test_timed_out_transaction_is_aborted_and_fenced_on_the_broker_clock(s
     assert log.log_end_offset == before + 1
     late = await end(wire, "tx", pid, 0, True, 3)
     assert late.error_code == E.PRODUCER_FENCED
+
+
+async def test_describe_producers_shows_the_open_transaction(start_broker):
+    from tests.log.txn_frames import raw_batch
+    bound, wire = await connect(start_broker)
+    broker = bound.broker
+    pid = (await init(wire, "tx")).producer_id
+    await call(wire, apt_v3("tx", pid, 0, {"t": [0]}), 3, kpp.AddPartitionsToTxnResponse)
+    log = broker.topics.partition("t", 0)
+    log.append(raw_batch([b"x", b"y"], pid=pid, epoch=0, seq=0, transactional=True,
+                         timestamp_ms=7_000), broker.now_ms())
+    R = kpa.DescribeProducersRequest
+
+    async def describe():
+        resp = await call(wire, R(topics=[R.TopicRequest(name="t", partition_indexes=[0, 9]),
+                                          R.TopicRequest(name="nope", partition_indexes=[0])]),
+                          0, kpa.DescribeProducersResponse)
+        return {(t.name, p.partition_index): p for t in resp.topics for p in t.partitions}
+
+    got = await describe()
+    (state,) = got[("t", 0)].active_producers
+    assert (state.producer_id, state.producer_epoch, state.last_sequence, state.last_timestamp,
+            state.current_txn_start_offset) == (pid, 0, 1, 7_000, 0)
+    assert got[("t", 9)].error_code == E.UNKNOWN_TOPIC_OR_PARTITION
+    assert got[("nope", 0)].error_code == E.UNKNOWN_TOPIC_OR_PARTITION
+    await end(wire, "tx", pid, 0, True, 3)
+    (state,) = (await describe())[("t", 0)].active_producers
+    assert state.current_txn_start_offset == -1  # the commit marker closed it

@@ -43,6 +43,7 @@ INDEX: dict[int, tuple[str, str]] = {
     50: ('describe_user_scram_credentials', '0'),
     51: ('alter_user_scram_credentials', '0'),
     60: ('describe_cluster', '0-1'),
+    61: ('describe_producers', '0'),
     65: ('describe_transactions', '0'),
     66: ('list_transactions', '0-1'),
     68: ('consumer_group_heartbeat', '0-1'),
@@ -52,4 +53,7 @@ INDEX: dict[int, tuple[str, str]] = {
     77: ('share_group_describe', '1'),
     78: ('share_fetch', '1-2'),
     79: ('share_acknowledge', '1-2'),
+    90: ('describe_share_group_offsets', '0-1'),
+    91: ('alter_share_group_offsets', '0'),
+    92: ('delete_share_group_offsets', '0'),
 }

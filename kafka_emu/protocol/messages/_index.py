@@ -43,6 +43,7 @@ INDEX: dict[int, tuple[str, str, str, str]] = {
     50: ('DescribeUserScramCredentials', 'describe_user_scram_credentials', '0', '0+'),
     51: ('AlterUserScramCredentials', 'alter_user_scram_credentials', '0', '0+'),
     60: ('DescribeCluster', 'describe_cluster', '0-1', '0+'),
+    61: ('DescribeProducers', 'describe_producers', '0', '0+'),
     65: ('DescribeTransactions', 'describe_transactions', '0', '0+'),
     66: ('ListTransactions', 'list_transactions', '0-1', '0+'),
     68: ('ConsumerGroupHeartbeat', 'consumer_group_heartbeat', '0-1', '0+'),
@@ -52,4 +53,7 @@ INDEX: dict[int, tuple[str, str, str, str]] = {
     77: ('ShareGroupDescribe', 'share_group_describe', '1', '0+'),
     78: ('ShareFetch', 'share_fetch', '1-2', '0+'),
     79: ('ShareAcknowledge', 'share_acknowledge', '1-2', '0+'),
+    90: ('DescribeShareGroupOffsets', 'describe_share_group_offsets', '0-1', '0+'),
+    91: ('AlterShareGroupOffsets', 'alter_share_group_offsets', '0', '0+'),
+    92: ('DeleteShareGroupOffsets', 'delete_share_group_offsets', '0', '0+'),
 }
