@@ -1,5 +1,7 @@
 """OffsetFetch v1-9 (v0 was removed in Kafka 4.0, KIP-896): v2 null Topics = all, and a top-level ErrorCode; v5 leader epoch; v7
-RequireStable; v8 batches groups (KIP-709); v9 MemberId/MemberEpoch (ignored for classic groups).
+RequireStable (a partition with pending transactional offsets, TxnOffsetCommit not yet ended by
+its marker, is UNSTABLE_OFFSET_COMMIT; without it pending offsets are simply not seen); v8
+batches groups (KIP-709); v9 MemberId/MemberEpoch (ignored for classic groups).
 Unknown groups and partitions are not errors: offset -1, metadata "" (reference 4.2). A v1
 group error is copied onto each partition of the group result.
 """
