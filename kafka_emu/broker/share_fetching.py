@@ -134,3 +134,34 @@ def pick_batches(raw: list[bytes], described: list[LogBatch], acquired) -> list[
         if i < len(runs) and runs[i].first_offset <= b.last_offset:
             out.append(data)
     return out
+
+
+def share_group_error(ctx, group_id: str, *, must_be_empty: bool):
+    """(code, message) refusing an offsets request on ``group_id``, or None: not this broker's
+    group (NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS in a cluster), no such share group
+    (GROUP_ID_NOT_FOUND), a group of another type, or members present when the request needs
+    an empty group (NON_EMPTY_GROUP)."""
+    from ..errors import ErrorCode
+    broker = ctx.broker
+    if broker.cluster.multi:
+        error = broker.cluster_moves.group_error(ctx.connection.node_id, group_id)
+        if error is not None:
+            return error, None
+    coordinator = broker.coordinator
+    kind = coordinator.group_type(group_id)
+    if kind is None:
+        return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found."
+    if kind != "share":
+        return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group."
+    if must_be_empty and coordinator.share_group_state(group_id) != "Empty":
+        return ErrorCode.NON_EMPTY_GROUP, f"Share group {group_id} is not empty."
+    return None
+
+
+def lag_of(sp, log) -> int:
+    """KIP-1226 share-partition lag: records from the start offset to the high watermark not
+    yet acknowledged or archived; -1 while the start offset is not fixed."""
+    if sp is None or not sp.initialised:
+        return -1
+    finished = sum(1 for r in sp.records.values() if r.state.name in ("ACKNOWLEDGED", "ARCHIVED"))
+    return max(log.high_watermark - sp.start_offset - finished, 0)

@@ -213,3 +213,99 @@ def record_offsets(records: bytes | None) -> list[int]:
             out.extend(range(base, base + last_delta + 1))
         pos += 12 + length
     return out
+
+
+# -- DescribeShareGroupOffsets (90), AlterShareGroupOffsets (91), DeleteShareGroupOffsets (92)
+
+DESCRIBE_OFFSETS, ALTER_OFFSETS, DELETE_OFFSETS = 90, 91, 92
+
+
+def describe_offsets(groups) -> bytes:
+    """``groups``: [(group_id, None | [(topic, [partitions])])]."""
+    def topic(t):
+        return cstr(t[0]) + carr(t[1], lambda p: struct.pack(">i", p)) + TAGS
+
+    def group(g):
+        topics = b"\x00" if g[1] is None else carr(g[1], topic)
+        return cstr(g[0]) + topics + TAGS
+    return carr(groups, group) + TAGS
+
+
+def alter_offsets(group, topics) -> bytes:
+    """``topics``: [(topic, [(partition, start_offset)])]."""
+    return cstr(group) + carr(topics, lambda t: cstr(t[0]) + carr(
+        t[1], lambda p: struct.pack(">iq", *p) + TAGS) + TAGS) + TAGS
+
+
+def delete_offsets(group, topics) -> bytes:
+    return cstr(group) + carr(topics, lambda t: cstr(t) + TAGS) + TAGS
+
+
+def read_describe_offsets(frame_: bytes, version: int) -> dict:
+    r = _R(frame_)
+    out = {"correlation_id": r.take("i")}
+    r.tags()
+    out["throttle_time_ms"] = r.take("i")
+
+    def partition():
+        p = {"partition": r.take("i"), "start_offset": r.take("q"), "leader_epoch": r.take("i")}
+        if version >= 1:
+            p["lag"] = r.take("q")
+        p["error_code"], p["error_message"] = r.take("h"), r.cstr()
+        r.tags()
+        return p
+
+    def topic():
+        t = {"topic": r.cstr(), "topic_id": r.uuid(), "partitions": r.arr(partition)}
+        r.tags()
+        return t
+
+    def group():
+        g = {"group_id": r.cstr(), "topics": r.arr(topic), "error_code": r.take("h"),
+             "error_message": r.cstr()}
+        r.tags()
+        return g
+    out["groups"] = r.arr(group)
+    r.tags()
+    assert r.p == len(frame_), "trailing bytes"
+    return out
+
+
+def read_alter_offsets(frame_: bytes) -> dict:
+    r = _R(frame_)
+    out = {"correlation_id": r.take("i")}
+    r.tags()
+    out["throttle_time_ms"], out["error_code"], out["error_message"] = (r.take("i"),
+                                                                        r.take("h"), r.cstr())
+
+    def partition():
+        p = {"partition": r.take("i"), "error_code": r.take("h"), "error_message": r.cstr()}
+        r.tags()
+        return p
+
+    def topic():
+        t = {"topic": r.cstr(), "topic_id": r.uuid(), "partitions": r.arr(partition)}
+        r.tags()
+        return t
+    out["responses"] = r.arr(topic)
+    r.tags()
+    assert r.p == len(frame_), "trailing bytes"
+    return out
+
+
+def read_delete_offsets(frame_: bytes) -> dict:
+    r = _R(frame_)
+    out = {"correlation_id": r.take("i")}
+    r.tags()
+    out["throttle_time_ms"], out["error_code"], out["error_message"] = (r.take("i"),
+                                                                        r.take("h"), r.cstr())
+
+    def topic():
+        t = {"topic": r.cstr(), "topic_id": r.uuid(), "error_code": r.take("h"),
+             "error_message": r.cstr()}
+        r.tags()
+        return t
+    out["responses"] = r.arr(topic)
+    r.tags()
+    assert r.p == len(frame_), "trailing bytes"
+    return out
