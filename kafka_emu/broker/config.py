@@ -234,6 +234,7 @@ class BrokerConfig:
             attr = fields.get(name, (None,))[0]
             if attr is not None and hasattr(self.coordinator, attr):
                 values[name] = str(getattr(self.coordinator, attr))
+        values.update(self.coordinator.share.kafka_values())  # group.share.*, emu.share.version
         values.update(self.explicit_settings)
         return values
 

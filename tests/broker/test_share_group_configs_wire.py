@@ -118,3 +118,14 @@ async def test_share_timing_applies_from_the_next_heartbeat(start_broker):
     now = bound.broker.now_ms()
     [deadline] = [d for d in bound.broker.coordinator.deadlines() if d.member_id == MEMBER]
     assert now + 49_000 < deadline.deadline_ms <= now + 50_000
+
+
+async def test_broker_describe_configs_lists_the_share_settings(start_broker):
+    _, wire = await connect(start_broker, {"group.share.max.size": "7"})
+    response = await wire.request(BY_NAME["DescribeConfigs"], 4, dcfg.DescribeConfigsRequest(
+        resources=[dcfg.DescribeConfigsResource(resource_type=ResourceType.BROKER,
+                                                resource_name="", configuration_keys=None)]))
+    entries = {c.name: (c.value, c.config_source) for c in response.results[0].configs}
+    assert entries["group.share.max.size"] == ("7", ConfigSource.STATIC_BROKER_CONFIG)
+    assert entries["group.share.record.lock.duration.ms"] == ("30000", ConfigSource.DEFAULT_CONFIG)
+    assert entries["emu.share.version"] == ("1", ConfigSource.DEFAULT_CONFIG)
