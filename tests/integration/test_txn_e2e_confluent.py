@@ -7,7 +7,8 @@ its records hidden from read_committed consumers."""
 from __future__ import annotations
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from confluent_kafka import (OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer,
+                             TopicPartition)
 
 from kafka_emu.broker.handlers._index import INDEX
 
@@ -91,3 +92,39 @@ def test_send_offsets_to_transaction_commit_then_abort(kafka_emu_factory):
     assert read_all(emu, dst, 3, "read_committed") == [b"out-in-0", b"out-in-1", b"out-in-2"]
     assert b"aborted" in read_all(emu, dst, 4, "read_uncommitted")
     consumer.close()
+
+
+def test_kip447_stale_group_metadata_is_fenced_after_a_rebalance(kafka_emu_factory):
+    """A copier whose consumer was rebalanced away (a zombie) sends its offsets with the group
+    metadata of the old generation: TxnOffsetCommit v3+ answers ILLEGAL_GENERATION, which
+    librdkafka makes an abortable transaction error; nothing is committed."""
+    src, group = unique("in"), unique("g")
+    emu = kafka_emu_factory(topics={src: 2})
+    conf = {"bootstrap.servers": emu.bootstrap_servers, "group.id": group,
+            "enable.auto.commit": False, "session.timeout.ms": 10_000,
+            "heartbeat.interval.ms": 500}
+    first = Consumer(conf)
+    first.subscribe([src])
+    wait_until(lambda: first.assignment(), tick=lambda: first.poll(0.1), timeout=TIMEOUT,
+               message="first consumer assigned")
+    stale = first.consumer_group_metadata()
+    generation = emu.group_view(group)["generation"]
+    second = Consumer(conf)
+    second.subscribe([src])
+    wait_until(lambda: (lambda v: v["generation"] > generation and v["state"] == "Stable"
+                        and len(v["members"]) == 2)(emu.group_view(group)),
+               tick=lambda: (first.poll(0.05), second.poll(0.05)), timeout=TIMEOUT,
+               message="a rebalance to a new generation")
+
+    producer = Producer({"bootstrap.servers": emu.bootstrap_servers,
+                         "transactional.id": unique("tx")})
+    producer.init_transactions(TIMEOUT)
+    producer.begin_transaction()
+    with pytest.raises(KafkaException) as info:
+        producer.send_offsets_to_transaction([TopicPartition(src, 0, 5)], stale, TIMEOUT)
+    error = info.value.args[0]
+    assert error.code() == KafkaError.ILLEGAL_GENERATION and error.txn_requires_abort()
+    producer.abort_transaction(TIMEOUT)
+    assert committed(emu, group, src) == -1
+    first.close()
+    second.close()
