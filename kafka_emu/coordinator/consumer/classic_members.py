@@ -44,21 +44,14 @@ from ..events import RemovalReason
 from ..group import CONSUMER_PROTOCOL_TYPE
 from ..results import (HeartbeatResult, JoinGroupResult, LeaveGroupResult, LeaveMemberResult,
                        SyncGroupResult)
-from .heartbeat import (CLASSIC_JOIN, CLASSIC_SYNC, _add_member, _replace_static,
-                        bump_group_epoch, classic_key, compute_target, reconcile,
-                        rebalance_key, remove_member, session_key, update_state)
+from .epochs import (CLASSIC_JOIN, CLASSIC_SYNC, bump_group_epoch, cancel_member_timers,
+                     classic_key, compute_target, reconcile, remove_member, session_key,
+                     update_state)
+from .heartbeat import _add_member, _replace_static
 from .migration import assignment_bytes
 from .model import ClassicMetadata, ConsumerGroup, ConsumerMember, MemberState
 from .regexes import member_topics, set_subscribed
 from .validation import new_member_id
-
-
-def cancel_member_timers(core: Core, group_id: str, member_id: str) -> None:
-    timers = core.timers
-    timers.cancel(session_key(group_id, member_id))
-    timers.cancel(rebalance_key(group_id, member_id))
-    timers.cancel(classic_key(CLASSIC_JOIN, group_id, member_id))
-    timers.cancel(classic_key(CLASSIC_SYNC, group_id, member_id))
 
 
 def _find(group: ConsumerGroup, member_id: str, instance_id: str | None) -> ConsumerMember:

@@ -18,14 +18,13 @@ COORDINATOR_LOAD_IN_PROGRESS meanwhile.
 from __future__ import annotations
 
 from ..core import Core
-from .heartbeat import rebalance_key, session_key
+from .epochs import cancel_member_timers, rebalance_key, session_key
 from .model import ConsumerGroup, MemberState
 
 
 def unload(core: Core, group: ConsumerGroup) -> None:
     """The old coordinator lets the group go: its timers stop (onUnloaded)."""
     group.unloaded = True
-    from .classic_members import cancel_member_timers  # it imports heartbeat, as we do
     for member_id in group.members:
         cancel_member_timers(core, group.group_id, member_id)
 

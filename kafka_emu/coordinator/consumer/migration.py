@@ -45,6 +45,7 @@ from ..group import CONSUMER_PROTOCOL_TYPE, Group, StoredGroup
 from ..rebalance import JOIN, SYNC, prepare_rebalance
 from ..results import JoinGroupResult, SyncGroupResult
 from ..state import GroupState
+from .epochs import cancel_member_timers, schedule_retention, session_key, update_state
 from .model import Assignment, ClassicMetadata, ConsumerGroup, ConsumerMember, MemberState
 from .regexes import member_topics, set_subscribed
 
@@ -146,7 +147,6 @@ def upgrade(core: Core, classic: Group, topics: Mapping[str, int]) -> ConsumerGr
     if core.observing:
         core.emit(GroupDeleted(at_ms=core.now, group_id=gid, reason="converted_to_consumer"))
 
-    from .heartbeat import schedule_retention, session_key, update_state  # heartbeat imports us
     group = ConsumerGroup(gid, created_at_ms=core.now, state_since_ms=core.now,
                           group_epoch=generation, assignment_epoch=generation)
     core.consumer_groups[gid] = group
@@ -193,7 +193,6 @@ def maybe_downgrade(core: Core, group: ConsumerGroup, leaving: ConsumerMember) -
 
 
 def downgrade(core: Core, group: ConsumerGroup, leaving: ConsumerMember) -> Group:
-    from .classic_members import cancel_member_timers  # it imports heartbeat, which imports us
     gid = group.group_id
     for member in group.members.values():
         cancel_member_timers(core, gid, member.member_id)

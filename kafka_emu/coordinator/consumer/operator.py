@@ -20,7 +20,7 @@ from ..core import Core
 from ..events import OffsetsCommitted, RemovalReason
 from ..offsets_store import StoredOffset
 from ..results import OperatorResult
-from .heartbeat import bump_group_epoch, fence, update_state
+from .epochs import bump_group_epoch, fence, update_state
 from .model import ConsumerGroup, ConsumerGroupState, ConsumerMember
 
 API = "Operator"
