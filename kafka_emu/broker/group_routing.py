@@ -4,8 +4,9 @@ Kafka's group coordinator answers NOT_COORDINATOR for a group whose ``__consumer
 partition this broker does not lead, and COORDINATOR_LOAD_IN_PROGRESS while that partition
 loads (reference 3.12) -- except Heartbeat, which answers a plain success while loading
 (GroupCoordinatorService.heartbeat: "the group is still loading, so blindly respond"). Requests
-naming several groups (DescribeGroups, DeleteGroups, ConsumerGroupDescribe) get that error per
-group, and the coordinator sees only the groups this broker owns; ListGroups lists only them.
+naming several groups (DescribeGroups, DeleteGroups, ConsumerGroupDescribe, ShareGroupDescribe)
+get that error per group, and the coordinator sees only the groups this broker owns; ListGroups
+lists only them.
 
 ``route`` runs only when the cluster has more than one broker; the single broker's requests go
 straight to the coordinator.
@@ -28,9 +29,11 @@ _MULTI: dict[type, tuple[str, Callable[[Any], str]]] = {}
 def _multi() -> dict[type, tuple[str, Callable[[Any], str]]]:
     if not _MULTI:
         from ..coordinator.consumer import ConsumerGroupDescribe
+        from ..coordinator.share.commands import ShareGroupDescribe
         _MULTI.update({
             c.DescribeGroups: ("groups", lambda entry: entry.group_id),
             ConsumerGroupDescribe: ("groups", lambda entry: entry.group_id),
+            ShareGroupDescribe: ("groups", lambda entry: entry.group_id),
             c.DeleteGroups: ("results", lambda entry: entry[0]),
         })
     return _MULTI

@@ -307,3 +307,23 @@ async def test_share_version_is_finalized_and_can_be_turned_off(start_broker):
     assert (r["error"], r["message"]) == (ErrorCode.UNSUPPORTED_VERSION, None)
     [g] = await raw.describe(["g"])
     assert g["error"] == ErrorCode.UNSUPPORTED_VERSION
+
+
+async def test_in_a_cluster_only_the_coordinator_serves_the_share_group(nursery):
+    from functools import partial
+
+    from kafka_emu.broker.server import serve
+    from kafka_emu.testing import make_config
+    bound = await nursery.start(partial(serve, make_config(topics={"t": 2}, brokers=3)))
+    cluster = bound.broker.cluster
+    home = cluster.coordinator_of("g")
+    other = next(n for n in cluster.nodes if n != home)
+    wrong = Raw(await WireClient.connect(bound.host, cluster.nodes[other].port))
+    right = Raw(await WireClient.connect(bound.host, cluster.nodes[home].port))
+    r = await wrong.heartbeat("g", M1, 0, topics=["t"])
+    assert r["error"] == ErrorCode.NOT_COORDINATOR
+    assert (await right.heartbeat("g", M1, 0, topics=["t"]))["error"] == 0
+    [g] = await wrong.describe(["g"])
+    assert g["error"] == ErrorCode.NOT_COORDINATOR
+    [g] = await right.describe(["g"])
+    assert (g["error"], g["state"]) == (0, "Stable")
