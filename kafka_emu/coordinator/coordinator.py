@@ -204,6 +204,9 @@ class Coordinator:
         consumer_group = core.consumer_groups.get(group_id)
         if consumer_group is not None:
             consumer.loading.unload(core, consumer_group)
+        share_group = core.share_groups.get(group_id)
+        if share_group is not None:
+            share_heartbeat.unload(core, share_group)
         group = core.groups.get(group_id)
         if group is not None and group.state is not GroupState.DEAD:
             group.transition_to(GroupState.DEAD)
@@ -241,6 +244,9 @@ class Coordinator:
         consumer_group = core.consumer_groups.get(group_id)
         if consumer_group is not None:
             consumer.loading.load(core, consumer_group)
+        share_group = core.share_groups.get(group_id)
+        if share_group is not None:
+            share_heartbeat.load(core, share_group)
         group = core.groups.get(group_id)
         if group is not None and group.state is GroupState.DEAD:
             del core.groups[group_id]

@@ -128,6 +128,7 @@ def _heartbeat(core: Core, cmd: ShareGroupHeartbeat) -> None:
     reconcile(core, group, member)
 
     session_ms = cmd.session_timeout_ms or core.config.share.session_timeout_ms
+    group.session_timeout_ms = session_ms
     if not member.heartbeats_ignored:
         core.timers.schedule(session_key(group.group_id, member.member_id), core.now + session_ms)
     update_state(core, group)
@@ -262,6 +263,22 @@ def fence(core: Core, group: ShareGroup, member: ShareMember, reason: RemovalRea
                                 group_instance_id=None, reason=reason))
     bump_group_epoch(core, group, "member_removed")
     update_state(core, group)
+
+
+def unload(core: Core, group: ShareGroup) -> None:
+    """The group's coordinator moved away: its session timers stop (the group's records keep
+    its members, epochs and assignments; the broker answers NOT_COORDINATOR meanwhile)."""
+    for member_id in group.members:
+        core.timers.cancel(session_key(group.group_id, member_id))
+
+
+def load(core: Core, group: ShareGroup) -> None:
+    """A new coordinator loaded the group: every member's session restarts in full, as Kafka
+    schedules the session timeouts of the members it replays."""
+    session_ms = group.session_timeout_ms or core.config.share.session_timeout_ms
+    for member_id, member in group.members.items():
+        if not member.heartbeats_ignored:
+            core.timers.schedule(session_key(group.group_id, member_id), core.now + session_ms)
 
 
 def on_timer(core: Core, key, payload) -> None:

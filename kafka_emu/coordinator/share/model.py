@@ -62,6 +62,9 @@ class ShareGroup:
     target: dict[str, Assignment] = attrs.field(factory=dict)  # member id -> target assignment
     # the partition counts of the subscribed topics last seen (Kafka's subscription metadata)
     subscription_metadata: dict[str, int] = attrs.field(factory=dict)
+    # the session timeout its last heartbeat applied (the group config's or the broker's), so a
+    # reload re-arms its members' sessions with it
+    session_timeout_ms: int | None = None
 
     def subscribed_topics(self) -> set[str]:
         topics: set[str] = set()

@@ -277,3 +277,16 @@ def test_departures_for_the_share_partitions():
     c.handle(DeleteGroups(request_id=99, group_ids=("g",)), 3 + session)
     assert c.take_share_departures() == [("g", None, 3 + session)]
     assert c.take_share_departures() == []
+
+
+def test_coordinator_move_stops_then_restarts_the_sessions():
+    c = Coordinator()
+    hb(c, 0, "m1", 0, ["t"], session_timeout_ms=50_000)
+    c.mark_dead("g", 10)
+    assert [d for d in c.deadlines() if d.group_id == "g"] == []
+    c.expire(200_000)  # no session runs while unloaded
+    assert c.share_assignment("g", "m1") is not None
+    c.load_group("g", 200_000)
+    [d] = [d for d in c.deadlines() if d.group_id == "g"]
+    assert (d.kind, d.member_id, d.deadline_ms) == ("session", "m1", 250_000)
+    assert hb(c, 200_001, "m1", 1).error == ErrorCode.NONE
