@@ -6,7 +6,7 @@ Other types' APIs on a share group id, as Kafka 4.2 answers them:
 - JoinGroup: INCONSISTENT_GROUP_PROTOCOL with an empty member id (classicGroupJoin: "group exists
   but it's not a consumer group"); SyncGroup, Heartbeat, LeaveGroup: UNKNOWN_MEMBER_ID;
 - ConsumerGroupHeartbeat: GROUP_ID_NOT_FOUND "Group X is not a consumer group.";
-- OffsetCommit, OffsetFetch, OffsetDelete: GROUP_ID_NOT_FOUND (ShareGroup.validateOffset*:
+- OffsetCommit, TxnOffsetCommit, OffsetFetch, OffsetDelete: GROUP_ID_NOT_FOUND (ShareGroup.validateOffset*:
   "Group X is not a consumer group."); a share group's progress is its share-partitions' start
   offsets (DescribeShareGroupOffsets), not committed offsets.
 Share groups never expire (ShareGroup.shouldExpire is false): an Empty one stays until DeleteGroups.
@@ -22,6 +22,7 @@ from ..commands import (DeleteGroup, ExpireMember, Heartbeat, IgnoreHeartbeats, 
 from ..consumer.commands import ConsumerGroupHeartbeat, ConsumerGroupHeartbeatResult
 from ..core import Core
 from ..events import GroupDeleted, RemovalReason
+from ..txn_offsets import API as TXN_OFFSET_COMMIT, TxnOffsetCommit
 from ..results import (HeartbeatResult, JoinGroupResult, LeaveGroupResult, LeaveMemberResult,
                        ListedGroup, OffsetCommitResult, OffsetDeleteResult, OffsetFetchResult,
                        OperatorResult, PartitionError, SyncGroupResult)
@@ -71,6 +72,10 @@ def handle_offsets(core: Core, cmd) -> None:
                              for o in cmd.offsets)))
     elif isinstance(cmd, OffsetFetch):
         core.reply(cmd.request_id, "OffsetFetch", cmd.group_id, OffsetFetchResult(error=code))
+    elif isinstance(cmd, TxnOffsetCommit):
+        core.reply(cmd.request_id, TXN_OFFSET_COMMIT, cmd.group_id, OffsetCommitResult(
+            partitions=tuple(PartitionError(topic=o.topic, partition=o.partition, error=code)
+                             for o in cmd.offsets)))
     else:
         core.reply(cmd.request_id, "OffsetDelete", cmd.group_id, OffsetDeleteResult(error=code))
 
@@ -140,6 +145,7 @@ OTHER_TYPE_HANDLERS = {
     LeaveGroup: handle_classic_member_api,
     ConsumerGroupHeartbeat: handle_consumer_heartbeat,
     OffsetCommit: handle_offsets,
+    TxnOffsetCommit: handle_offsets,
     OffsetFetch: handle_offsets,
     OffsetDelete: handle_offsets,
     ExpireMember: handle_expire_member,

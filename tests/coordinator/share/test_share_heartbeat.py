@@ -205,6 +205,10 @@ def test_other_types_apis_on_a_share_group():
     assert reply.result.partitions[0].error == ErrorCode.GROUP_ID_NOT_FOUND
     [reply] = c.handle(OffsetFetch(request_id=5, group_id="g", topics=None), 1)
     assert reply.result.error == ErrorCode.GROUP_ID_NOT_FOUND
+    from kafka_emu.coordinator.txn_offsets import TxnOffsetCommit
+    [reply] = c.handle(TxnOffsetCommit(request_id=6, group_id="g", producer_id=1, producer_epoch=0,
+                                       offsets=(CommitOffset(topic="t", partition=0, offset=1),)), 1)
+    assert reply.result.partitions[0].error == ErrorCode.GROUP_ID_NOT_FOUND
     assert c.group_type("g") == "share"  # nothing converted it
 
 
