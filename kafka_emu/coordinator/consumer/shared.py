@@ -260,7 +260,8 @@ def describe(core: Core, group_id: str) -> DescribedConsumerGroup:
                                       error_message="Group id can't be empty.")
     group = core.consumer_groups.get(group_id)
     if group is None:
-        message = (f"Group {group_id} is not a consumer group." if group_id in core.groups
+        message = (f"Group {group_id} is not a consumer group."
+                   if group_id in core.groups or group_id in core.share_groups
                    else f"Group {group_id} not found.")
         return DescribedConsumerGroup(error=ErrorCode.GROUP_ID_NOT_FOUND, group_id=group_id,
                                       error_message=message)

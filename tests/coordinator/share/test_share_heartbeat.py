@@ -294,3 +294,13 @@ def test_coordinator_move_stops_then_restarts_the_sessions():
     [d] = [d for d in c.deadlines() if d.group_id == "g"]
     assert (d.kind, d.member_id, d.deadline_ms) == ("session", "m1", 250_000)
     assert hb(c, 200_001, "m1", 1).error == ErrorCode.NONE
+
+
+def test_consumer_group_describe_of_a_share_group():
+    from kafka_emu.coordinator.consumer.commands import ConsumerGroupDescribe
+    c = Coordinator()
+    hb(c, 0, "m1", 0, ["t"])
+    [reply] = c.handle(ConsumerGroupDescribe(request_id=1, group_ids=("g",)), 1)
+    [g] = reply.result.groups
+    assert (g.error, g.error_message) == (ErrorCode.GROUP_ID_NOT_FOUND,
+                                          "Group g is not a consumer group.")
