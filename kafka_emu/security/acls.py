@@ -91,17 +91,18 @@ _IMPLIES_DESCRIBE = frozenset({AclOperation.DESCRIBE, AclOperation.READ, AclOper
 _IMPLIES_DESCRIBE_CONFIGS = frozenset({AclOperation.DESCRIBE_CONFIGS,
                                        AclOperation.ALTER_CONFIGS})
 
-O = AclOperation
+_Op = AclOperation
 # AclEntry.supportedOperations: what an authorized-operations bitfield reports, per type
 SUPPORTED_OPERATIONS: dict[ResourceType, tuple[AclOperation, ...]] = {
-    ResourceType.TOPIC: (O.READ, O.WRITE, O.CREATE, O.DESCRIBE, O.DELETE, O.ALTER,
-                         O.DESCRIBE_CONFIGS, O.ALTER_CONFIGS),
-    ResourceType.GROUP: (O.READ, O.DESCRIBE, O.DELETE, O.DESCRIBE_CONFIGS, O.ALTER_CONFIGS),
-    ResourceType.CLUSTER: (O.CREATE, O.CLUSTER_ACTION, O.DESCRIBE_CONFIGS, O.ALTER_CONFIGS,
-                           O.IDEMPOTENT_WRITE, O.ALTER, O.DESCRIBE),
-    ResourceType.TRANSACTIONAL_ID: (O.DESCRIBE, O.WRITE),
-    ResourceType.DELEGATION_TOKEN: (O.DESCRIBE,),
-    ResourceType.USER: (O.CREATE_TOKENS, O.DESCRIBE_TOKENS),
+    ResourceType.TOPIC: (_Op.READ, _Op.WRITE, _Op.CREATE, _Op.DESCRIBE, _Op.DELETE, _Op.ALTER,
+                         _Op.DESCRIBE_CONFIGS, _Op.ALTER_CONFIGS),
+    ResourceType.GROUP: (_Op.READ, _Op.DESCRIBE, _Op.DELETE, _Op.DESCRIBE_CONFIGS,
+                         _Op.ALTER_CONFIGS),
+    ResourceType.CLUSTER: (_Op.CREATE, _Op.CLUSTER_ACTION, _Op.DESCRIBE_CONFIGS,
+                           _Op.ALTER_CONFIGS, _Op.IDEMPOTENT_WRITE, _Op.ALTER, _Op.DESCRIBE),
+    ResourceType.TRANSACTIONAL_ID: (_Op.DESCRIBE, _Op.WRITE),
+    ResourceType.DELEGATION_TOKEN: (_Op.DESCRIBE,),
+    ResourceType.USER: (_Op.CREATE_TOKENS, _Op.DESCRIBE_TOKENS),
 }
 
 

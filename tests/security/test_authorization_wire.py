@@ -6,7 +6,6 @@ PLAINTEXT connection), as on Kafka. Responses are decoded by kafka-python's clas
 
 from __future__ import annotations
 
-import uuid
 
 from kafka.protocol.api_message import ApiMessage
 
