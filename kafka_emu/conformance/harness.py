@@ -87,6 +87,9 @@ class Harness:
         # (by ``remote_assignor``, or its default); session timeouts are the broker's
         self.group_protocol = group_protocol
         self.remote_assignor = remote_assignor
+        # A migration scenario starts each node on a protocol of its own (``start``'s
+        # ``group_protocol``): the group is read as whichever type the emulator lists it as.
+        self.migrating = False
         self.procs: dict[str, ClientProcess] = {}
         self.lives: dict[str, int] = {}
         self.node_config: dict[str, dict[str, Any]] = {}
@@ -149,18 +152,20 @@ class Harness:
     def start(self, node: str, *, instance_id: str | None = None, autocommit: bool = False,
               session_timeout_ms: int = SESSION_TIMEOUT_MS, max_messages: int = -1,
               assignment_strategy: str | None = None, remote_assignor: str | None = None,
-              extra: dict[str, Any] | None = None) -> ClientProcess:
+              extra: dict[str, Any] | None = None,
+              group_protocol: str | None = None) -> ClientProcess:
         """Start (a new life of) consumer ``node``. On the consumer protocol
         ``session_timeout_ms`` and ``assignment_strategy`` are not the client's to set (as
         Kafka's VerifiableConsumer service passes neither there): the broker's session timeout
-        applies and ``remote_assignor`` (or the harness's) names the broker's assignor."""
+        applies and ``remote_assignor`` (or the harness's) names the broker's assignor.
+        ``group_protocol`` starts this node on another protocol than the run's (migrations)."""
         if node in self.procs and self.procs[node].running:
             raise ScenarioFailed(f"{node} is already running")
         life = self.lives.get(node, 0) + 1
         self.lives[node] = life
         # The kit's settings beyond the contract's flags go as properties (the contract's
         # properties file; the client's profile may route one to a flag of its own)
-        consumer_protocol = self.group_protocol == "consumer"
+        consumer_protocol = (group_protocol or self.group_protocol) == "consumer"
         assignor = remote_assignor or self.remote_assignor
         props = {"client.id": f"{node}.{life}",
                  **({} if consumer_protocol else {"heartbeat.interval.ms": HEARTBEAT_MS}),
@@ -300,10 +305,20 @@ class Harness:
             server = f"group unknown ({exc!r})"
         return f"live: {nodes or 'none'}; consumed {t.total_consumed()}; {server}"
 
+    def group_type(self) -> str | None:
+        """The group's type as ListGroups shows it ("classic", "consumer"; None: no group)."""
+        return next((g.group_type for g in self.emu.list_groups() if g.group_id == self.group),
+                    None)
+
+    def _consumer_group(self) -> bool:
+        if self.migrating:
+            return self.group_type() == "consumer"
+        return self.group_protocol == "consumer"
+
     def _described(self) -> Any:
         # DescribeGroups answers a consumer group GROUP_ID_NOT_FOUND ("not a classic group"),
         # as Kafka does: the consumer protocol's group is read with ConsumerGroupDescribe
-        if self.group_protocol == "consumer":
+        if self._consumer_group():
             return self.emu.describe_consumer_group(self.group)
         return self.emu.describe_group(self.group)
 
@@ -316,7 +331,7 @@ class Harness:
     def members(self) -> dict[str | None, str]:
         """group.instance.id -> member id of the group's members, as the emulator sees them."""
         g = self._described()
-        if self.group_protocol == "consumer":
+        if hasattr(g, "assignment_epoch"):  # a consumer group's description
             return {m.instance_id: m.member_id for m in g.members}
         return {m.group_instance_id: m.member_id for m in g.members}
 

@@ -579,3 +579,6 @@ for _name, _action, _api, _trigger, _params, _doc in _FAULTS:
     scenario(_name, "(none: a protocol error path Kafka's system tests cannot provoke)",
              needs=("faults",),
              not_on={"consumer": _consumer} if isinstance(_consumer, str) else None)(_fn)
+
+# Kafka's protocol-migration test (ConsumerProtocolMigrationTest), in a module of its own
+from . import scenarios_migration  # noqa: E402,F401 (registers its scenarios)
