@@ -306,8 +306,9 @@ def _created_topic_configs(check, request, response, version, broker):
 def _cluster_operations(check, request, response, version, broker):
     if response.cluster_authorized_operations == NOT_PROVIDED:
         return response
-    return attrs.evolve(response, cluster_authorized_operations=check.operations(
-        R.CLUSTER, CLUSTER_NAME))
+    return attrs.evolve(response, cluster_authorized_operations=(
+        check.operations(R.CLUSTER, CLUSTER_NAME)
+        if check.allowed(Op.DESCRIBE, R.CLUSTER, CLUSTER_NAME) else 0))
 
 
 def _list_groups(check, request, response, version, broker):
