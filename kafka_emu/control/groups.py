@@ -43,6 +43,9 @@ def run_operator(broker: Any, command: Any) -> dict:
 def existing_group(broker: Any, group_id: str):
     group = broker.coordinator.group(group_id)
     if group is None and broker.coordinator.has_group(group_id):
+        if broker.coordinator.group_type(group_id) == "share":
+            raise ControlError(f"group {group_id!r} is a share (KIP-932) group; this operation "
+                               "acts on classic groups (ShareGroupDescribe shows it)", 409)
         raise ControlError(f"group {group_id!r} is a consumer (KIP-848) group; this operation "
                            "acts on classic groups (describe_consumer_group shows it)", 409)
     if group is None or group.state is c.GroupState.DEAD:

@@ -134,3 +134,18 @@ def test_share_consumer_fails_fatally_when_share_groups_are_off(kafka_emu_factor
         with contextlib.suppress(KafkaException):
             c.close()
     assert emu._run(lambda: emu.broker.coordinator.group_type(group_id)) is None
+
+
+def test_control_plane_on_a_share_group(kafka_emu_factory):
+    """The control plane lists the share group and says what it is where an operation acts on
+    classic groups only; expire_member works on it (above)."""
+    from kafka_emu.control.operations import ControlError
+
+    topic, group_id = unique("t"), unique("sg")
+    emu = kafka_emu_factory(topics={topic: 1})
+    with share_consumers(emu, group_id, topic, 1) as consumers:
+        settled(emu, group_id, 1, consumers)
+        [entry] = [g for g in emu.groups() if g["group_id"] == group_id]
+        assert (entry["type"], entry["state"], entry["protocol_type"]) == ("share", "Stable", "share")
+        with pytest.raises(ControlError, match="is a share \\(KIP-932\\) group"):
+            emu.group_view(group_id)
