@@ -97,3 +97,24 @@ class TimeAdvanced:
 
     at_ms: int  # the coordinator's time after the move
     by_ms: int
+
+
+@attrs.frozen(kw_only=True)
+class ShareRecordsChanged:
+    """Share-group delivery (KIP-932): a run of one share-partition's records was acquired
+    (``acquire``, delivery count after it), acknowledged (``acknowledge``, with ``ack_type``:
+    0 gap, 1 accept, 2 release, 3 reject), released (``release``: a release acknowledgement,
+    the holder leaving or closing its session), had its acquisition lock run out
+    (``lock_expired``) or was archived (``archive``: rejected, or released at the delivery
+    count limit -- a poison record)."""
+
+    at_ms: int
+    group_id: str
+    topic: str | None  # None: the topic was deleted
+    partition: int
+    action: str  # acquire, acknowledge, release, lock_expired, archive
+    member_id: str | None
+    first_offset: int
+    last_offset: int
+    delivery_count: int
+    ack_type: int | None = None

@@ -78,6 +78,20 @@ class ShareFetching:
         if any(e.kind in ("release", "lock_expired") for _, e in events):
             self.released.set()
             self.released = trio.Event()
+        emit = self.broker.observer
+        if emit is not None:  # nothing is built while nobody listens
+            from .events import ShareRecordsChanged
+            now = self.broker.now_ms()
+            names: dict = {}
+            for (group_id, topic_id, index), e in events:
+                if topic_id not in names:
+                    info = self.broker.topics.lookup_id(topic_id)
+                    names[topic_id] = info.name if info is not None else None
+                emit(ShareRecordsChanged(
+                    at_ms=now, group_id=group_id, topic=names[topic_id], partition=index,
+                    action=e.kind, member_id=e.member_id or None, first_offset=e.first_offset,
+                    last_offset=e.last_offset, delivery_count=e.delivery_count,
+                    ack_type=e.ack_type))
 
     def locks_changed(self) -> None:
         """A lock was taken or renewed: the timer task may have to wake sooner."""

@@ -352,3 +352,31 @@ async def test_a_member_fenced_by_its_session_timeout_has_its_records_released(s
     advance(bound.broker, 46_000)  # share.session.timeout.ms (45 s) without a heartbeat
     assert bound.broker.coordinator.share_member_epoch("g", a.member) is None
     assert only_partition(await b.fetch(1))["acquired"] == [(0, 0, 2)]
+
+
+async def test_delivery_events_reach_the_observer_seam(nursery):
+    from kafka_emu.broker.events import ShareRecordsChanged
+
+    seen = []
+    bound = await nursery.start(partial(
+        serve, make_config({"group.share.delivery.count.limit": "2"}, topics={"t": 1}),
+        observer=lambda e: seen.append(e) if isinstance(e, ShareRecordsChanged) else None))
+    a = await client(bound)
+    await opened(bound, a)
+    produce(bound, [b"1", b"2", b"3"])
+    t = tid(bound)
+    await a.fetch(1)
+    await a.fetch(2, topics=[(t, [(0, [(0, 2, [ACCEPT, RELEASE, REJECT])])])])  # 1 again
+    advance(bound.broker, 30_000)
+    rows = [(e.action, e.member_id, e.first_offset, e.last_offset, e.delivery_count, e.ack_type)
+            for e in seen]
+    m = a.member
+    assert rows == [
+        ("acquire", m, 0, 2, 1, None),
+        ("acknowledge", m, 0, 0, 1, ACCEPT), ("acknowledge", m, 1, 1, 1, RELEASE),
+        ("acknowledge", m, 2, 2, 1, REJECT), ("archive", m, 2, 2, 1, None),
+        ("release", m, 1, 1, 1, None),
+        ("acquire", m, 1, 1, 2, None),
+        ("archive", m, 1, 1, 2, None),  # its lock ran out at the delivery count limit
+    ]
+    assert {(e.group_id, e.topic, e.partition) for e in seen} == {("g", "t", 0)}
