@@ -118,6 +118,12 @@ async def test_every_answer_matches_its_declared_result():
         assert [r["state"] for r in view[0]["in_flight"]] == ["ACQUIRED", "ACQUIRED"]
         assert check("expire_share_locks", _run("expire_share_locks", emu, group_id="sg")) == {
             "released": 2, "archived": 0}
+        # transactions: two ongoing, listed, one aborted by the operator, one timed out now
+        for tid in ("tx-a", "tx-b"):
+            _transaction(emu.broker, tid)
+        check("transactions", _run("transactions", emu))
+        check("abort_transaction", _run("abort_transaction", emu, transactional_id="tx-a"))
+        check("expire_transaction", _run("expire_transaction", emu, transactional_id="tx-b"))
         assert await emu.unexpected_errors() == []
 
     missed = sorted(set(all_operations()) - check.seen)
@@ -127,6 +133,12 @@ async def test_every_answer_matches_its_declared_result():
 def _params(name: str, raw: dict[str, Any]) -> Any:
     from kafka_emu.control.operations import parse_params
     return parse_params(all_operations()[name], raw)
+
+
+def _transaction(broker, transactional_id: str) -> None:
+    coordinator, now = broker.transactions, broker.now_ms()
+    pid = coordinator.init_producer_id(transactional_id, 60_000, None, now).producer_id
+    coordinator.add_partitions(transactional_id, pid, 0, [("t", 0)], now)
 
 
 def _share_partition(broker) -> None:

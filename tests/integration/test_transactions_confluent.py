@@ -107,3 +107,31 @@ def test_transaction_timeout_aborts_and_fences_on_the_emulators_clock(kafka_emu_
     other.produce(topic, value=b"on time")
     other.commit_transaction(TIMEOUT)
     assert committed_values(emu, topic, 1) == [b"on time"]
+
+
+def test_operator_aborts_an_open_transaction_over_http(kafka_emu_factory):
+    import json
+    import urllib.request
+    topic, tid = unique("t"), unique("tx")
+    emu = kafka_emu_factory(topics={topic: 1}, control_port=0)
+    p = producer(emu, tid)
+    p.init_transactions(TIMEOUT)
+    p.begin_transaction()
+    p.produce(topic, value=b"stuck")
+    p.flush(TIMEOUT)
+    request = urllib.request.Request(
+        f"{emu.control_url}/transactions/{tid}/abort", data=b"{}", method="POST",
+        headers={"Authorization": f"Bearer {emu.control_token}",
+                 "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
+        body = json.load(answer)["result"]
+    assert body["aborted"] and body["partitions"] == [f"{topic}-0"], body
+    with pytest.raises(KafkaException) as caught:
+        p.commit_transaction(TIMEOUT)
+    assert caught.value.args[0].fatal()
+    other = producer(emu, tid)
+    other.init_transactions(TIMEOUT)
+    other.begin_transaction()
+    other.produce(topic, value=b"next")
+    other.commit_transaction(TIMEOUT)
+    assert committed_values(emu, topic, 1) == [b"next"]
