@@ -235,14 +235,22 @@ def _metadata(check, request, response, version, broker):
     if all_topics:
         topics = [t for t in topics if check.allowed(Op.DESCRIBE, R.TOPIC, t.name)]
     elif version == 0:  # (every named topic denied: the handler saw an empty list, "all")
-        named = {t.name for t in request.topics}
-        topics = [t for t in topics if t.name in named]
+        topics = _named_only(check, request, topics)
     topics = _topic_operations(check, topics)
     cluster_ops = response.cluster_authorized_operations
     if cluster_ops != NOT_PROVIDED:  # (v8-10, asked for): 0 without DESCRIBE on the cluster
         cluster_ops = (check.operations(R.CLUSTER, CLUSTER_NAME)
                        if check.allowed(Op.DESCRIBE, R.CLUSTER, CLUSTER_NAME) else 0)
     return attrs.evolve(response, topics=topics, cluster_authorized_operations=cluster_ops)
+
+
+def _named_only(check, request, topics) -> list:
+    """The topics a request named: where every named topic was denied, the handler was given
+    an empty list, which these APIs read as "every topic"; keep only the denials then."""
+    named = {t.name for t in request.topics}
+    return [t for t in topics if t.name in named and (
+        t.error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        or check.allowed(Op.DESCRIBE, R.TOPIC, t.name))]
 
 
 def _topic_operations(check, topics) -> list:
@@ -254,6 +262,8 @@ def _describe_topic_partitions(check, request, response, version, broker):
     topics = response.topics
     if not request.topics:  # every topic: those the principal may describe
         topics = [t for t in topics if check.allowed(Op.DESCRIBE, R.TOPIC, t.name)]
+    else:  # (every named topic denied: the handler saw an empty list, "all topics")
+        topics = _named_only(check, request, topics)
     return attrs.evolve(response, topics=_topic_operations(check, topics))
 
 

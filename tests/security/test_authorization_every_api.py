@@ -244,3 +244,16 @@ async def test_add_partitions_to_txn_is_all_or_nothing(start_broker):
     hidden = await wire.request(BY_NAME["ListTransactions"], 1,
                                 BY_NAME["ListTransactions"].request())
     assert hidden.error_code == 0 and hidden.transaction_states == []
+
+
+async def test_describe_topic_partitions_all_named_denied_lists_nothing_else(start_broker):
+    bound = await start_broker(ACLS_ON, topics={"t": 1, "u": 1})
+    bound.broker.authorizer.add(allow(RT.TOPIC, "u", Op.DESCRIBE))
+    wire = await WireClient.connect(bound.host, bound.port)
+    named = await wire.request(BY_NAME["DescribeTopicPartitions"], 0,
+                               dtp.DescribeTopicPartitionsRequest(topics=[
+                                   dtp.TopicRequest(name="t")]))
+    assert [(t.name, t.error_code, t.topic_id.int) for t in named.topics] == [("t", T, 0)]
+    every = await wire.request(BY_NAME["DescribeTopicPartitions"], 0,
+                               dtp.DescribeTopicPartitionsRequest(topics=[]))
+    assert [(t.name, t.error_code) for t in every.topics] == [("u", 0)]
