@@ -48,7 +48,7 @@ from .epochs import (CLASSIC_JOIN, CLASSIC_SYNC, bump_group_epoch, cancel_member
                      classic_key, compute_target, reconcile, remove_member, session_key,
                      update_state)
 from .heartbeat import _add_member, _replace_static
-from .migration import assignment_bytes
+from .migration import assignment_bytes, maybe_downgrade_replaced
 from .model import ClassicMetadata, ConsumerGroup, ConsumerMember, MemberState
 from .regexes import member_topics, set_subscribed
 from .validation import new_member_id
@@ -125,7 +125,7 @@ def _join(core: Core, group: ConsumerGroup, cmd: JoinGroup) -> None:
     except DecodeError:  # Kafka: IllegalStateException, an unexpected error to the client
         raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR) from None
 
-    member, is_new = _get_member(core, group, cmd, member_id, unknown)
+    member, is_new, replaced = _get_member(core, group, cmd, member_id, unknown)
     old_names = member.subscribed_topic_names
     if cmd.group_instance_id is not None:
         member.instance_id = cmd.group_instance_id
@@ -160,9 +160,12 @@ def _join(core: Core, group: ConsumerGroup, cmd: JoinGroup) -> None:
 
     gid = group.group_id
     core.timers.cancel(classic_key(CLASSIC_JOIN, gid, member.member_id))
-    core.timers.schedule(session_key(gid, member.member_id), core.now + cmd.session_timeout_ms)
-    core.timers.schedule(classic_key(CLASSIC_SYNC, gid, member.member_id),
-                         core.now + max(cmd.rebalance_timeout_ms, 0))
+    if replaced is not None and maybe_downgrade_replaced(core, group, replaced):
+        pass  # a classic group now: its own heartbeat timers run (migration.py)
+    else:
+        core.timers.schedule(session_key(gid, member.member_id), core.now + cmd.session_timeout_ms)
+        core.timers.schedule(classic_key(CLASSIC_SYNC, gid, member.member_id),
+                             core.now + max(cmd.rebalance_timeout_ms, 0))
     core.reply(cmd.request_id, "JoinGroup", gid, JoinGroupResult(
         error=ErrorCode.NONE, generation_id=member.member_epoch,
         protocol_type=CONSUMER_PROTOCOL_TYPE, protocol_name=member.classic.protocol_name,
@@ -170,29 +173,31 @@ def _join(core: Core, group: ConsumerGroup, cmd: JoinGroup) -> None:
 
 
 def _get_member(core: Core, group: ConsumerGroup, cmd: JoinGroup, member_id: str,
-                unknown: bool) -> tuple[ConsumerMember, bool]:
+                unknown: bool) -> tuple[ConsumerMember, bool, ConsumerMember | None]:
+    """(the member, whether it is new, the static member it replaced if any)."""
     instance_id = cmd.group_instance_id
     if instance_id is None:
         member = group.members.get(member_id)
         if member is not None:
-            return member, False
-        return _add_member(core, group, ConsumerMember(member_id, client_id=cmd.client_id)), True
+            return member, False, None
+        new = ConsumerMember(member_id, client_id=cmd.client_id)
+        return _add_member(core, group, new), True, None
     old = group.static_member(instance_id)
     if unknown:
         if old is None:
             return _add_member(core, group, ConsumerMember(
-                member_id, instance_id=instance_id, client_id=cmd.client_id)), True
+                member_id, instance_id=instance_id, client_id=cmd.client_id)), True, None
         # A static member restarting under a new id takes its predecessor's place, whichever
         # protocol the predecessor used (no UNRELEASED_INSTANCE_ID check for classic joins).
         cancel_member_timers(core, group.group_id, old.member_id)
-        return _replace_static(core, group, old, member_id, cmd.client_id), False
+        return _replace_static(core, group, old, member_id, cmd.client_id), False, old
     if old is None:
         raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
     if old.member_id != member_id:
         raise KafkaError(ErrorCode.FENCED_INSTANCE_ID,
                          f"Static member {member_id} with instance id {instance_id} was fenced by "
                          f"member {old.member_id}.")
-    return old, False
+    return old, False, None
 
 
 # ------------------------------------------------------------------------------------ SyncGroup

@@ -192,7 +192,23 @@ def maybe_downgrade(core: Core, group: ConsumerGroup, leaving: ConsumerMember) -
     return True
 
 
-def downgrade(core: Core, group: ConsumerGroup, leaving: ConsumerMember) -> Group:
+def maybe_downgrade_replaced(core: Core, group: ConsumerGroup, replaced: ConsumerMember) -> bool:
+    """validateOnlineDowngradeWithReplacedMemberId: a classic JoinGroup took over the static
+    instance id of the group's last consumer-protocol member (already replaced in ``group``).
+    The group becomes classic with the joiner holding its predecessor's target, without a
+    rebalance (convertToClassicGroup with a joining member)."""
+    if replaced.classic is not None or group.classic_members() != len(group.members):
+        return False
+    if not core.config.migration_downgrade_enabled:
+        return False
+    if len(group.members) > core.config.group_max_size:
+        return False
+    downgrade(core, group, None, rebalance=False)
+    return True
+
+
+def downgrade(core: Core, group: ConsumerGroup, leaving: ConsumerMember | None, *,
+              rebalance: bool = True) -> Group:
     gid = group.group_id
     for member in group.members.values():
         cancel_member_timers(core, gid, member.member_id)
@@ -221,5 +237,6 @@ def downgrade(core: Core, group: ConsumerGroup, leaving: ConsumerMember) -> Grou
             core.emit(MemberAdded(at_ms=core.now, group_id=gid, member_id=cm.member_id,
                                   group_instance_id=cm.group_instance_id, client_id=cm.client_id))
         core.schedule_heartbeat(classic, cm.member_id, cm.session_timeout_ms)
-    prepare_rebalance(core, classic, f"Downgrade group {gid} from consumer to classic.")
+    if rebalance:  # a member left: the rest rejoin for a new assignment
+        prepare_rebalance(core, classic, f"Downgrade group {gid} from consumer to classic.")
     return classic

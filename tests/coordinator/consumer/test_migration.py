@@ -317,3 +317,23 @@ def test_sub_v0_is_what_the_harness_means():
     # the independent encoder and ours agree on a v0 subscription
     from kafka_emu.protocol.messages.consumer_protocol import decode_subscription
     assert decode_subscription(sub_v0("t", "u")).topics == ["t", "u"]
+
+
+def test_classic_static_member_replacing_the_last_consumer_member_converts_without_rebalance():
+    m = Mixed()
+    m.hb("n1", 0, instance_id="i1")
+    c = m.join().member_id  # a classic member beside it
+    rejoin(m, c)
+    n1 = m.hb("n1", m.cgroup().members["n1"].member_epoch, instance_id="i1",
+              owned={"t": set(range(6))})
+    target = parts(m.cgroup().target["n1"].items())
+    m.hb("n1", -2, instance_id="i1", owned=None)  # a static member's temporary leave
+    j = m.join(instance="i1")  # the same instance restarts on the classic protocol
+    assert j.error == E.NONE
+    group = m.c.group("g")
+    assert m.cgroup() is None and group.state is GroupState.STABLE  # no rebalance
+    assert group.generation == j.generation_id
+    assert set(group.members) == {c, j.member_id}
+    s = m.sync(j.member_id, j.generation_id)
+    assert s.error == E.NONE and read_assignment(s.assignment) == target
+    assert n1.error == E.NONE
