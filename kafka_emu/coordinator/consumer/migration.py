@@ -21,7 +21,9 @@ protocol, the policy allows a downgrade and at most ``group.max.size`` remain, t
 classic group in Stable at generation = the group epoch, each member with its classic protocols,
 session and rebalance timeouts and its *target* assignment encoded in the version of its
 subscription; then a rebalance starts at once ("Downgrade group g from consumer to classic."), so
-the members rejoin through JoinGroup. The last member leaving leaves an Empty consumer group,
+the members rejoin through JoinGroup. A classic JoinGroup that takes over the static instance id
+of the last consumer-protocol member converts the group too, the joiner holding its
+predecessor's target, without a rebalance. The last member leaving leaves an Empty consumer group,
 which a classic JoinGroup replaces whatever the policy (shared.py), as Kafka converts empty groups
 regardless of it. Committed offsets stay where they are: they are keyed by group id.
 
