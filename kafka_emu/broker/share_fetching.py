@@ -179,3 +179,16 @@ def lag_of(sp, log) -> int:
         return -1
     finished = sum(1 for r in sp.records.values() if r.state.name in ("ACKNOWLEDGED", "ARCHIVED"))
     return max(log.high_watermark - sp.start_offset - finished, 0)
+
+
+def leader_of(ctx, topic_id, index: int, log) -> tuple[int, int, object | None]:
+    """(leader id, leader epoch, the leader's Node if this broker is not it) of a partition:
+    what CurrentLeader and NodeEndpoints tell a share consumer (KIP-951's redirect)."""
+    cluster = ctx.broker.cluster
+    if not cluster.multi:
+        return cluster.node(ctx.connection.node_id).node_id, log.leader_epoch, None
+    info = ctx.broker.topics.lookup_id(topic_id)
+    placement = cluster.placement(topic_id, info.name, index)
+    me = cluster.node(ctx.connection.node_id).node_id
+    other = cluster.nodes.get(placement.leader) if placement.leader != me else None
+    return placement.leader, placement.leader_epoch, other

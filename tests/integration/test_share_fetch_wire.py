@@ -380,3 +380,55 @@ async def test_delivery_events_reach_the_observer_seam(nursery):
         ("archive", m, 1, 1, 2, None),  # its lock ran out at the delivery count limit
     ]
     assert {(e.group_id, e.topic, e.partition) for e in seen} == {("g", "t", 0)}
+
+
+async def test_read_committed_stops_at_the_lso_and_archives_aborted_records(start):
+    bound = await start()
+    broker = bound.broker
+    for group, level in (("rc", "read_committed"), ("ru", "read_uncommitted")):
+        broker.resource_configs.group_overrides[group] = {
+            "share.isolation.level": level, "share.auto.offset.reset": "earliest"}
+    log = broker.topics.partition("t", 0)
+    now = broker.now_ms()
+    log.append(build_batch([Record(value=v, key=None, timestamp_ms=now) for v in (b"t1", b"t2")],
+                           producer_id=7, producer_epoch=0, base_sequence=0,
+                           transactional=True), now)
+    produce(bound, [b"plain"])  # offset 2, behind the open transaction
+    t = tid(bound)
+    rc = Client(await WireClient.connect(bound.host, bound.port), "m1", "rc")
+    ru = Client(await WireClient.connect(bound.host, bound.port), "m2", "ru")
+    r = await rc.fetch(0, topics=[(t, [(0, [])])])
+    assert only_partition(r)["acquired"] == []  # the last stable offset is 0
+    log.append_marker(producer_id=7, producer_epoch=0, coordinator_epoch=0, commit=False,
+                      now_ms=now, transaction_version=1)  # ABORT at offset 3
+    p = only_partition(await rc.fetch(1))
+    assert p["acquired"] == [(2, 2, 1)]  # the aborted 0-1 and the marker are never delivered
+    assert record_offsets(p["records"]) == [2]
+    r = await rc.fetch(2, topics=[(t, [(0, [(2, 2, [ACCEPT])])])])
+    sp = broker.share_fetching.delivery.partition("rc", t, 0)
+    assert (sp.start_offset, sp.end_offset) == (4, 4)
+    # read_uncommitted delivers the aborted records too (the client filters nothing for shares)
+    p = only_partition(await ru.fetch(0, topics=[(t, [(0, [])])]))
+    assert p["acquired"] == [(0, 2, 1)]
+
+
+async def test_a_cluster_redirects_share_fetches_to_the_leader(start):
+    bound = await start({"emu.brokers": "2"})
+    broker = bound.broker
+    t = tid(bound)
+    leader = broker.cluster.placement(t, "t", 0).leader
+    ports = dict(zip((n.node_id for n in broker.cluster.nodes.values()), bound.ports))
+    follower = next(n for n in ports if n != leader)
+    wrong = Client(await WireClient.connect(bound.host, ports[follower]), "m")
+    r = await wrong.fetch(0, topics=[(t, [(0, [])])])
+    p = only_partition(r)
+    assert p["error_code"] == E.NOT_LEADER_OR_FOLLOWER and p["leader"] == (leader, 0)
+    assert [(n[0], n[2]) for n in r["node_endpoints"]] == [(leader, ports[leader])]
+    r = await wrong.ack(1, [(t, [(0, [(0, 0, [ACCEPT])])])])
+    assert only_partition(r)["error_code"] == E.NOT_LEADER_OR_FOLLOWER
+    assert [n[0] for n in r["node_endpoints"]] == [leader]
+    right = Client(await WireClient.connect(bound.host, ports[leader]), "m2")
+    await opened(bound, right)
+    produce(bound, [b"1"])
+    p = only_partition(await right.fetch(1))
+    assert p["acquired"] == [(0, 0, 1)] and p["leader"] == (leader, 0)

@@ -16,10 +16,12 @@ from __future__ import annotations
 from ...coordinator.share.partition_state import AckBatch, AckError
 from ...coordinator.share.sessions import SessionError
 from ...errors import ErrorCode, KafkaError
-from ...protocol.messages.share_acknowledge import (API, LeaderIdAndEpoch, PartitionData,
-                                                    ShareAcknowledgeResponse,
+from ...protocol.messages.share_acknowledge import (API, LeaderIdAndEpoch, NodeEndpoint,
+                                                    PartitionData, ShareAcknowledgeResponse,
                                                     ShareAcknowledgeTopicResponse)
+from ..share_fetching import leader_of
 from . import Handler
+from ._common import node_endpoint
 
 
 def renew_supported(version: int) -> bool:
@@ -50,6 +52,11 @@ def apply_acks(ctx, group_id: str, member_id: str, acks: dict, renew_allowed: bo
         except KafkaError as exc:
             out[key] = (exc.code, str(exc))
             continue
+        if broker.cluster.multi:
+            refused = broker.cluster.check_partition_id(ctx.connection.node_id, topic_id, index)
+            if refused is not None:
+                out[key] = (refused, None)
+                continue
         sp = delivery.partition(group_id, topic_id, index)
         if sp is None:
             out[key] = (ErrorCode.INVALID_RECORD_STATE, "No records acquired in this partition")
@@ -93,14 +100,18 @@ async def share_acknowledge(ctx, request) -> ShareAcknowledgeResponse:
     if context.final:
         delivery.sessions.close(group_id, member_id)
         fetching.publish(delivery.release_member(group_id, member_id))
-    node_id = ctx.connection.node_id or 0
     responses: dict = {}
+    endpoints: dict = {}
     for (topic_id, index), (code, message) in results.items():
         try:
-            epoch = ctx.broker.topics.partition_by_id(topic_id, index).leader_epoch
-            leader = LeaderIdAndEpoch(leader_id=node_id, leader_epoch=epoch)
+            log = ctx.broker.topics.partition_by_id(topic_id, index)
         except KafkaError:
             leader = LeaderIdAndEpoch(leader_id=-1, leader_epoch=-1)
+        else:
+            leader_id, epoch, elsewhere = leader_of(ctx, topic_id, index, log)
+            leader = LeaderIdAndEpoch(leader_id=leader_id, leader_epoch=epoch)
+            if elsewhere is not None and code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
+                endpoints[elsewhere.node_id] = elsewhere
         responses.setdefault(topic_id, []).append(PartitionData(
             partition_index=index, error_code=code, error_message=message,
             current_leader=leader))
@@ -108,7 +119,9 @@ async def share_acknowledge(ctx, request) -> ShareAcknowledgeResponse:
     return ShareAcknowledgeResponse(
         acquisition_lock_timeout_ms=lock_ms if reports_lock_timeout(ctx.version) else 0,
         responses=[ShareAcknowledgeTopicResponse(topic_id=t, partitions=ps)
-                   for t, ps in responses.items()])
+                   for t, ps in responses.items()],
+        node_endpoints=[NodeEndpoint(node_id=n.node_id, host=h, port=p, rack=n.rack)
+                        for n in endpoints.values() for h, p in [node_endpoint(ctx, n)]])
 
 
 HANDLER = Handler(API, "1-2", share_acknowledge)

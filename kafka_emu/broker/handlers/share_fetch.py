@@ -22,11 +22,12 @@ from ...coordinator.share.partition_state import AckBatch, AckError
 from ...coordinator.share.sessions import SessionError
 from ...errors import ErrorCode, KafkaError
 from ...protocol.messages.share_fetch import (API, AcquiredRecords, LeaderIdAndEpoch,
-                                              PartitionData, ShareFetchableTopicResponse,
-                                              ShareFetchResponse)
+                                              NodeEndpoint, PartitionData,
+                                              ShareFetchableTopicResponse, ShareFetchResponse)
 from . import Handler
 from .share_acknowledge import apply_acks, share_enabled
-from ..share_fetching import pick_batches
+from ..share_fetching import leader_of, pick_batches
+from ._common import node_endpoint
 
 
 def renew_supported(version: int) -> bool:
@@ -56,6 +57,7 @@ class _Fetch:
         self.acks: dict[tuple, tuple[ErrorCode, str | None]] = {}
         self.got: dict[tuple, tuple[list, list]] = {}  # key -> (stored batches, acquired runs)
         self.leaders: dict[tuple, LeaderIdAndEpoch] = {}
+        self.endpoints: dict[int, object] = {}  # leaders named by NOT_LEADER_OR_FOLLOWER
         self.acquired = 0
         self.size = 0
 
@@ -77,13 +79,15 @@ class _Fetch:
             except KafkaError as exc:
                 self.errors[key] = (exc.code, str(exc))
                 continue
+            leader, epoch, elsewhere = leader_of(self.ctx, topic_id, index, log)
+            self.leaders[key] = LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
             if cluster.multi:
                 refused = cluster.check_partition_id(node_id, topic_id, index)
                 if refused is not None:
                     self.errors[key] = (refused, None)
+                    if elsewhere is not None:
+                        self.endpoints[elsewhere.node_id] = elsewhere
                     continue
-            self.leaders[key] = LeaderIdAndEpoch(leader_id=node_id or 0,
-                                                 leader_epoch=log.leader_epoch)
             if self.acquired >= max_records or budget <= 0:
                 continue
             sp = delivery.partition(self.group_id, topic_id, index, create=True)
@@ -186,10 +190,16 @@ async def share_fetch(ctx, request) -> ShareFetchResponse:
     responses: dict = {}
     for key in keys:
         responses.setdefault(key[0], []).append(fetch.partition_data(key))
+    endpoints = []
+    for node in fetch.endpoints.values():
+        host, port = node_endpoint(ctx, node)
+        endpoints.append(NodeEndpoint(node_id=node.node_id, host=host, port=port,
+                                      rack=node.rack))
     return ShareFetchResponse(
         acquisition_lock_timeout_ms=lock_ms,
         responses=[ShareFetchableTopicResponse(topic_id=t, partitions=ps)
-                   for t, ps in responses.items()])
+                   for t, ps in responses.items()],
+        node_endpoints=endpoints)
 
 
 HANDLER = Handler(API, "1-2", share_fetch)
