@@ -142,7 +142,9 @@ class ScramServer:
         if not sep:
             raise SaslFailure("Invalid SCRAM client final message", generic=True)
         attributes = _attributes(without_proof)
-        if attributes.get("r") != self._nonce:
+        # Kafka checks only that the nonce ends with ours (Debian's librdkafka 1.x sends the
+        # client's nonce before the combined one, and Kafka accepts it)
+        if not attributes.get("r", "").endswith(self._nonce):
             raise SaslFailure("Invalid client nonce in the final client message.", generic=True)
         credential = self._credential
         assert credential is not None
