@@ -432,3 +432,16 @@ async def test_a_cluster_redirects_share_fetches_to_the_leader(start):
     produce(bound, [b"1"])
     p = only_partition(await right.fetch(1))
     assert p["acquired"] == [(0, 0, 1)] and p["leader"] == (leader, 0)
+
+
+async def test_v2_record_limit_mode_splits_a_batch_at_max_records(start):
+    bound = await start()
+    a = await client(bound)
+    t = tid(bound)
+    await a.fetch(0, version=2, topics=[(t, [(0, [])])])
+    produce(bound, [b"1", b"2", b"3", b"4"])
+    p = only_partition(await a.fetch(1, version=2, max_records=3, acquire_mode=1))
+    assert p["acquired"] == [(0, 2, 1)]
+    assert record_offsets(p["records"]) == [0, 1, 2, 3]  # the stored batch, filtered by ranges
+    p = only_partition(await a.fetch(2, version=2, max_records=3, acquire_mode=1))
+    assert p["acquired"] == [(3, 3, 1)]

@@ -1,6 +1,8 @@
 """ShareFetch v1-2 (KIP-932): v1 MaxRecords / BatchSize and AcquisitionLockTimeoutMs (v0, Kafka
-4.0's early access, is gone as in 4.1); v2 ShareAcquireMode and IsRenewAck (acknowledge type 4,
-Renew: the records stay acquired with a fresh lock; a renew-only request fetches nothing).
+4.0's early access, is gone as in 4.1); v2 ShareAcquireMode (1, record-limit: never more than
+MaxRecords, a batch split if need be; 0, batch-optimised: new batches whole) and IsRenewAck
+(acknowledge type 4, Renew: the records stay acquired with a fresh lock; a renew-only request
+fetches nothing). BatchSize is read and not used: acquired ranges are not cut to it.
 
 Order of work, as Kafka's KafkaApis + SharePartitionManager: the share session first (epoch 0
 opens, N continues, -1 closes: SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH,
@@ -30,7 +32,14 @@ from ..share_fetching import leader_of, pick_batches
 from ._common import node_endpoint
 
 
+RECORD_LIMIT = 1
+
+
 def renew_supported(version: int) -> bool:
+    return version >= 2
+
+
+def acquire_mode_supported(version: int) -> bool:
     return version >= 2
 
 
@@ -60,6 +69,9 @@ class _Fetch:
         self.endpoints: dict[int, object] = {}  # leaders named by NOT_LEADER_OR_FOLLOWER
         self.acquired = 0
         self.size = 0
+        # ShareAcquireMode (v2, KIP-1206): 1 is record-limit, 0 batch-optimised
+        self.record_limit = (acquire_mode_supported(ctx.version)
+                             and request.share_acquire_mode == RECORD_LIMIT)
 
     def run(self) -> None:
         broker = self.ctx.broker
@@ -94,7 +106,7 @@ class _Fetch:
             raw, described, limit = fetching.read(log, sp, budget, sp.config.isolation_level)
             runs, evs = sp.acquire(self.member_id, described, log_start=log.log_start_offset,
                                    log_limit=limit, max_records=max_records - self.acquired,
-                                   now_ms=now)
+                                   now_ms=now, record_limit=self.record_limit)
             events += [((self.group_id, topic_id, index), e) for e in evs]
             if not runs:
                 continue

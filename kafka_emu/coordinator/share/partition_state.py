@@ -241,11 +241,13 @@ class SharePartition:
 
     # -- acquire -------------------------------------------------------------------------
     def acquire(self, member_id: str, batches: Sequence[LogBatch], *, log_start: int,
-                log_limit: int, max_records: int, now_ms: int
+                log_limit: int, max_records: int, now_ms: int, record_limit: bool = False
                 ) -> tuple[list[Acquired], list[DeliveryEvent]]:
         """Acquire for ``member_id`` from ``batches`` (the log read from ``next_fetch_offset``,
         in order), never at or past ``log_limit`` (the high watermark, or the last stable
-        offset under read_committed). Returns the acquired runs and the events."""
+        offset under read_committed). ``record_limit`` (ShareFetch v2's ShareAcquireMode 1,
+        KIP-1206) never passes ``max_records``, splitting a batch; the default (batch-optimised)
+        takes new batches whole. Returns the acquired runs and the events."""
         if not self.initialised:
             self.initialise(log_start, log_limit)
         events = self._catch_up(log_start)
@@ -281,6 +283,8 @@ class SharePartition:
                 # a new record: the batch is taken whole if the in-flight limit has room when
                 # it starts (Kafka may pass max.record.locks to end on a batch boundary)
                 if room <= 0 and offset == first_new:
+                    break
+                if record_limit and len(acquired) >= max_records:
                     break
                 if offset > self.end_offset:  # offsets the log does not hold
                     for gap in range(self.end_offset, offset):

@@ -46,12 +46,16 @@ class SharePartitionMachine(RuleBasedStateMachine):
             self.finished.add(base)  # archived as it enters the window, never delivered
         self.batches.append(LogBatch(base, base + size - 1, control))
 
-    @rule(member=st.sampled_from(MEMBERS), max_records=st.integers(1, 12))
-    def fetch(self, member, max_records):
+    @rule(member=st.sampled_from(MEMBERS), max_records=st.integers(1, 12),
+          record_limit=st.booleans())
+    def fetch(self, member, max_records, record_limit):
         start_at = self.sp.next_fetch_offset() if self.sp.initialised else 0
         batches = [b for b in self.batches if b.last_offset >= start_at]
         runs, _ = self.sp.acquire(member, batches, log_start=0, log_limit=self.log_end,
-                                  max_records=max_records, now_ms=self.now)
+                                  max_records=max_records, now_ms=self.now,
+                                  record_limit=record_limit)
+        if record_limit:  # ShareAcquireMode record-limit: never past max_records
+            assert sum(r.last_offset - r.first_offset + 1 for r in runs) <= max_records
         for run in runs:
             for offset in range(run.first_offset, run.last_offset + 1):
                 assert offset not in self.finished, f"finished {offset} delivered again"
