@@ -118,3 +118,23 @@ class ShareRecordsChanged:
     last_offset: int
     delivery_count: int
     ack_type: int | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TransactionEnded:
+    """The transaction coordinator completed a transaction: its COMMIT/ABORT markers written to
+    every partition and its groups' pending offsets completed (broker/txn_markers.py).
+    ``cause`` says who ended it: ``client`` (EndTxn), ``timeout`` (transaction.timeout.ms, or
+    the control plane's expire_transaction), ``fenced`` (a new InitProducerId for the id while
+    it was open) or ``operator`` (abort_transaction); every cause but ``client`` fenced the
+    producer (its epoch is ``producer_epoch``, bumped)."""
+
+    at_ms: int
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    committed: bool
+    cause: str
+    partitions: tuple[tuple[str, int], ...]
+    groups: tuple[str, ...]
+    duration_ms: int  # from its first partition added to its end (-1: it had none)

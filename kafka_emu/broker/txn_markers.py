@@ -40,8 +40,19 @@ def write_markers(broker, markers: Any, now_ms: int) -> None:
         _append_marker(broker, topic, partition, markers, now_ms)
     for group_id in markers.groups:
         _complete_group_offsets(broker, group_id, markers, now_ms)
+    md = broker.transactions.get(markers.transactional_id)
+    started = md.start_ms if md is not None else -1
     broker.transactions.markers_written(markers.transactional_id, now_ms)
     broker.timers_changed.set()
+    emit = broker.observation.emit
+    if emit is not None:  # built only while somebody listens (broker/events.py)
+        from .events import TransactionEnded
+        emit(TransactionEnded(
+            at_ms=now_ms, transactional_id=markers.transactional_id,
+            producer_id=markers.producer_id, producer_epoch=markers.producer_epoch,
+            committed=markers.committed, cause=markers.cause, partitions=markers.partitions,
+            groups=markers.groups,
+            duration_ms=now_ms - started if started >= 0 and markers.partitions else -1))
 
 
 def _append_marker(broker, topic: str, partition: int, markers: Any, now_ms: int) -> None:

@@ -8,8 +8,9 @@ from kafka_emu.broker.server import serve
 def start_broker(nursery):
     """start_broker(settings, topics=...) -> BoundAddress of a broker on 127.0.0.1 port 0."""
 
-    async def start(settings=None, *, topics=None):
+    async def start(settings=None, *, topics=None, observer=None):
         from functools import partial
-        return await nursery.start(partial(serve, make_config(settings, topics=topics)))
+        return await nursery.start(partial(serve, make_config(settings, topics=topics),
+                                           observer=observer))
 
     return start

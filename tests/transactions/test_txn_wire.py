@@ -25,8 +25,8 @@ async def call(wire: WireClient, request: ApiMessage, version: int, response_cls
     return response_cls.decode(frame, version=version, header=True)
 
 
-async def connect(start_broker, settings=None):
-    bound = await start_broker(settings, topics=TOPICS)
+async def connect(start_broker, settings=None, observer=None):
+    bound = await start_broker(settings, topics=TOPICS, observer=observer)
     return bound, await WireClient.connect(bound.host, bound.port)
 
 
@@ -275,3 +275,31 @@ async def test_describe_producers_shows_the_open_transaction(start_broker):
     await end(wire, "tx", pid, 0, True, 3)
     (state,) = (await describe())[("t", 0)].active_producers
     assert state.current_txn_start_offset == -1  # the commit marker closed it
+
+
+async def test_every_ended_transaction_is_an_event_with_its_cause(start_broker):
+    from kafka_emu.broker.events import TransactionEnded
+    from kafka_emu.trace.schema import to_record
+    seen = []
+    bound, wire = await connect(start_broker, {"emu.clock": "manual"}, observer=seen.append)
+    pid = (await init(wire, "tx", timeout_ms=1000)).producer_id
+    for cause in ("client", "fenced", "timeout"):
+        epoch = bound.broker.transactions.get("tx").producer_epoch
+        await call(wire, apt_v3("tx", pid, epoch, {"t": [0], "u": [0]}), 3,
+                   kpp.AddPartitionsToTxnResponse)
+        if cause == "client":
+            await end(wire, "tx", pid, epoch, True, 3)
+        elif cause == "fenced":
+            await init(wire, "tx", timeout_ms=1000)  # CONCURRENT_TRANSACTIONS, aborted
+            await init(wire, "tx", timeout_ms=1000)
+        else:
+            from kafka_emu.control import timing
+            timing.advance(bound.broker, 10_000)
+    ended = [e for e in seen if isinstance(e, TransactionEnded)]
+    assert [(e.cause, e.committed, e.partitions) for e in ended] == [
+        ("client", True, (("t", 0), ("u", 0))), ("fenced", False, (("t", 0), ("u", 0))),
+        ("timeout", False, (("t", 0), ("u", 0)))]
+    assert ended[2].duration_ms == 10_000 and ended[1].producer_epoch == 1
+    record = to_record(ended[0])
+    assert record["kind"] == "transaction_ended"
+    assert record["partitions"] == [{"topic": "t", "partition": 0}, {"topic": "u", "partition": 0}]
