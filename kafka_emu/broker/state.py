@@ -175,7 +175,8 @@ class Broker:
         return TransactionCoordinator(
             TransactionConfig.from_broker(self.config), start_ms=self.now_ms(),
             allocate_producer_id=lambda: ids.init_producer_id().producer_id,
-            group_partition=lambda g: ("__consumer_offsets", cluster.offsets_partition(g)))
+            group_partition=lambda g: ("__consumer_offsets", cluster.offsets_partition(g)),
+            on_start=lambda: self.timers_changed.set())
 
     @functools.cached_property
     def share_fetching(self) -> Any:

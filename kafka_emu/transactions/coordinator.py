@@ -84,8 +84,11 @@ class TransactionCoordinator:
     def __init__(self, config: TransactionConfig | None = None, *,
                  allocate_producer_id: Callable[[], int] | None = None,
                  group_partition: Callable[[str], tuple[str, int]] | None = None,
-                 start_ms: int = 0) -> None:
+                 start_ms: int = 0, on_start: Callable[[], object] | None = None) -> None:
         self.config = config or TransactionConfig()
+        # told when a transaction starts (a new timeout deadline): the broker wakes its timer
+        # task, whichever request path (AddPartitionsToTxn, Produce v12's implicit add) began it
+        self._on_start = on_start
         # a group's __consumer_offsets partition (the broker knows the partition count)
         self._group_partition = group_partition or (lambda group_id: ("__consumer_offsets", 0))
         if allocate_producer_id is None:
@@ -224,9 +227,12 @@ class TransactionCoordinator:
         if md.state is S.ONGOING and parts <= md.partitions and (
                 group_id is None or group_id in md.groups):
             return E.NONE  # already in: Kafka answers at once
-        if md.state is not S.ONGOING:
+        starts = md.state is not S.ONGOING
+        if starts:
             md.start_ms = now_ms
         md.transition_to(S.ONGOING)
+        if starts and self._on_start is not None:
+            self._on_start()
         md.partitions |= parts
         if group_id is not None:
             md.groups.add(group_id)

@@ -270,3 +270,12 @@ def test_fencing_an_ongoing_transaction_keeps_its_start_time():
     c.add_partitions("tx", pid, 0, [TP], 5)
     c.init_producer_id("tx", 60_000, None, 9)
     assert c.get("tx").start_ms == 5
+
+
+def test_a_starting_transaction_tells_the_broker_its_deadline_moved():
+    told = []
+    c = TransactionCoordinator(on_start=lambda: told.append(1))
+    pid = c.init_producer_id("tx", 1000, None, 0).producer_id
+    c.add_partition_implicitly("tx", pid, 0, "t", 0, 5)
+    c.add_partitions("tx", pid, 0, [("t", 1)], 6)  # already ongoing: no new deadline
+    assert told == [1] and c.next_deadline() == 10_000
