@@ -29,6 +29,7 @@ from ..control.operations import ControlError, all_operations, check_bounds, par
 from ..control.ops import cluster as cluster_ops
 from ..control.ops import faults as fault_ops
 from ..control.ops import groups as group_ops
+from ..control.ops import share as share_ops
 from ..control.ops import time as time_ops
 from ..control.ops import timeline as timeline_ops
 from ..control.ops import topics as topic_ops
@@ -288,6 +289,19 @@ class _Handle:
         ``assignment``, and ``offsets`` (committed_offset, log_end_offset, lag, member_id per
         partition) with ``total_lag``. 404 if the group does not exist."""
         return op(group_ops.group_view, group_id=group_id)
+
+    @handle_method
+    def share_partitions(self, group_id: str) -> Job[list[share_ops.SharePartitionView]]:
+        """A share group's share-partitions: start/end offsets and each in-flight record's
+        state, delivery count, holder and lock deadline. 404 if it has none."""
+        return op(share_ops.share_partitions, group_id=group_id)
+
+    @handle_method
+    def expire_share_locks(self, group_id: str, member_id: str | None = None
+                           ) -> Job[share_ops.LocksExpired]:
+        """Let a share group's acquisition locks (one member's, if named) run out now: the
+        records become AVAILABLE again, or ARCHIVED at the delivery count limit."""
+        return op(share_ops.expire_share_locks, group_id=group_id, member_id=member_id)
 
     @handle_method
     def expire_member(self, group_id: str, member_id: str | None = None, *,

@@ -46,7 +46,7 @@ def produce(emu, n, start=0) -> None:
 
 def view(emu, group):
     try:
-        (part,) = emu._op("share_partitions", group_id=group)
+        (part,) = emu.share_partitions(group)
     except ControlError:
         return None
     return part
@@ -147,7 +147,8 @@ def test_a_killed_consumer_s_records_are_redelivered(emu):
             b.close()
 
 
-def test_a_stalled_consumer_s_locks_expire_on_the_clock(emu):
+@pytest.mark.parametrize("expire_by", ["clock", "control"])
+def test_a_stalled_consumer_s_locks_expire_on_the_clock(emu, expire_by):
     group = unique("sg")
     a = consumer(emu, group, mode="explicit")
     b = None
@@ -161,7 +162,10 @@ def test_a_stalled_consumer_s_locks_expire_on_the_clock(emu):
         # nothing until the lock runs out
         b = consumer(emu, group)
         assert poll_until([b], lambda g: False, timeout=1.5) == []
-        emu.advance(30_000)
+        if expire_by == "clock":
+            emu.advance(30_000)
+        else:
+            assert emu.expire_share_locks(group) == {"released": 1, "archived": 0}
         got_b = poll_until([b], lambda g: bool(g))
         assert [(o, n) for _, o, n in got_b] == [(0, 2)]
     finally:
