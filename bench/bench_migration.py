@@ -79,7 +79,7 @@ def run_once() -> dict[str, float]:
             for phase, protocol in (("classic restart", "classic"), ("upgrade", "consumer"),
                                     ("rollback", "classic")):
                 started = time.monotonic()
-                for i in range(3):
+                for _ in range(3):
                     members.pop(0).close()
                     n += 1
                     members.append(consumer(emu.bootstrap_servers, protocol, n))
