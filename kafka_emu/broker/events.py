@@ -138,3 +138,34 @@ class TransactionEnded:
     partitions: tuple[tuple[str, int], ...]
     groups: tuple[str, ...]
     duration_ms: int  # from its first partition added to its end (-1: it had none)
+
+
+@attrs.frozen(kw_only=True)
+class Authenticated:
+    """A SASL login (or KIP-368 re-authentication) succeeded (security/sasl.py)."""
+
+    at_ms: int
+    connection_id: int
+    peer: str
+    listener: str
+    mechanism: str
+    principal: str  # "User:alice"
+    reauthentication: bool
+    session_lifetime_ms: int  # 0: the session never expires
+
+
+@attrs.frozen(kw_only=True)
+class AuthenticationFailed:
+    """A SASL login failed and the connection was closed (security/sasl.py): the user the client
+    named when the mechanism tells it (PLAIN, SCRAM), and the error it was answered with
+    (SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM, ILLEGAL_SASL_STATE)."""
+
+    at_ms: int
+    connection_id: int
+    peer: str
+    listener: str
+    mechanism: str | None
+    user: str | None
+    reauthentication: bool
+    error_code: int
+    reason: str

@@ -46,6 +46,7 @@ class PlainServer:
         self.credentials = credentials
         self.complete = False
         self.user: str | None = None
+        self.attempted: str | None = None  # the user named, for failed-login events
 
     def step(self, token: bytes, now_ms: int) -> bytes:
         parts = token.decode("utf-8", "replace").split("\0")
@@ -53,6 +54,7 @@ class PlainServer:
             raise SaslFailure(f"Invalid SASL/PLAIN response: expected 3 tokens, got "
                               f"{len(parts)}")
         authzid, user, password = parts
+        self.attempted = user or None
         if not user:
             raise SaslFailure("Authentication failed: username not specified")
         if not password:

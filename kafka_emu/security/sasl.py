@@ -103,14 +103,15 @@ class SaslAuthenticator:
         if state == AUTHENTICATE and not self.headers:
             return await self._raw_token(conn, info, frame)
         if state == REAUTH_BAD_MECHANISM:
-            raise CloseConnection(self.bad_mechanism, "sasl authentication failed")
+            await self._fail(conn, None, self.bad_mechanism)
         api_key = peek_api(frame)[0]
         if state == HANDSHAKE:
             if api_key == API_VERSIONS:
                 return None
             if api_key != SASL_HANDSHAKE:
-                raise CloseConnection(f"Unexpected Kafka request of type {_api_name(api_key)} "
-                                      "during SASL handshake.", "illegal sasl state")
+                await self._fail(conn, None, f"Unexpected Kafka request of type "
+                                 f"{_api_name(api_key)} during SASL handshake.",
+                                 ErrorCode.ILLEGAL_SASL_STATE)
             return await self._handshake(conn, frame)
         return await self._authenticate(conn, info, frame, api_key)
 
@@ -128,10 +129,20 @@ class SaslAuthenticator:
         _, request, _ = decode_request(api, version, frame)
         return api, version, correlation_id, request
 
-    async def _fail(self, conn, response: bytes | bytearray | None, reason: str) -> None:
+    async def _fail(self, conn, response: bytes | bytearray | None, reason: str,
+                    code: int = ErrorCode.SASL_AUTHENTICATION_FAILED) -> None:
         """Kafka's failed authentication: the answer (if any) after the configured delay, then
         the connection closes."""
         log.info("%s: SASL %s failed (%s): %s", conn.peer, self.doing, self.mechanism, reason)
+        emit = self.broker.observer
+        if emit is not None:  # the one observer seam: timeline, traces, logs
+            from ..broker.events import AuthenticationFailed
+            emit(AuthenticationFailed(
+                at_ms=self.broker.now_ms(), connection_id=conn.id, peer=conn.peer,
+                listener=conn.info.listener, mechanism=self.mechanism,
+                user=getattr(self.server, "attempted", None) or (self.previous or (None, None))[1],
+                reauthentication=self.previous is not None, error_code=int(code),
+                reason=reason))
         delay = self.security.config.failed_authentication_delay_ms
         if delay:
             await trio.sleep(delay / 1000)
@@ -148,8 +159,10 @@ class SaslAuthenticator:
         if mechanism not in enabled:
             response = SaslHandshakeResponse(error_code=ErrorCode.UNSUPPORTED_SASL_MECHANISM,
                                              mechanisms=enabled)
+            self.mechanism = mechanism
             await self._fail(conn, encode_response(api, version, correlation_id, response),
-                             f"Unsupported SASL mechanism {mechanism}")
+                             f"Unsupported SASL mechanism {mechanism}",
+                             ErrorCode.UNSUPPORTED_SASL_MECHANISM)
         self.headers = version >= 1
         if self.previous is not None and mechanism != self.previous[0]:
             self.bad_mechanism = (f"SASL mechanism '{mechanism}' requested by client is not "
@@ -188,8 +201,16 @@ class SaslAuthenticator:
             self.expiry_ms = None
         return answer, lifetime
 
-    def _complete(self, conn, info) -> None:
+    def _complete(self, conn, info, lifetime: int) -> None:
         info.principal = "User:" + (self.user or "")
+        emit = self.broker.observer
+        if emit is not None:
+            from ..broker.events import Authenticated
+            emit(Authenticated(at_ms=self.broker.now_ms(), connection_id=conn.id, peer=conn.peer,
+                               listener=info.listener, mechanism=self.mechanism or "",
+                               principal=info.principal,
+                               reauthentication=self.previous is not None,
+                               session_lifetime_ms=lifetime))
         self.state, self.server, self.previous = COMPLETE, None, None
         log.debug("%s: SASL %s authenticated as %s", conn.peer, self.mechanism, info.principal)
         if self.expiry_ms is None:
@@ -197,13 +218,13 @@ class SaslAuthenticator:
 
     async def _raw_token(self, conn, info, frame: bytes) -> bytes:
         try:
-            answer, _ = self._step(bytes(frame), self.broker.now_ms())
+            answer, lifetime = self._step(bytes(frame), self.broker.now_ms())
         except SaslFailure as exc:
             await self._fail(conn, None, str(exc))
             raise AssertionError("unreachable")  # _fail raises
         if self.server.complete:  # type: ignore[union-attr]
             self.user = self.server.user  # type: ignore[union-attr]
-            self._complete(conn, info)
+            self._complete(conn, info, lifetime)
         return _SIZE.pack(len(answer)) + answer
 
     async def _authenticate(self, conn, info, frame: bytes, api_key: int) -> bytearray:
@@ -216,7 +237,8 @@ class SaslAuthenticator:
             response = error_response(api, version, request, ErrorCode.ILLEGAL_SASL_STATE,
                                       message)
             await self._fail(conn, None if response is None else
-                             encode_response(api, version, correlation_id, response), message)
+                             encode_response(api, version, correlation_id, response), message,
+                             ErrorCode.ILLEGAL_SASL_STATE)
         try:
             answer, lifetime = self._step(bytes(request.auth_bytes), self.broker.now_ms())
         except SaslFailure as exc:
@@ -233,5 +255,5 @@ class SaslAuthenticator:
         data = encode_response(api, version, correlation_id, response)
         if self.server.complete:  # type: ignore[union-attr]
             self.user = self.server.user  # type: ignore[union-attr]
-            self._complete(conn, info)
+            self._complete(conn, info, lifetime)
         return data

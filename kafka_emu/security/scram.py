@@ -91,6 +91,7 @@ class ScramServer:
         self.lookup = lookup
         self.complete = False
         self.user: str | None = None
+        self.attempted: str | None = None  # the user named, for failed-login events
         self._state = "first"
         self._client_first_bare = ""
         self._server_first = ""
@@ -120,7 +121,7 @@ class ScramServer:
         attributes = _attributes(bare)
         if "n" not in attributes or "r" not in attributes:
             raise SaslFailure("Invalid SCRAM client first message", generic=True)
-        user = username_of(attributes["n"])
+        user = self.attempted = username_of(attributes["n"])
         credential = self.lookup(user)
         if credential is None:
             raise SaslFailure("Authentication failed: Invalid user credentials", generic=True)

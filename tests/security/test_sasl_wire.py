@@ -280,3 +280,27 @@ async def test_default_listener_answers_sasl_handshake_with_illegal_state(start_
     conn = await wire.Conn.open(bound.port)
     await conn.send(wire.handshake(1, "PLAIN", correlation_id=3))
     assert wire.parse_handshake(await conn.frame()) == (3, 34, [])
+
+
+async def test_logins_reach_the_observer_seam(nursery):
+    from functools import partial
+
+    from kafka_emu.broker.events import Authenticated, AuthenticationFailed
+    from kafka_emu.broker.server import serve
+    from kafka_emu.testing import make_config
+    from kafka_emu.trace.schema import to_record
+    seen = []
+    bound = await nursery.start(partial(serve, make_config(USERS), observer=seen.append))
+    conn, _ = await authed(bound)
+    bad = await wire.Conn.open(port(bound))
+    assert await scram(bad, "SCRAM-SHA-512", "bob", "nope") == (
+        58, "Authentication failed during authentication due to invalid credentials with SASL "
+            "mechanism SCRAM-SHA-512")
+    assert await bad.closed()
+    events = [e for e in seen if isinstance(e, (Authenticated, AuthenticationFailed))]
+    assert [(type(e).__name__, e.listener, e.mechanism) for e in events] == [
+        ("Authenticated", "SASL_PLAINTEXT", "PLAIN"),
+        ("AuthenticationFailed", "SASL_PLAINTEXT", "SCRAM-SHA-512")]
+    assert (events[0].principal, events[0].reauthentication) == ("User:alice", False)
+    assert (events[1].user, events[1].error_code) == ("bob", 58)
+    assert to_record(events[1])["kind"] == "authentication_failed"
