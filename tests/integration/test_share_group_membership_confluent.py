@@ -149,3 +149,24 @@ def test_control_plane_on_a_share_group(kafka_emu_factory):
         assert (entry["type"], entry["state"], entry["protocol_type"]) == ("share", "Stable", "share")
         with pytest.raises(ControlError, match="is a share \\(KIP-932\\) group"):
             emu.group_view(group_id)
+
+
+def test_a_silent_member_expires_on_the_emulator_clock(kafka_emu_factory):
+    """A member whose heartbeats no longer count (as a hung client) is fenced when its
+    group.share.session.timeout.ms (45 s) runs out on the emulator's clock -- reached at once with
+    advance_to_next_deadline -- while the member still heartbeating stays; the survivor then
+    holds both partitions. The silenced client, told UNKNOWN_MEMBER_ID, rejoins."""
+    topic, group_id = unique("t"), unique("sg")
+    emu = kafka_emu_factory(topics={topic: 2})
+    with share_consumers(emu, group_id, topic, 2) as consumers:
+        state = settled(emu, group_id, 2, consumers)
+        victim, survivor = sorted(state)
+        emu.ignore_heartbeats(group_id, victim)
+        # the survivor heartbeats again (every 250 ms): its session then ends after the victim's
+        wait_until(lambda: emu.deadlines(group_id, kind="session")[0]["member_id"] == victim,
+                   tick=lambda: poll_all(consumers), message="the victim's session first")
+        done = emu.advance_to_next_deadline(group_id, kind="session")
+        assert done["deadline"]["member_id"] == victim
+        assert victim not in members(emu, group_id)
+        after = settled(emu, group_id, 2, consumers)  # the victim rejoined, a new member
+        assert set(after) == {victim, survivor}
