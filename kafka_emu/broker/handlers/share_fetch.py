@@ -103,7 +103,12 @@ class _Fetch:
             if self.acquired >= max_records or budget <= 0:
                 continue
             sp = delivery.partition(self.group_id, topic_id, index, create=True)
-            raw, described, limit = fetching.read(log, sp, budget, sp.config.isolation_level)
+            try:
+                raw, described, limit = fetching.read(log, sp, budget,
+                                                      sp.config.isolation_level)
+            except KafkaError as exc:  # the log refused the read: this partition's error
+                self.errors[key] = (exc.code, str(exc))
+                continue
             runs, evs = sp.acquire(self.member_id, described, log_start=log.log_start_offset,
                                    log_limit=limit, max_records=max_records - self.acquired,
                                    now_ms=now, record_limit=self.record_limit)
