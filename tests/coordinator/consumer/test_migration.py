@@ -337,3 +337,17 @@ def test_classic_static_member_replacing_the_last_consumer_member_converts_witho
     s = m.sync(j.member_id, j.generation_id)
     assert s.error == E.NONE and read_assignment(s.assignment) == target
     assert n1.error == E.NONE
+
+
+def test_consumer_member_takes_over_a_classic_static_members_instance_id():
+    m = Mixed()
+    m.hb("a", 0)
+    c = m.join(instance="i1").member_id
+    rejoin(m, c, instance="i1")
+    before = dict(m.cgroup().target[c])
+    r = m.hb("n1", 0, instance_id="i1")  # the same instance restarted on the consumer protocol
+    assert r.error == E.NONE  # no UNRELEASED_INSTANCE_ID: its predecessor spoke classic
+    group = m.cgroup()
+    assert c not in group.members and group.static_members == {"i1": "n1"}
+    assert group.members["n1"].classic is None
+    assert group.target["n1"] == before  # it takes its predecessor's place, no rebalance
