@@ -39,6 +39,7 @@ from .methods import Job, async_op, handle_method, on_broker, op
 
 if TYPE_CHECKING:
     from ..coordinator.consumer.commands import DescribedConsumerGroup
+    from ..coordinator.share.commands import DescribedShareGroup
     from ..coordinator.results import DescribedGroup, ListedGroup
 
 __all__ = ["AsyncEmulator", "Emulator"]
@@ -197,6 +198,18 @@ class _Handle:
         def run(b: Any) -> DescribedConsumerGroup:
             cmd = ConsumerGroupDescribe(request_id=b.new_request_id(), group_ids=(group_id,))
             group: DescribedConsumerGroup = b.query(cmd).groups[0]
+            return group
+        return on_broker(run)
+
+    @handle_method
+    def describe_share_group(self, group_id: str) -> Job[DescribedShareGroup]:
+        """ShareGroupDescribe (KIP-932) for one group as a value: state, epochs, the assignor and
+        per member its epoch, subscription and (topic, partitions) assignment."""
+        from ..coordinator.share.commands import ShareGroupDescribe
+
+        def run(b: Any) -> DescribedShareGroup:
+            cmd = ShareGroupDescribe(request_id=b.new_request_id(), group_ids=(group_id,))
+            group: DescribedShareGroup = b.query(cmd).groups[0]
             return group
         return on_broker(run)
 

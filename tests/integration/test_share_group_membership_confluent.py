@@ -73,6 +73,10 @@ def test_two_share_consumers_share_one_partition(kafka_emu_factory):
     with share_consumers(emu, group_id, topic, 2) as consumers:
         state = settled(emu, group_id, 2, consumers)
         assert [a for _, a in state.values()] == [{topic: {0}}, {topic: {0}}]
+        described = emu.describe_share_group(group_id)
+        assert (described.state, described.assignor_name) == ("Stable", "simple")
+        assert {m.member_id: m.assignment for m in described.members} == {
+            m: ((topic, (0,)),) for m in state}
         for member_id in state:  # the client made its member id: a Uuid, 22 base64 characters
             assert len(member_id) == 22
         admin = AdminClient({"bootstrap.servers": emu.bootstrap_servers})

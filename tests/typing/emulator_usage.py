@@ -14,6 +14,7 @@ from kafka_emu.control.results import (Advanced, AdvancedToDeadline, BrokerInfo,
                                        PartitionInfo, PartitionOffsets)
 from kafka_emu.coordinator.consumer.commands import DescribedConsumerGroup
 from kafka_emu.coordinator.results import DescribedGroup, ListedGroup
+from kafka_emu.coordinator.share.commands import DescribedShareGroup
 from kafka_emu.testing import AsyncEmulator, Emulator, make_config, open_emulator, run_in_thread
 
 
@@ -22,6 +23,7 @@ def thread_handle(emu: Emulator) -> None:
     assert_type(emu.list_groups(states="Stable"), tuple[ListedGroup, ...])
     assert_type(emu.describe_group("g"), DescribedGroup)
     assert_type(emu.describe_consumer_group("g"), DescribedConsumerGroup)
+    assert_type(emu.describe_share_group("g"), DescribedShareGroup)
     assert_type(emu.create_topic("orders", 3), None)
     assert_type(emu.reset(), tuple[str, ...])
 
