@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import struct
+from typing import NoReturn
 
 import trio
 
@@ -130,7 +131,7 @@ class SaslAuthenticator:
         return api, version, correlation_id, request
 
     async def _fail(self, conn, response: bytes | bytearray | None, reason: str,
-                    code: int = ErrorCode.SASL_AUTHENTICATION_FAILED) -> None:
+                    code: int = ErrorCode.SASL_AUTHENTICATION_FAILED) -> NoReturn:
         """Kafka's failed authentication: the answer (if any) after the configured delay, then
         the connection closes."""
         log.info("%s: SASL %s failed (%s): %s", conn.peer, self.doing, self.mechanism, reason)
@@ -216,12 +217,17 @@ class SaslAuthenticator:
         if self.expiry_ms is None:
             conn.auth = None  # nothing more to check on this connection
 
-    async def _raw_token(self, conn, info, frame: bytes) -> bytes:
+    def _try_step(self, token: bytes) -> tuple[bytes, int] | SaslFailure:
         try:
-            answer, lifetime = self._step(bytes(frame), self.broker.now_ms())
+            return self._step(token, self.broker.now_ms())
         except SaslFailure as exc:
-            await self._fail(conn, None, str(exc))
-            raise AssertionError("unreachable")  # _fail raises
+            return exc
+
+    async def _raw_token(self, conn, info, frame: bytes) -> bytes:
+        stepped = self._try_step(bytes(frame))
+        if isinstance(stepped, SaslFailure):
+            await self._fail(conn, None, str(stepped))
+        answer, lifetime = stepped
         if self.server.complete:  # type: ignore[union-attr]
             self.user = self.server.user  # type: ignore[union-attr]
             self._complete(conn, info, lifetime)
@@ -239,17 +245,17 @@ class SaslAuthenticator:
             await self._fail(conn, None if response is None else
                              encode_response(api, version, correlation_id, response), message,
                              ErrorCode.ILLEGAL_SASL_STATE)
-        try:
-            answer, lifetime = self._step(bytes(request.auth_bytes), self.broker.now_ms())
-        except SaslFailure as exc:
+        stepped = self._try_step(bytes(request.auth_bytes))
+        if isinstance(stepped, SaslFailure):
             message = (f"Authentication failed during {self.doing} due to invalid credentials "
-                       f"with SASL mechanism {self.mechanism}" if exc.generic else str(exc))
+                       f"with SASL mechanism {self.mechanism}" if stepped.generic
+                       else str(stepped))
             response = SaslAuthenticateResponse(
                 error_code=ErrorCode.SASL_AUTHENTICATION_FAILED, error_message=message,
                 auth_bytes=b"")
             await self._fail(conn, encode_response(api, version, correlation_id, response),
-                             str(exc))
-            raise AssertionError("unreachable")
+                             str(stepped))
+        answer, lifetime = stepped
         response = SaslAuthenticateResponse(error_code=ErrorCode.NONE, auth_bytes=answer,
                                             session_lifetime_ms=lifetime)
         data = encode_response(api, version, correlation_id, response)
