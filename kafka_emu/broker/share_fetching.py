@@ -75,7 +75,9 @@ class ShareFetching:
         """Hand delivery events to the observer seam; wake waiting fetches on any release."""
         if not events:
             return
-        if any(e.kind in ("release", "lock_expired") for _, e in events):
+        # a release makes records available; an acknowledgement or archive may move the start
+        # offset and so make room under max.record.locks: either may serve a waiting fetch
+        if any(e.kind != "acquire" for _, e in events):
             self.released.set()
             self.released = trio.Event()
         emit = self.broker.observer

@@ -445,3 +445,28 @@ async def test_v2_record_limit_mode_splits_a_batch_at_max_records(start):
     assert record_offsets(p["records"]) == [0, 1, 2, 3]  # the stored batch, filtered by ranges
     p = only_partition(await a.fetch(2, version=2, max_records=3, acquire_mode=1))
     assert p["acquired"] == [(3, 3, 1)]
+
+
+async def test_a_fetch_waiting_at_the_in_flight_limit_is_woken_by_an_acknowledgement(
+        start, autojump_clock):
+    bound = await start({"group.share.partition.max.record.locks": "100"})
+    a, b = await client(bound), await client(bound)
+    await opened(bound, a)
+    await opened(bound, b)
+    produce(bound, [b"x"] * 100, [b"y"])
+    t = tid(bound)
+    assert only_partition(await a.fetch(1))["acquired"] == [(0, 99, 1)]
+    got = {}
+
+    async def poll():
+        got["r"] = await b.fetch(1, max_wait_ms=60_000)
+        got["at"] = trio.current_time()
+
+    started = trio.current_time()
+    async with trio.open_nursery() as n:
+        n.start_soon(poll)
+        await trio.sleep(1)
+        assert "r" not in got  # 100 records in flight: nothing more until some finish
+        await a.ack(2, [(t, [(0, [(0, 99, [ACCEPT])])])])
+    assert only_partition(got["r"])["acquired"] == [(100, 100, 1)]
+    assert got["at"] - started < 5
