@@ -2,8 +2,8 @@
 was removed in 4.1). The client makes its own member id.
 
 Before the coordinator, as KafkaApis does: share groups off (the share.version feature at 0) ->
-UNSUPPORTED_VERSION; a member id that is empty or longer than 36 characters (KafkaApis'
-isMemberIdValid; a share consumer sends a 22-character Uuid) -> INVALID_REQUEST without a message.
+UNSUPPORTED_VERSION. The request checks (INVALID_REQUEST with Kafka's messages) are the
+coordinator's, as GroupCoordinatorService makes them.
 The group's own share.session.timeout.ms and share.heartbeat.interval.ms (group configs) and the
 catalogue (name -> partition count, internal topics excluded) ride on the command.
 """
@@ -20,15 +20,8 @@ from ...protocol.messages.share_group_heartbeat import (
 from . import Handler
 from ._common import java_host
 
-MAX_MEMBER_ID_LENGTH = 36
-
-
 def share_groups_enabled(ctx) -> bool:
     return ctx.broker.config.coordinator.share.enabled
-
-
-def member_id_is_valid(member_id: str) -> bool:
-    return 0 < len(member_id) <= MAX_MEMBER_ID_LENGTH
 
 
 def catalogue(ctx) -> dict[str, int]:
@@ -54,8 +47,6 @@ def render(ctx, result: ShareGroupHeartbeatResult) -> ShareGroupHeartbeatRespons
 async def share_group_heartbeat(ctx, request) -> ShareGroupHeartbeatResponse:
     if not share_groups_enabled(ctx):
         return ShareGroupHeartbeatResponse(error_code=ErrorCode.UNSUPPORTED_VERSION)
-    if not member_id_is_valid(request.member_id):
-        return ShareGroupHeartbeatResponse(error_code=ErrorCode.INVALID_REQUEST)
     names = request.subscribed_topic_names
     settings = ctx.broker.resource_configs.share_timing.get(request.group_id, (None, None))
     command = ShareGroupHeartbeat(
