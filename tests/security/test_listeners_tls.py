@@ -192,3 +192,30 @@ async def test_a_keystore_of_ones_own(start_broker, tmp_path):
     stream = trio.SSLStream(tcp, client_context(first), server_hostname="localhost")
     client = WireClient(stream)
     assert await broker_ports(client)
+
+
+async def test_an_idle_tls_connection_is_closed_as_idle(start_broker):
+    bound = await start_broker({"listeners": "SSL://127.0.0.1:0",
+                                "connections.max.idle.ms": "200"})
+    client = await tls_client(bound)
+    assert await broker_ports(client)
+    with trio.fail_after(30):  # a bound on the wait, not a timing assertion
+        try:
+            closed = await client.stream.receive_some(100) == b""
+        except trio.BrokenResourceError:
+            closed = True
+    assert closed
+    assert not bound.broker.unexpected
+
+
+async def test_a_restarted_broker_serves_tls_again_on_its_ssl_listener(start_broker):
+    bound = await start_broker({"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0"},
+                               brokers=2)
+    moves = bound.broker.cluster_moves
+    moves.stop(2)
+    moves.start(2)
+    ssl_port = port_of(bound.bootstrap_for("SSL").split(",")[1])
+    tcp = await trio.open_tcp_stream("127.0.0.1", ssl_port)
+    stream = trio.SSLStream(tcp, client_context(bound), server_hostname="localhost")
+    client = WireClient(stream)
+    assert [b[0] for b in await broker_ports(client)] == [1, 2]
