@@ -148,7 +148,7 @@ def coordinator_key(entry, req, broker) -> Need | None:
         return (E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ((Op.DESCRIBE, R.TRANSACTIONAL_ID, key),))
     if req.key_type == 0:
         return (E.GROUP_AUTHORIZATION_FAILED, ((Op.DESCRIBE, R.GROUP, key),))
-    return None  # share-partition keys: CLUSTER_ACTION, inter-broker only
+    return None  # share-partition keys: CLUSTER_ACTION on the whole request (TABLE)
 
 
 # DescribeConfigs/AlterConfigs resource types (ConfigResource.Type) -> ACL resource and error
@@ -182,6 +182,9 @@ TABLE: dict[str, tuple[Whole | Split | After, ...]] = {
     "OffsetFetch": (Whole(group(Op.DESCRIBE), OLD_VERSIONS),
                     Split("groups", groups(Op.DESCRIBE), NEW_VERSIONS), After("offset_fetch")),
     "FindCoordinator": (Whole(lambda req, b: coordinator_key(None, req, b), range(0, 4)),
+                        # share-partition keys are inter-broker: CLUSTER_ACTION, whole request
+                        Whole(lambda req, b: cluster(Op.CLUSTER_ACTION)(req, b)
+                              if req.key_type == 2 else None),
                         Split("coordinator_keys", coordinator_key, range(4, 1 << 15))),
     "JoinGroup": (READ_GROUP,),
     "Heartbeat": (READ_GROUP,),

@@ -109,6 +109,8 @@ CASES = [  # (api, version, request (or a function of the broker), the one error
     ("ConsumerGroupDescribe", 0, BY_NAME["ConsumerGroupDescribe"].request(group_ids=["g"]), G),
     ("DescribeTopicPartitions", 0, dtp.DescribeTopicPartitionsRequest(topics=[
         dtp.TopicRequest(name="t")]), T),
+    ("FindCoordinator", 6, BY_NAME["FindCoordinator"].request(
+        key_type=2, coordinator_keys=["g:AAAAAAAAAAAAAAAAAAAAAA:0"]), C),
     ("DescribeGroups", 5, BY_NAME["DescribeGroups"].request(groups=["g"]), G),
     ("Heartbeat", 4, BY_NAME["Heartbeat"].request(group_id="g", member_id="m"), G),
     ("TxnOffsetCommit", 4, BY_NAME["TxnOffsetCommit"].request(
