@@ -199,3 +199,43 @@ async def test_txn_offset_commit_outside_a_transaction_is_refused_by_verificatio
     assert errors[("t", 0)] in (E.INVALID_PRODUCER_ID_MAPPING, E.INVALID_TXN_STATE)
     assert errors[("missing", 0)] == E.UNKNOWN_TOPIC_OR_PARTITION
     assert await offset_fetch(client, stable=True) == (-1, E.NONE)  # nothing pending
+
+
+async def init_producer(client, txn_id):
+    from kafka_emu.protocol.messages import init_producer_id as ip
+    response = await client.request(BY_NAME["InitProducerId"], 4, ip.InitProducerIdRequest(
+        transactional_id=txn_id, transaction_timeout_ms=60_000))
+    assert response.error_code == E.NONE
+    return response.producer_id, response.producer_epoch
+
+
+@pytest.mark.parametrize("version, error", [(9, E.INVALID_TXN_STATE),
+                                            (11, E.TRANSACTION_ABORTABLE)])
+async def test_transactional_produce_to_a_partition_not_added(start, version, error):
+    """Transactions v1 (Produce below v12): the partition must have been added with
+    AddPartitionsToTxn; the coordinator's TRANSACTION_ABORTABLE reaches v11+ as it is and older
+    versions as INVALID_TXN_STATE (AddPartitionsToTxnManager)."""
+    bound, client = await start()
+    if getattr(getattr(bound.broker, "transactions", None), "verify_partition", None) is None:
+        pytest.skip("the transaction coordinator has no verify_partition yet")
+    pid, epoch = await init_producer(client, "tx-v1")
+    batch = raw_batch([b"x"], pid=pid, epoch=epoch, seq=0, transactional=True)
+    assert (await produce(client, batch, txn_id="tx-v1", version=version))[0] == error
+    assert bound.broker.topics.partition("t", 0).high_watermark == 0
+
+
+async def test_transactions_v2_produce_adds_the_partition(start):
+    """Produce v12 (KIP-890 part 2): the partition joins the transaction through the produce
+    itself; a producer the partition knows nothing of must start at sequence 0."""
+    bound, client = await start()
+    if getattr(getattr(bound.broker, "transactions", None), "add_partition_implicitly",
+               None) is None:
+        pytest.skip("the transaction coordinator has no add_partition_implicitly yet")
+    pid, epoch = await init_producer(client, "tx-v2")
+    late = raw_batch([b"x"], pid=pid, epoch=epoch, seq=5, transactional=True)
+    assert (await produce(client, late, txn_id="tx-v2", version=12))[0] == \
+        E.OUT_OF_ORDER_SEQUENCE_NUMBER
+    first = raw_batch([b"x"], pid=pid, epoch=epoch, seq=0, transactional=True)
+    assert await produce(client, first, txn_id="tx-v2", version=12) == (E.NONE, 0)
+    log = bound.broker.topics.partition("t", 0)
+    assert log.has_ongoing_transaction(pid, epoch) and log.last_stable_offset == 0

@@ -11,7 +11,8 @@ Transactional batches (KafkaApis.handleProduceRequest, ReplicaManager.appendReco
 transactional id the whole request is TRANSACTIONAL_ID_AUTHORIZATION_FAILED. With
 transaction.partition.verification.enable (default true) a transactional batch for a partition
 where its producer has no transaction open at that epoch is first checked with the transaction
-coordinator (KIP-890 part 1; v12+ adds the partition as transactions v2 do, KIP-890 part 2);
+coordinator (KIP-890 part 1; v12+ adds the partition as transactions v2 do, KIP-890 part 2,
+and then a producer the partition has no state for must start at sequence 0);
 its answer becomes the partition's error as ReplicaManager words it: PRODUCER_FENCED is
 INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE is INVALID_TXN_STATE below v11, and the
 retriable coordinator errors (CONCURRENT_TRANSACTIONS, COORDINATOR_NOT_AVAILABLE, ...) are
@@ -61,20 +62,20 @@ _RETRY_AS_NOT_ENOUGH_REPLICAS = frozenset({
     ErrorCode.NOT_COORDINATOR})
 
 
-def _transactional(records) -> tuple[int, int] | None:
-    """(producer id, epoch) of a transactional batch, else None (header only)."""
+def _transactional(records) -> tuple[int, int, int] | None:
+    """(producer id, epoch, base sequence) of a transactional batch, else None (header only)."""
     # the attributes' low byte (offset 22) first: most batches are not transactional
     if not records or len(records) < 61 or not records[22] & TRANSACTIONAL_MASK:
         return None
     header = parse_header(records)
     if header.producer_id < 0:
         return None
-    return header.producer_id, header.producer_epoch
+    return header.producer_id, header.producer_epoch, header.base_sequence
 
 
 def _verify(ctx, transactional_id: str, topic: str, index: int, log, producer) -> None:
     """KIP-890 verification of one partition; raises the error Produce answers."""
-    if producer is None or log.has_ongoing_transaction(*producer):
+    if producer is None or log.has_ongoing_transaction(producer[0], producer[1]):
         return
     broker = ctx.broker
     if not getattr(broker.config, "transaction_partition_verification_enable", True):
@@ -91,6 +92,13 @@ def _verify(ctx, transactional_id: str, topic: str, index: int, log, producer) -
             return
         error = ErrorCode(verify(transactional_id, producer[0], producer[1], topic, index))
     if error == ErrorCode.NONE:
+        if add is not None and producer[2] != 0 and log.producers.entry(producer[0]) is None:
+            # ProducerAppendInfo.checkSequence: a transactions-v2 producer the partition has no
+            # state for must start at sequence 0
+            raise KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                             f"Invalid sequence number for producer {producer[0]}: "
+                             f"{producer[2]} (incoming seq. number). Expected sequence 0 for "
+                             "transactions v2 idempotent producer with no existing state.")
         return
     if error == ErrorCode.PRODUCER_FENCED:
         error = ErrorCode.INVALID_PRODUCER_EPOCH
