@@ -2,7 +2,9 @@
 rollback, with real clients, as a Kafka 4.x user runs it (group.consumer.migration.policy
 bidirectional, Kafka's default):
 
-classic group of kafka-python 3 + two confluent-kafka (group.protocol=classic)
+classic group of kafka-python 3 + two confluent-kafka (group.protocol=classic), their
+assignor eager range or cooperative-sticky (then a classic member inside the consumer group
+reports what it still owns when it rejoins, and gives it up before the others get it)
   -> one member at a time is replaced by a confluent consumer-protocol member: the first
      converts the group to a consumer group, the classic ones go on inside it
   -> rollback: a kafka-python and a confluent classic member join the consumer group while the
@@ -20,6 +22,8 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition as CTP
 from kafka import ConsumerRebalanceListener, KafkaConsumer
+from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
+from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.structs import OffsetAndMetadata
 
 from .helpers import wait_until
@@ -52,13 +56,16 @@ class _Listener(ConsumerRebalanceListener):
 class Member:
     """One consumer of either library behind one small interface."""
 
-    def __init__(self, name: str, kind: str, emu, group_id: str, topic: str) -> None:
+    def __init__(self, name: str, kind: str, emu, group_id: str, topic: str,
+                 strategy: str = "range") -> None:
         self.name, self.kind = name, kind
         if kind == "kafka-python":
+            assignor = CooperativeStickyAssignor if strategy == "cooperative-sticky" else RangePartitionAssignor
             self.client = KafkaConsumer(
                 bootstrap_servers=emu.bootstrap_servers, group_id=group_id,
                 client_id=name, auto_offset_reset="earliest", enable_auto_commit=False,
-                session_timeout_ms=10_000, heartbeat_interval_ms=300, metadata_max_age_ms=1000)
+                session_timeout_ms=10_000, heartbeat_interval_ms=300, metadata_max_age_ms=1000,
+                partition_assignment_strategy=[assignor])
             # Under EAGER kafka-python keeps revoked partitions in assignment() until the next
             # assignment arrives; its listener calls say what it holds (and with a listener it
             # stops fetching revoked partitions, as the Java client does).
@@ -70,7 +77,7 @@ class Member:
                     "enable.auto.commit": False, "group.protocol": kind}
             if kind == "classic":
                 conf.update({"session.timeout.ms": 10_000, "heartbeat.interval.ms": 300,
-                             "partition.assignment.strategy": "range"})
+                             "partition.assignment.strategy": strategy})
             self.client = Consumer(conf)
             self.client.subscribe([topic])
 
@@ -109,8 +116,9 @@ class Member:
 
 
 class Run:
-    def __init__(self, emu, group_id: str, topic: str) -> None:
+    def __init__(self, emu, group_id: str, topic: str, strategy: str = "range") -> None:
         self.emu, self.group_id, self.topic = emu, group_id, topic
+        self.strategy = strategy  # the classic members' assignor (eager range or cooperative)
         self.members: dict[str, Member] = {}
         self.producer = Producer({"bootstrap.servers": emu.bootstrap_servers})
         self.produced = 0  # per partition
@@ -127,7 +135,8 @@ class Run:
         self.produced += PER_STEP
 
     def start(self, name: str, kind: str) -> None:
-        self.members[name] = Member(name, kind, self.emu, self.group_id, self.topic)
+        self.members[name] = Member(name, kind, self.emu, self.group_id, self.topic,
+                                    self.strategy)
 
     def stop(self, name: str) -> None:
         self.members.pop(name).close()
@@ -170,9 +179,10 @@ class Run:
         return None
 
 
-def test_rolling_upgrade_then_rollback(kafka_emu_factory, topic_name, group_id):
+@pytest.mark.parametrize("strategy", ["range", "cooperative-sticky"])
+def test_rolling_upgrade_then_rollback(kafka_emu_factory, topic_name, group_id, strategy):
     emu = kafka_emu_factory(SETTINGS, topics={topic_name: PARTITIONS})
-    run = Run(emu, group_id, topic_name)
+    run = Run(emu, group_id, topic_name, strategy)
 
     def types() -> list[int]:  # KIP-1099 member types: 0 classic, 1 consumer protocol
         return sorted(m.member_type for m in emu.describe_consumer_group(group_id).members)
