@@ -15,6 +15,11 @@
 - ``kafka_emu_trio``: an :class:`AsyncEmulator` running in the test's own trio loop
   (pytest-trio, or anyio with the trio backend): the same methods, each awaitable.
 
+Security: ``settings={"listeners": "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
+"emu.sasl.users": "alice:secret"}`` gives listeners by protocol; ``emu.listeners["SASL_SSL"]`` is
+that listener's bootstrap (``bootstrap_servers`` the first's), ``emu.ca_file`` the CA generated at
+start for SSL / SASL_SSL, ``emu.tls.client_certificate("CN=alice")`` a client certificate (mTLS).
+
 The thread fixtures yield an ``Emulator``: its control methods (advance,
 advance_to_next_deadline, group operations, timeline, wait_for_group, wait_for) work from the
 test's thread, trio tests included.

@@ -1,0 +1,36 @@
+"""The pytest fixtures with security listeners: the marker's settings make SASL_SSL and SSL
+listeners, the handle names each listener's bootstrap and the generated CA, and a real client
+connects with them."""
+
+from __future__ import annotations
+
+import pytest
+
+SETTINGS = {"listeners": "SASL_SSL://127.0.0.1:0,SSL://127.0.0.1:0",
+            "emu.sasl.users": "alice:alice-secret", "ssl.client.auth": "requested"}
+
+
+@pytest.mark.kafka_emu(settings=SETTINGS)
+def test_the_fixture_names_each_listener_and_the_ca(kafka_emu):
+    from confluent_kafka.admin import AdminClient
+    assert list(kafka_emu.listeners) == ["SASL_SSL", "SSL"]
+    assert kafka_emu.bootstrap_servers == kafka_emu.listeners["SASL_SSL"]
+    assert kafka_emu.ca_file.endswith("ca.pem")
+    sasl = AdminClient({"bootstrap.servers": kafka_emu.listeners["SASL_SSL"],
+                        "security.protocol": "SASL_SSL", "sasl.mechanisms": "PLAIN",
+                        "sasl.username": "alice", "sasl.password": "alice-secret",
+                        "ssl.ca.location": kafka_emu.ca_file})
+    assert sasl.list_topics(timeout=20).brokers
+    cert, key = kafka_emu.tls.client_certificate("CN=svc,OU=apps")
+    mtls = AdminClient({"bootstrap.servers": kafka_emu.listeners["SSL"],
+                        "security.protocol": "SSL", "ssl.ca.location": kafka_emu.ca_file,
+                        "ssl.certificate.location": cert, "ssl.key.location": key})
+    assert mtls.list_topics(timeout=20).brokers
+    principals = kafka_emu._run(
+        lambda: sorted({(i.listener, i.principal) for i in kafka_emu.broker.connections.values()}))
+    assert principals == [("SASL_SSL", "User:alice"), ("SSL", "User:CN=svc,OU=apps")]
+
+
+def test_the_default_fixture_has_one_plaintext_listener(kafka_emu):
+    assert kafka_emu.listeners == {"PLAINTEXT": kafka_emu.bootstrap_servers}
+    assert kafka_emu.ca_file is None and kafka_emu.tls is None
