@@ -132,6 +132,12 @@ class BrokerConfig:
     # KIP-890 part 1: a transactional Produce (or TxnOffsetCommit) for a partition (or group)
     # not yet in the producer's transaction is checked with the transaction coordinator
     transaction_partition_verification_enable: bool = True
+    # the transaction coordinator (kafka_emu/transactions/config.py reads these)
+    transaction_max_timeout_ms: int = 900_000
+    transaction_abort_timed_out_transaction_cleanup_interval_ms: int = 10_000
+    transactional_id_expiration_ms: int = 604_800_000
+    transaction_remove_expired_transaction_cleanup_interval_ms: int = 3_600_000
+    transaction_state_log_num_partitions: int = 50
     # ACLs (kafka_emu/security/): off unless authorizer.class.name names StandardAuthorizer
     authorizer_class_name: str = ""
     super_users: str = ""  # "User:alice;User:bob", as Kafka's super.users
@@ -172,6 +178,14 @@ class BrokerConfig:
         "emu.coordinator.load.time.ms": ("coordinator_load_time_ms", _int(0, 2**31 - 1)),
         "transaction.partition.verification.enable": (
             "transaction_partition_verification_enable", _bool),
+        "transaction.max.timeout.ms": ("transaction_max_timeout_ms", _int(1, 2**31 - 1)),
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms": (
+            "transaction_abort_timed_out_transaction_cleanup_interval_ms", _int(1, 2**31 - 1)),
+        "transactional.id.expiration.ms": ("transactional_id_expiration_ms", _int(1, 2**31 - 1)),
+        "transaction.remove.expired.transaction.cleanup.interval.ms": (
+            "transaction_remove_expired_transaction_cleanup_interval_ms", _int(1, 2**31 - 1)),
+        "transaction.state.log.num.partitions": (
+            "transaction_state_log_num_partitions", _int(1, 10000)),
         "authorizer.class.name": ("authorizer_class_name", _authorizer),
         "super.users": ("super_users", str),
         "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", _bool),

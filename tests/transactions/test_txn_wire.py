@@ -303,3 +303,19 @@ async def test_every_ended_transaction_is_an_event_with_its_cause(start_broker):
     record = to_record(ended[0])
     assert record["kind"] == "transaction_ended"
     assert record["partitions"] == [{"topic": "t", "partition": 0}, {"topic": "u", "partition": 0}]
+
+
+async def test_transaction_configs_by_their_kafka_names(start_broker):
+    bound, wire = await connect(start_broker, {
+        "transaction.max.timeout.ms": "5000",
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms": "100",
+        "transaction.state.log.num.partitions": "3", "emu.clock": "manual"})
+    assert (await init(wire, "tx", timeout_ms=5001)).error_code == E.INVALID_TRANSACTION_TIMEOUT
+    pid = (await init(wire, "tx", timeout_ms=200)).producer_id
+    await call(wire, apt_v3("tx", pid, 0, {"t": [0]}), 3, kpp.AddPartitionsToTxnResponse)
+    from kafka_emu.control import timing
+    timing.advance(bound.broker, 300)  # timed out after 200 ms, found by the check at 300
+    assert bound.broker.transactions.get("tx").state.value == "CompleteAbort"
+    from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorResponse
+    await call(wire, FindCoordinatorRequest(key="tx", key_type=1), 3, FindCoordinatorResponse)
+    assert len(bound.broker.topics.catalogue.get("__transaction_state").partitions) == 3
