@@ -34,6 +34,7 @@ from kafka_emu.errors import ErrorCode, KafkaError
 
 from ..consumer.events import (ConsumerGroupStateChanged, GroupEpochBumped, MemberReconciled,
                                TargetAssignmentComputed)
+from ..consumer.validation import blank  # Kafka's throwIfEmptyString, as for consumer groups
 from ..core import Core
 from ..events import GroupCreated, MemberAdded, MemberRemoved, RemovalReason
 from . import assignor
@@ -60,11 +61,6 @@ def handle_heartbeat(core: Core, cmd: ShareGroupHeartbeat) -> None:
     except KafkaError as exc:  # answered here so the error message reaches the client
         core.reply(cmd.request_id, API, cmd.group_id, ShareGroupHeartbeatResult(
             error=exc.code, error_message=exc.message))
-
-
-def blank(value: str | None) -> bool:
-    """Kafka's throwIfEmptyString: a set value that Java's String.trim() empties."""
-    return value is not None and all(c <= " " for c in value)
 
 
 def validate(cmd: ShareGroupHeartbeat) -> None:

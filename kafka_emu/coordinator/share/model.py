@@ -18,7 +18,9 @@ import enum
 
 import attrs
 
-Assignment = dict[str, frozenset[int]]  # topic name -> partitions
+# the modern protocol's pieces shared with consumer groups
+from ..consumer.commands import as_partitions
+from ..consumer.model import Assignment, normalized
 
 LEAVE_EPOCH = -1
 PROTOCOL_TYPE = "share"  # ListGroups' protocol type of a share group (ShareGroup.PROTOCOL_TYPE)
@@ -76,10 +78,5 @@ class ShareGroup:
         return ShareGroupState.STABLE if self.members else ShareGroupState.EMPTY
 
 
-def normalized(assignment: Assignment) -> Assignment:
-    """Drop topics with no partitions, so equal assignments compare equal."""
-    return {t: frozenset(p) for t, p in assignment.items() if p}
-
-
-def as_partitions(assignment: Assignment) -> tuple[tuple[str, tuple[int, ...]], ...]:
-    return tuple((t, tuple(sorted(ps))) for t, ps in sorted(assignment.items()) if ps)
+__all__ = ["Assignment", "GROUP_TYPE", "LEAVE_EPOCH", "PROTOCOL_TYPE", "ShareGroup",
+           "ShareGroupState", "ShareMember", "as_partitions", "normalized"]
