@@ -285,11 +285,12 @@ def _expiration_base(group: Group) -> Callable[[StoredOffset], int] | None:
 
 
 def expire_offsets(core: Core, group: Group) -> bool:
-    """Drop expired offsets of one group; True if it has none left (cleanupExpiredOffsets)."""
+    """Drop expired offsets of one group; True if it has none left and no open transaction
+    holds pending offsets in it (cleanupExpiredOffsets)."""
     gid = group.group_id
     store = core.offsets
     if not store.has_group(gid):
-        return True
+        return gid not in store.open_txns
     base = _expiration_base(group)
     if base is None:
         return False
@@ -313,7 +314,7 @@ def expire_offsets(core: Core, group: Group) -> bool:
             all_expired = False
     if expired and core.observing:
         core.emit(OffsetsRemoved(at_ms=now, group_id=gid, partitions=tuple(expired), reason="expired"))
-    return all_expired
+    return all_expired and gid not in store.open_txns
 
 
 def on_partitions_deleted(core: Core, partitions: set[tuple[str, int]]) -> None:

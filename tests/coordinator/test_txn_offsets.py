@@ -193,3 +193,13 @@ def test_consumer_group_offset_fetch_require_stable():
     g.c.handle(CompleteTxnOffsets(request_id="c", group_id="g", producer_id=1, committed=True),
                g.now)
     assert fetch(True) == [(1, E.NONE)]
+
+
+def test_retention_keeps_an_empty_group_with_pending_offsets():
+    h = Harness(offsets_retention_minutes=1, offsets_retention_check_interval_ms=1_000)
+    txn_commit(h, offset=9)  # creates the simple group, Empty
+    h.expire(10 * 60_000)
+    assert h.group("g") is not None  # an open transaction holds pending offsets in it
+    complete(h, False)
+    h.expire(20 * 60_000)
+    assert h.group("g") is None
