@@ -156,9 +156,10 @@ def _get_or_create_group(core: Core, group_id: str, *, create: bool, topics) -> 
         if create and classic.members:
             if migration.can_upgrade(core, classic):
                 return migration.upgrade(core, classic, topics)
-        if not create or classic.members or classic.pending_members:
+        if not create or classic.members:
             raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
-        # An Empty classic group (or a "simple" group of offsets) is replaced; offsets stay.
+        # An Empty classic group (or a "simple" group of offsets) is replaced; offsets stay. Its
+        # MEMBER_ID_REQUIRED ids do not make it less empty (Kafka: isInState(EMPTY)).
         from .shared import replace_empty_classic  # shared imports this module
         replace_empty_classic(core, classic)
     elif not create:

@@ -24,7 +24,7 @@ from .. import join as classic_join
 from . import classic_members
 from ..commands import (Heartbeat, JoinGroup, LeaveGroup, OffsetCommit, OffsetDelete,
                         OffsetFetch, SyncGroup)
-from ..core import Core, join_key, sync_key
+from ..core import Core, heartbeat_key, join_key, sync_key
 from ..events import GroupDeleted, OffsetsCommitted, OffsetsRemoved
 from ..offsets import _java_length, fetched_or_unstable
 from ..offsets_store import StoredOffset
@@ -243,6 +243,8 @@ def replace_empty_classic(core: Core, classic) -> None:
     gid = classic.group_id
     core.timers.cancel(join_key(gid))
     core.timers.cancel(sync_key(gid))
+    for pending in classic.pending_members:  # MEMBER_ID_REQUIRED ids that never came back
+        core.timers.cancel(heartbeat_key(gid, pending))
     classic.transition_to(GroupState.DEAD)
     del core.groups[gid]
     if core.observing:

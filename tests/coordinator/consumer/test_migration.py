@@ -351,3 +351,12 @@ def test_consumer_member_takes_over_a_classic_static_members_instance_id():
     assert c not in group.members and group.static_members == {"i1": "n1"}
     assert group.members["n1"].classic is None
     assert group.target["n1"] == before  # it takes its predecessor's place, no rebalance
+
+
+def test_a_classic_group_with_only_member_id_required_ids_is_empty_and_replaced():
+    m = Mixed()
+    j = m.join(v4=True)
+    assert j.error == E.MEMBER_ID_REQUIRED and m.c.group("g").state is GroupState.EMPTY
+    assert m.hb("n1", 0).error == E.NONE  # Kafka: isEmptyClassicGroup, whatever is pending
+    assert m.c.group("g") is None and set(m.cgroup().members) == {"n1"}
+    assert not [d for d in m.c.deadlines() if d.kind == "pending_member"]
