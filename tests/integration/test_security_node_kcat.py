@@ -1,6 +1,6 @@
-"""kafkajs and kcat over SASL_SSL and SASL_PLAINTEXT with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512
-(kafkajs has no unsecured-JWS OAUTHBEARER of its own; kcat's librdkafka does), and a wrong
-password answered as Kafka answers it."""
+"""kafkajs and kcat over SASL_SSL and SASL_PLAINTEXT with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and
+OAUTHBEARER (kafkajs with an unsecured JWS from its token provider, kcat with librdkafka's own),
+and a wrong password answered as Kafka answers it."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def kafkajs(emu, protocol, mechanism, password="alice-secret") -> dict:
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-@pytest.mark.parametrize("mechanism", MECHANISMS)
+@pytest.mark.parametrize("mechanism", MECHANISMS + ["OAUTHBEARER"])
 def test_kafkajs_produces_and_consumes(emu, node_modules, protocol, mechanism):  # noqa: F811
     result = kafkajs(emu, protocol, mechanism)
     assert result == {"ok": True}, result

@@ -40,3 +40,30 @@ def test_librdkafka_reauthenticates_and_keeps_producing():
     assert {e.connection_id for e in again} <= {e.connection_id for e in logins
                                                 if not e.reauthentication}
     assert failures == [] and sent > 0
+
+
+def test_librdkafka_refreshes_a_short_oauthbearer_token_and_reauthenticates():
+    """No connections.max.reauth.ms: the token's exp alone bounds the session (as on Kafka), and
+    librdkafka refreshes its unsecured token and re-authenticates before it runs out."""
+    from confluent_kafka import Producer
+    events = []
+    settings = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0"}
+    with run_in_thread(make_config(settings, topics={"t": 1}), observer=events.append) as emu:
+        producer = Producer({"bootstrap.servers": emu.listeners["SASL_PLAINTEXT"],
+                             "security.protocol": "SASL_PLAINTEXT",
+                             "sasl.mechanisms": "OAUTHBEARER",
+                             "enable.sasl.oauthbearer.unsecure.jwt": True,
+                             "sasl.oauthbearer.config": "principal=alice lifeSeconds=3"})
+        failures = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if any(isinstance(e, Authenticated) and e.reauthentication for e in events):
+                break
+            producer.produce("t", b"x", on_delivery=lambda err, _: err and failures.append(err))
+            producer.flush(10)
+            time.sleep(0.1)
+    logins = [e for e in events if isinstance(e, Authenticated)]
+    assert any(e.reauthentication for e in logins), logins
+    assert all(e.mechanism == "OAUTHBEARER" and e.principal == "User:alice" for e in logins)
+    assert all(0 < e.session_lifetime_ms <= 3000 for e in logins)
+    assert failures == []

@@ -5,13 +5,22 @@ import { readFileSync } from 'node:fs'
 import { Kafka, logLevel } from 'kafkajs'
 
 const opts = JSON.parse(process.argv[2])
+
+// Kafka's unsecured JWS (alg none, empty signature) for OAUTHBEARER
+function unsecuredJws (sub) {
+  const part = obj => Buffer.from(JSON.stringify(obj)).toString('base64url')
+  const now = Math.floor(Date.now() / 1000)
+  return `${part({ alg: 'none' })}.${part({ sub, iat: now, exp: now + 3600 })}.`
+}
 const kafka = new Kafka({
   clientId: 'security',
   brokers: opts.brokers.split(','),
   logLevel: logLevel.NOTHING,
   retry: { retries: opts.retries ?? 3, initialRetryTime: 100 },
   ssl: opts.ca ? { ca: [readFileSync(opts.ca, 'utf-8')] } : false,
-  sasl: { mechanism: opts.mechanism.toLowerCase(), username: opts.username, password: opts.password },
+  sasl: opts.mechanism === 'OAUTHBEARER'
+    ? { mechanism: 'oauthbearer', oauthBearerProvider: async () => ({ value: unsecuredJws(opts.username) }) }
+    : { mechanism: opts.mechanism.toLowerCase(), username: opts.username, password: opts.password },
 })
 
 async function run () {
