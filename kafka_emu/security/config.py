@@ -88,6 +88,8 @@ class SecurityConfig:
     ssl_client_auth: str = "none"
     ssl_principal_mapping_rules: str = "DEFAULT"
     sasl_enabled_mechanisms: tuple[str, ...] = MECHANISMS
+    # listener.name.<listener>.sasl.enabled.mechanisms: a listener's own list (by its name)
+    listener_mechanisms: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
     users: Mapping[str, str] = attrs.field(factory=dict)
     connections_max_reauth_ms: int = 0
     failed_authentication_delay_ms: int = 100
@@ -129,8 +131,9 @@ class SecurityConfig:
                 if name.endswith("sasl.jaas.config"):
                     users.update(_JAAS_USER.findall(text))
                 elif name.endswith(".sasl.enabled.mechanisms"):
-                    # per listener on Kafka; one broker-wide set here
-                    values["sasl_enabled_mechanisms"] = _mechanisms(text)
+                    listener = name[len("listener.name."):-len(".sasl.enabled.mechanisms")]
+                    values.setdefault("listener_mechanisms", {})[listener.upper()] = \
+                        _mechanisms(text)
                 elif name in cls.KAFKA_NAMES:
                     attr, parse = cls.KAFKA_NAMES[name]
                     if attr == "users":
@@ -149,6 +152,10 @@ class SecurityConfig:
             raise ValueError(f"listeners: {exc}") from None
         values["users"] = users
         return cls(**values)
+
+    def mechanisms_of(self, listener: str) -> tuple[str, ...]:
+        """The SASL mechanisms enabled on ``listener``."""
+        return self.listener_mechanisms.get(listener, self.sasl_enabled_mechanisms)
 
     @property
     def needs_tls(self) -> bool:

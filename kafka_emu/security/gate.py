@@ -10,4 +10,4 @@ def open_gate(broker, conn, info, listener, principal: str | None) -> None:
         info.principal = principal
     if listener.sasl:
         from .sasl import SaslAuthenticator
-        conn.auth = SaslAuthenticator(broker)
+        conn.auth = SaslAuthenticator(broker, listener.name)

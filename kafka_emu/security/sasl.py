@@ -65,11 +65,12 @@ def _api_name(api_key: int) -> str:
 
 class SaslAuthenticator:
     __slots__ = ("broker", "security", "state", "mechanism", "server", "headers", "user",
-                 "expiry_ms", "last_reauth_ms", "previous", "bad_mechanism")
+                 "expiry_ms", "last_reauth_ms", "previous", "bad_mechanism", "enabled")
 
-    def __init__(self, broker) -> None:
+    def __init__(self, broker, listener: str) -> None:
         self.broker = broker
         self.security = security_of(broker)
+        self.enabled = list(self.security.config.mechanisms_of(listener))
         self.state = HANDSHAKE
         self.mechanism: str | None = None
         self.server = None
@@ -101,6 +102,9 @@ class SaslAuthenticator:
                                       "(connections.max.reauth.ms or token expiry)",
                                       "sasl session expired")
             return None
+        if len(frame) > self.security.config.sasl_server_max_receive_size:
+            await self._fail(conn, None, "Failing SASL authentication due to invalid receive "
+                                         "size (sasl.server.max.receive.size)")
         if state == AUTHENTICATE and not self.headers:
             return await self._raw_token(conn, info, frame)
         if state == REAUTH_BAD_MECHANISM:
@@ -155,7 +159,7 @@ class SaslAuthenticator:
     async def _handshake(self, conn, frame: bytes) -> bytearray:
         from ..protocol.messages.sasl_handshake import SaslHandshakeResponse
         api, version, correlation_id, request = self._decode(frame)
-        enabled = list(self.security.config.sasl_enabled_mechanisms)
+        enabled = self.enabled
         mechanism = request.mechanism
         if mechanism not in enabled:
             response = SaslHandshakeResponse(error_code=ErrorCode.UNSUPPORTED_SASL_MECHANISM,

@@ -304,3 +304,26 @@ async def test_logins_reach_the_observer_seam(nursery):
     assert (events[0].principal, events[0].reauthentication) == ("User:alice", False)
     assert (events[1].user, events[1].error_code) == ("bob", 58)
     assert to_record(events[1])["kind"] == "authentication_failed"
+
+
+async def test_each_listener_can_enable_its_own_mechanisms(start_broker):
+    bound = await start_broker({
+        **USERS, "listeners": "SASL_PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
+        "listener.security.protocol.map": "SASL_PLAINTEXT:SASL_PLAINTEXT,"
+                                          "INTERNAL:SASL_PLAINTEXT",
+        "listener.name.internal.sasl.enabled.mechanisms": "SCRAM-SHA-512"})
+    internal = await wire.Conn.open(port(bound, "INTERNAL"))
+    await internal.send(wire.handshake(1, "PLAIN", correlation_id=4))
+    assert wire.parse_handshake(await internal.frame()) == (4, 33, ["SCRAM-SHA-512"])
+    assert await internal.closed()
+    conn, _ = await authed(bound)  # the other listener keeps the broker-wide list
+    await metadata_works(conn)
+
+
+async def test_a_frame_over_sasl_server_max_receive_size_fails_authentication(start_broker):
+    bound = await start_broker({**USERS, "sasl.server.max.receive.size": "64"})
+    conn = await wire.Conn.open(port(bound))
+    await conn.send(wire.handshake(1, "PLAIN"))
+    await conn.frame()
+    await conn.send(wire.authenticate(1, b"\0alice\0" + b"x" * 100))
+    assert await conn.closed()
