@@ -31,12 +31,14 @@ class StoredOffset:
 
 @attrs.frozen(kw_only=True)
 class PendingOffset:
-    """A transactional offset awaiting its marker, and what was committed when it was written:
-    a plain commit after it (a newer __consumer_offsets record in Kafka) or a delete must win
-    at commit time, so the marker only writes it over that same committed value."""
+    """A transactional offset awaiting its marker. Kafka keeps, at the marker, whichever of it
+    and the committed offset was written later to ``__consumer_offsets``; ``seq`` orders the
+    transactional writes, and ``committed_before`` is what was committed when it was written
+    (a plain commit since then is newer). See ``wins``."""
 
     value: StoredOffset
     committed_before: StoredOffset | None
+    seq: int
 
 
 class OffsetStore:
@@ -48,6 +50,25 @@ class OffsetStore:
         # producer id -> the latest epoch written for it (the __consumer_offsets partition's
         # producer state in Kafka, which refuses older epochs)
         self.producer_epochs: dict[int, int] = {}
+        self._txn_seq = 0
+        # (group, topic, partition) -> (value a marker committed, its transactional write's seq)
+        self._txn_committed: dict[tuple[str, str, int], tuple[StoredOffset, int]] = {}
+
+    def wins(self, group_id: str, topic: str, partition: int, pending: PendingOffset) -> bool:
+        """Does a committing marker write ``pending`` over the current committed offset?
+        Yes unless that offset was written after it (replayEndTransactionMarker keeps the
+        higher record offset): a plain commit since (the value is no longer the one it saw), or
+        another transaction's offset written later and committed first."""
+        current = self.get(group_id, topic, partition)
+        if current is pending.committed_before:
+            return True
+        by_txn = self._txn_committed.get((group_id, topic, partition))
+        return by_txn is not None and by_txn[0] is current and by_txn[1] < pending.seq
+
+    def commit_pending(self, group_id: str, topic: str, partition: int,
+                       pending: PendingOffset) -> None:
+        self.put(group_id, topic, partition, pending.value)
+        self._txn_committed[(group_id, topic, partition)] = (pending.value, pending.seq)
 
     def has_pending(self, group_id: str, topic: str, partition: int) -> bool:
         """Some producer has a pending transactional offset for this partition
@@ -60,8 +81,10 @@ class OffsetStore:
     def put_pending(self, producer_id: int, group_id: str, topic: str, partition: int,
                     value: StoredOffset) -> None:
         groups = self.pending.setdefault(producer_id, {})
+        self._txn_seq += 1
         groups.setdefault(group_id, {})[(topic, partition)] = PendingOffset(
-            value=value, committed_before=self.get(group_id, topic, partition))
+            value=value, committed_before=self.get(group_id, topic, partition),
+            seq=self._txn_seq)
         self.open_txns.setdefault(group_id, set()).add(producer_id)
 
     def take_pending(self, producer_id: int, group_id: str) -> dict[tuple[str, int], PendingOffset]:

@@ -9,8 +9,10 @@ they are *pending*: kept apart per producer id (``OffsetStore.pending``), invisi
 OffsetFetch, and a fetch with ``require_stable`` (v7+) gets UNSTABLE_OFFSET_COMMIT for any
 partition that has some (``OffsetStore.has_pending``). ``CompleteTxnOffsets`` is the marker: on
 commit the producer's pending offsets in the group become its committed offsets (observed as
-OffsetsCommitted, as any commit), unless a plain commit or a delete of that partition came
-after them (Kafka keeps the newer record); on abort they are dropped.
+OffsetsCommitted, as any commit), unless the committed offset was written after them (a plain
+commit since, or another producer's later transactional offset committed first: Kafka keeps
+the newer ``__consumer_offsets`` record); a delete of the partition drops them; on abort they
+are dropped.
 
 Validation, as Kafka's OffsetMetadataManager.validateTransactionalOffsetCommit:
 
@@ -145,10 +147,9 @@ def handle_complete(core: Core, cmd: CompleteTxnOffsets) -> None:
     written = []
     if cmd.committed and exists:
         for (topic, partition), entry in pending.items():
-            if store.get(group_id, topic, partition) is not entry.committed_before:
-                continue  # a plain commit or a delete came after it: the newer one stays
-            store.put(group_id, topic, partition, entry.value)
-            written.append((topic, partition, entry.value.offset))
+            if store.wins(group_id, topic, partition, entry):  # else a newer one stays
+                store.commit_pending(group_id, topic, partition, entry)
+                written.append((topic, partition, entry.value.offset))
     if written and core.observing:  # aborted ones were never visible: nothing to observe
         core.emit(OffsetsCommitted(at_ms=core.now, group_id=group_id, member_id="",
                                    generation_id=-1, offsets=tuple(written)))
