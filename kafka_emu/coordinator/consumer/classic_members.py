@@ -108,6 +108,10 @@ def handle_join(core: Core, group: ConsumerGroup, cmd: JoinGroup) -> None:
 
 
 def _join(core: Core, group: ConsumerGroup, cmd: JoinGroup) -> None:
+    config = core.config
+    # Kafka checks the session timeout before it looks at the group (GroupCoordinatorService)
+    if not config.group_min_session_timeout_ms <= cmd.session_timeout_ms <= config.group_max_session_timeout_ms:
+        raise KafkaError(ErrorCode.INVALID_SESSION_TIMEOUT)
     unknown = cmd.member_id == ""
     member_id = new_member_id(core) if unknown else cmd.member_id
     if (member_id not in group.members and len(group.members) >= core.config.group_consumer_max_size):

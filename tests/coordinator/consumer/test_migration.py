@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_emu.coordinator import CoordinatorConfig, ListGroups
+from kafka_emu.coordinator import CoordinatorConfig, JoinGroup, ListGroups
 from kafka_emu.coordinator.events import GroupCreated, GroupDeleted
 from kafka_emu.coordinator.state import GroupState
 from kafka_emu.coordinator.consumer import ConsumerGroupHeartbeat, MemberState
@@ -360,3 +360,13 @@ def test_a_classic_group_with_only_member_id_required_ids_is_empty_and_replaced(
     assert m.hb("n1", 0).error == E.NONE  # Kafka: isEmptyClassicGroup, whatever is pending
     assert m.c.group("g") is None and set(m.cgroup().members) == {"n1"}
     assert not [d for d in m.c.deadlines() if d.kind == "pending_member"]
+
+
+def test_a_classic_join_to_a_consumer_group_checks_the_session_timeout_first():
+    m = Mixed()
+    m.hb("a", 0)
+    out = m.one(JoinGroup(
+        request_id="s", group_id="g", member_id="", group_instance_id=None,
+        session_timeout_ms=1, rebalance_timeout_ms=1000, protocol_type="consumer",
+        protocols=(("range", sub_v0("t")),), client_id="c", client_host="/h", topics=m.topics))
+    assert out.error == E.INVALID_SESSION_TIMEOUT and set(m.cgroup().members) == {"a"}
