@@ -185,8 +185,8 @@ def test_aiokafka_consumer_without_read_on_its_group(kafka_emu_factory):
     async def consume():
         consumer = AIOKafkaConsumer(topic, bootstrap_servers=emu.bootstrap_servers,
                                     group_id=group, auto_offset_reset="earliest")
-        await consumer.start()
         try:
+            await consumer.start()
             await asyncio.wait_for(consumer.getone(), timeout=20)
         finally:
             await consumer.stop()
