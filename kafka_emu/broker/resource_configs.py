@@ -220,6 +220,11 @@ def _pick(entries: Iterable[ConfigEntry], keys: list[str] | None) -> list[Config
     return [e for e in entries if e.name in wanted]
 
 
+def is_sensitive(name: str) -> bool:
+    from ..security.config import is_sensitive as sensitive
+    return sensitive(name)
+
+
 class ResourceConfigs:
     """The config view of one broker: topics (through the catalogue), the broker, groups."""
 
@@ -285,9 +290,12 @@ class ResourceConfigs:
         for name, value in sorted(self.broker.config.kafka_values().items()):
             source = (ConfigSource.STATIC_BROKER_CONFIG if name in settings
                       else ConfigSource.DEFAULT_CONFIG)
-            entries.append(ConfigEntry(name=name, value=value, source=source,
-                                       type=ConfigType.STRING, read_only=True,
-                                       synonyms=(Synonym(name=name, value=value, source=source),)))
+            sensitive = is_sensitive(name)  # a password: described without its value, as Kafka
+            shown = None if sensitive else value
+            entries.append(ConfigEntry(name=name, value=shown, source=source,
+                                       type=ConfigType.PASSWORD if sensitive else ConfigType.STRING,
+                                       read_only=True, sensitive=sensitive,
+                                       synonyms=(Synonym(name=name, value=shown, source=source),)))
         return entries
 
     def group_defaults(self) -> dict[str, str]:

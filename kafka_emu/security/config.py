@@ -73,6 +73,13 @@ def _users(text: str) -> dict[str, str]:
     return users
 
 
+def is_sensitive(name: str) -> bool:
+    """A config whose value DescribeConfigs never shows (Kafka's PASSWORD type: passwords and
+    JAAS lines, listener-prefixed too; and kafka-emu's user list)."""
+    return (name.endswith(".password") or name.endswith("sasl.jaas.config")
+            or name == "emu.sasl.users")
+
+
 @lazy_dunders
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class SecurityConfig:

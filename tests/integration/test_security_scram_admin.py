@@ -89,3 +89,14 @@ def test_errors_per_user(emu):
     with pytest.raises(KafkaException) as caught:
         admin.describe_user_scram_credentials(["nobody"])["nobody"].result(20)
     assert caught.value.args[0].code() == KafkaError.RESOURCE_NOT_FOUND
+
+
+def test_describe_configs_hides_passwords(emu):
+    from confluent_kafka.admin import ConfigResource
+    admin = admin_for(emu)
+    resource = ConfigResource(ConfigResource.Type.BROKER, "1")
+    entries = admin.describe_configs([resource])[resource].result(20)
+    users = entries["emu.sasl.users"]
+    assert (users.value, users.is_sensitive) == (None, True)
+    assert entries["listeners"].value == SETTINGS["listeners"]
+    assert not entries["listeners"].is_sensitive
