@@ -2,7 +2,8 @@
 administers ACLs with confluent-kafka's AdminClient over SASL_SSL (SCRAM-SHA-256), and another
 user's consumer is refused its group (GROUP_AUTHORIZATION_FAILED) until an ACL lets it read, then
 consumes; a kafka-python producer authenticated as that user is refused a topic it may not
-write. Principals come from SASL (User:alice), hosts from the client's address."""
+write; over mTLS an ACL names the certificate's subject. Principals come from SASL (User:alice)
+or the client certificate (User:CN=alice,O=acme), hosts from the client's address."""
 
 from __future__ import annotations
 
@@ -80,3 +81,28 @@ def test_kafka_python_user_without_write_over_sasl_ssl(kafka_emu_factory):
             producer.send(topic, b"v").get(timeout=20)
     finally:
         producer.close(timeout=5)
+
+
+def test_certificate_principals_over_mtls(kafka_emu_factory):
+    """mTLS: the principal is the client certificate's subject (Kafka's default principal
+    builder), and ACLs name it so."""
+    topic = unique("topic")
+    emu = kafka_emu_factory({"listeners": "SSL://127.0.0.1:0", "ssl.client.auth": "required",
+                             "authorizer.class.name": SETTINGS["authorizer.class.name"],
+                             "emu.acls": f"ALLOW User:CN=alice,O=acme WRITE TOPIC {topic}"},
+                            topics={topic: 1})
+
+    def producer(subject):
+        cert, key = emu.tls.client_certificate(subject)
+        return Producer({"bootstrap.servers": emu.listeners["SSL"], "security.protocol": "SSL",
+                         "ssl.ca.location": emu.ca_file, "ssl.certificate.location": cert,
+                         "ssl.key.location": key, "message.timeout.ms": 20000})
+    reports = []
+    for subject in ("CN=alice,O=acme", "CN=mallory,O=acme"):
+        p = producer(subject)
+        p.produce(topic, subject.encode(), on_delivery=lambda err, msg: reports.append(err))
+        p.flush(30)
+    assert reports[0] is None
+    assert reports[1] is not None and reports[1].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert [e["principal"] for e in emu.timeline(types=["AuthorizationDenied"])][:1] == [
+        "User:CN=mallory,O=acme"]
