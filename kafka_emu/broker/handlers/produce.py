@@ -132,9 +132,9 @@ async def produce(ctx, request) -> ProduceResponse | None:
     now = ctx.now_ms()
     responses = []
     appended = False
-    producers = {(t.name, p.index): _transactional(p.records)
-                 for t in request.topic_data for p in t.partition_data}
-    if request.transactional_id is None and any(producers.values()):
+    transactional_id = request.transactional_id
+    if transactional_id is None and any(_transactional(p.records) for t in request.topic_data
+                                        for p in t.partition_data):
         raise KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     for t in request.topic_data:
         parts = []
@@ -158,9 +158,10 @@ async def produce(ctx, request) -> ProduceResponse | None:
                     if refused is not None:
                         raise KafkaError(refused)
                 _check_codec(p.records, ctx.version)
-                producer = producers[t.name, p.index]
-                if producer is not None:
-                    _verify(ctx, request.transactional_id, t.name, p.index, log, producer)
+                if transactional_id is not None:
+                    producer = _transactional(p.records)
+                    if producer is not None:
+                        _verify(ctx, transactional_id, t.name, p.index, log, producer)
                 result = log.append(p.records, now)
             except KafkaError as exc:
                 parts.append(_failed(t.name, p.index, exc, ctx.version))
