@@ -265,26 +265,28 @@ class SharePartition:
                 continue
             if batch.last_offset >= log_limit:
                 break
+            # records of this batch in flight and AVAILABLE again: re-acquired record by record
+            low = max(batch.base_offset, self.start_offset)
+            high = min(batch.last_offset, self.end_offset - 1)
+            if low <= high and self._available:
+                again = [o for o in range(low, high + 1)
+                         if records[o].state is RecordState.AVAILABLE]
+                if again and self._reacquire(member_id, lock, batch, again, acquired, held,
+                                             max_records):
+                    break  # throttled: nothing more in this fetch
+            if len(acquired) >= max_records and high >= batch.last_offset:
+                break
+            # new records: the batch is taken whole if the in-flight limit has room when it
+            # starts (Kafka may pass max.record.locks and max records to end on a batch
+            # boundary); record_limit mode stops at max records
             first_new = max(batch.base_offset, self.end_offset)
-            for offset in range(max(batch.base_offset, self.start_offset), batch.last_offset + 1):
-                if offset < self.end_offset:
-                    if len(acquired) >= max_records:
-                        break
-                    record = records[offset]
-                    if record.state is not RecordState.AVAILABLE:
-                        continue
-                    self._available -= 1
-                    record.state = RecordState.ACQUIRED
-                    record.delivery_count += 1
-                    record.member_id, record.lock = member_id, lock
-                    held.add(offset)
-                    acquired.append((offset, record.delivery_count))
-                    continue
-                # a new record: the batch is taken whole if the in-flight limit has room when
-                # it starts (Kafka may pass max.record.locks to end on a batch boundary)
+            stopped = False
+            for offset in range(first_new, batch.last_offset + 1):
                 if room <= 0 and offset == first_new:
+                    stopped = True
                     break
                 if record_limit and len(acquired) >= max_records:
+                    stopped = True
                     break
                 if offset > self.end_offset:  # offsets the log does not hold
                     for gap in range(self.end_offset, offset):
@@ -299,9 +301,8 @@ class SharePartition:
                     acquired.append((offset, 1))
                 room -= 1
                 self.end_offset = offset + 1
-            else:
-                continue
-            break
+            if stopped:
+                break
         if held:
             self._locks[lock] = (deadline, held)
             heapq.heappush(self._heap, (deadline, lock))
@@ -318,6 +319,44 @@ class SharePartition:
                    for r in runs]
         events += _runs(("archive", "", o, 0, None) for o in archived)
         return runs, events
+
+    def _reacquire(self, member_id: str, lock: int, batch: LogBatch, offsets: list[int],
+                   acquired: list, held: set, max_records: int) -> bool:
+        """Re-acquire AVAILABLE in-flight ``offsets`` of one log batch, as Kafka 4.2 throttles
+        repeated deliveries (KAFKA-17541): from ``max(2, ceil(limit / 2))`` deliveries on, a
+        batch is acquired alone, and only ``size >> (count - threshold + 1)`` of its records
+        (at least 1); a record on its last delivery attempt goes alone (limit > 2). Returns
+        True when throttling ends this fetch."""
+        records = self.records
+        limit = self.config.delivery_count_limit
+        threshold = max(2, -(-limit // 2))
+        throttled = max(records[o].delivery_count for o in offsets) >= threshold
+        if throttled and acquired:
+            return True  # delivered on its own, in a later fetch
+        size = batch.last_offset - batch.base_offset + 1
+        cap = None
+        got = 0
+        for offset in offsets:
+            if len(acquired) >= max_records:
+                break
+            record = records[offset]
+            count = record.delivery_count
+            if limit > 2 and count == limit - 1 and got:
+                break  # its last attempt: alone, next time
+            if count >= threshold and cap is None:
+                cap = max(1, size >> (count - threshold + 1))
+            self._available -= 1
+            record.state = RecordState.ACQUIRED
+            record.delivery_count = count + 1
+            record.member_id, record.lock = member_id, lock
+            held.add(offset)
+            acquired.append((offset, count + 1))
+            got += 1
+            if limit > 2 and count + 1 == limit:
+                break
+            if cap is not None and got >= cap:
+                break
+        return throttled and got > 0
 
     # -- acknowledge ---------------------------------------------------------------------
     def validate(self, member_id: str, batches: Sequence[AckBatch], *,
@@ -337,6 +376,8 @@ class SharePartition:
                                "acknowledge types do not match the batch's offsets")
             if any(t < 0 or t > top for t in b.types):
                 raise AckError(ErrorCode.INVALID_REQUEST, "unknown acknowledge type")
+            if b.last_offset < self.start_offset:
+                continue  # all finished already: Kafka skips such a batch, no error
             for offset in range(b.first_offset, b.last_offset + 1):
                 record = self.records.get(offset)
                 if record is None or record.state is not RecordState.ACQUIRED:
@@ -353,6 +394,8 @@ class SharePartition:
         facts = []
         renewed: set[int] = set()
         for b in batches:
+            if b.last_offset < self.start_offset:
+                continue
             for i, offset in enumerate(range(b.first_offset, b.last_offset + 1)):
                 kind = AckType(b.types[i] if len(b.types) > 1 else b.types[0])
                 record = self.records[offset]

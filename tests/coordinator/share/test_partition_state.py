@@ -111,3 +111,31 @@ def test_records_the_log_no_longer_holds_are_archived():
     assert [tuple(r) for r in runs] == [(5, 6, 1)]
     assert ("archive", 1, 2) in [(e.kind, e.first_offset, e.last_offset) for e in events]
     assert sp.start_offset == 3 and sp.records[3].member_id == "a"
+
+
+def test_repeated_deliveries_are_throttled_then_isolated():
+    sp = part(delivery_count_limit=5)  # throttled from max(2, ceil(5 / 2)) = 3 deliveries on
+    log = [LogBatch(0, 7), LogBatch(8, 9)]
+    for n in (1, 2, 3):
+        assert take(sp, "a", log) == [(0, 9, n)]
+        sp.release_member("a")
+    # delivered 3 times: a batch alone in its fetch, half of it (8 >> 1, then 2 >> 1)
+    assert take(sp, "a", log) == [(0, 3, 4)]
+    assert take(sp, "b", log) == [(4, 7, 4)]
+    assert take(sp, "b", log) == [(8, 8, 4)]
+    assert take(sp, "b", log) == [(9, 9, 4)]
+    sp.release_member("a")
+    # 0-3 on their last attempt: one record at a time
+    assert take(sp, "c", log) == [(0, 0, 5)]
+    assert take(sp, "c", log) == [(1, 1, 5)]
+    sp.release_member("c")
+    assert sp.start_offset == 2  # 0 and 1 released at the limit: archived, passed over
+
+
+def test_acknowledgements_wholly_before_the_start_offset_are_skipped():
+    sp = part()
+    take(sp, "a", [LogBatch(0, 3)])
+    sp.acknowledge("a", [AckBatch(0, 1, (A,))], 0)
+    assert sp.start_offset == 2
+    sp.acknowledge("a", [AckBatch(0, 1, (A,)), AckBatch(2, 2, (A,))], 0)  # 0-1: no error
+    assert sp.start_offset == 3

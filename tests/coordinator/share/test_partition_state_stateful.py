@@ -101,7 +101,9 @@ class SharePartitionMachine(RuleBasedStateMachine):
         except Exception as exc:
             assert exc.code == 121
         else:
-            raise AssertionError(f"acknowledged {offset}, which nobody holds")
+            # Kafka skips a batch wholly before the start offset: already finished, no error
+            assert self.sp.initialised and offset < self.sp.start_offset, (
+                f"acknowledged {offset}, which nobody holds")
 
     @rule(member=st.sampled_from(MEMBERS))
     def member_leaves(self, member):
