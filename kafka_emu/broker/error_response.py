@@ -60,6 +60,7 @@ _KEY_GROUPS: tuple[tuple[str, ...], ...] = (
     ("resource_type",),  # the config APIs' resources (DescribeConfigs, AlterConfigs, ...)
     ("resource_name",),
     ("transactional_id",),  # DescribeTransactions answers per id
+    ("producer_id",),  # WriteTxnMarkers answers per marker (a producer)
 )
 _KEY_GROUP_OF = {name: group for group in _KEY_GROUPS for name in group}
 

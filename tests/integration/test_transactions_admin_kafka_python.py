@@ -59,3 +59,36 @@ def test_list_describe_and_producers(kafka_emu_factory):
         assert len(active) == 4
     finally:
         admin.close()
+
+
+def test_admin_aborts_a_hanging_transaction_with_write_txn_markers(kafka_emu_factory):
+    from kafka.admin import AbortTransactionSpec
+    from .test_transactions_confluent import committed_values
+    topic = unique("t")
+    emu = kafka_emu_factory(topics={topic: 1})
+    hanging = Producer({"bootstrap.servers": emu.bootstrap_servers,
+                        "transactional.id": unique("tx")})
+    hanging.init_transactions(TIMEOUT)
+    hanging.begin_transaction()
+    hanging.produce(topic, value=b"hanging", partition=0)
+    hanging.flush(TIMEOUT)
+    tp = TopicPartition(topic, 0)
+    admin = KafkaAdminClient(bootstrap_servers=emu.bootstrap_servers,
+                             request_timeout_ms=int(TIMEOUT * 1000))
+    try:
+        (state,) = admin.describe_producers([tp])[tp].active_producers
+        assert state.current_transaction_start_offset == 0
+        admin.abort_transaction(AbortTransactionSpec(
+            topic_partition=tp, producer_id=state.producer_id,
+            producer_epoch=state.producer_epoch, coordinator_epoch=state.coordinator_epoch))
+        (after,) = admin.describe_producers([tp])[tp].active_producers
+        assert after.current_transaction_start_offset == -1
+    finally:
+        admin.close()
+    # the partition's LSO moved past the aborted record: a later transaction is readable
+    other = Producer({"bootstrap.servers": emu.bootstrap_servers, "transactional.id": unique("tx")})
+    other.init_transactions(TIMEOUT)
+    other.begin_transaction()
+    other.produce(topic, value=b"after", partition=0)
+    other.commit_transaction(TIMEOUT)
+    assert committed_values(emu, topic, 1) == [b"after"]

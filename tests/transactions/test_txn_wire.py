@@ -319,3 +319,38 @@ async def test_transaction_configs_by_their_kafka_names(start_broker):
     from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorResponse
     await call(wire, FindCoordinatorRequest(key="tx", key_type=1), 3, FindCoordinatorResponse)
     assert len(bound.broker.topics.catalogue.get("__transaction_state").partitions) == 3
+
+
+@pytest.mark.parametrize("version", [1, 2])
+async def test_write_txn_markers(start_broker, version):
+    from tests.log.txn_frames import raw_batch
+    bound, wire = await connect(start_broker)
+    log = bound.broker.topics.partition("t", 0)
+    log.append(raw_batch([b"x"], pid=77, epoch=3, seq=0, transactional=True),
+               bound.broker.now_ms())
+    R = kpp.WriteTxnMarkersRequest
+    M = R.WritableTxnMarker
+
+    def marker(epoch, parts):
+        kw = dict(producer_id=77, producer_epoch=epoch, transaction_result=False,
+                  coordinator_epoch=0,
+                  topics=[M.WritableTxnMarkerTopic(name=t, partition_indexes=ps)
+                          for t, ps in parts.items()])
+        if version >= 2:
+            kw["transaction_version"] = 1
+        return M(**kw)
+
+    async def write(epoch, parts):
+        resp = await call(wire, R(markers=[marker(epoch, parts)]), version,
+                          kpp.WriteTxnMarkersResponse)
+        (result,) = resp.markers
+        assert result.producer_id == 77
+        return {(t.name, p.partition_index): p.error_code
+                for t in result.topics for p in t.partitions}
+
+    assert await write(2, {"t": [0]}) == {("t", 0): E.INVALID_PRODUCER_EPOCH}
+    assert log.last_stable_offset == 0  # still open
+    assert await write(3, {"t": [0, 7], "nope": [0]}) == {
+        ("t", 0): E.NONE, ("t", 7): E.UNKNOWN_TOPIC_OR_PARTITION,
+        ("nope", 0): E.UNKNOWN_TOPIC_OR_PARTITION}
+    assert log.last_stable_offset == log.log_end_offset == 2  # aborted, marker written

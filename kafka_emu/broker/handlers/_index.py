@@ -27,6 +27,7 @@ INDEX: dict[int, tuple[str, str]] = {
     24: ('add_partitions_to_txn', '0-5'),
     25: ('add_offsets_to_txn', '0-4'),
     26: ('end_txn', '0-5'),
+    27: ('write_txn_markers', '1-2'),
     28: ('txn_offset_commit', '0-5'),
     29: ('describe_acls', '1-3'),
     30: ('create_acls', '1-3'),

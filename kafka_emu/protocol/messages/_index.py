@@ -27,6 +27,7 @@ INDEX: dict[int, tuple[str, str, str, str]] = {
     24: ('AddPartitionsToTxn', 'add_partitions_to_txn', '0-5', '3+'),
     25: ('AddOffsetsToTxn', 'add_offsets_to_txn', '0-4', '3+'),
     26: ('EndTxn', 'end_txn', '0-5', '3+'),
+    27: ('WriteTxnMarkers', 'write_txn_markers', '1-2', '1+'),
     28: ('TxnOffsetCommit', 'txn_offset_commit', '0-5', '3+'),
     29: ('DescribeAcls', 'describe_acls', '0-3', '2+'),
     30: ('CreateAcls', 'create_acls', '0-3', '2+'),
