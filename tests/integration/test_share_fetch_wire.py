@@ -125,8 +125,8 @@ async def test_two_members_never_hold_the_same_record(start):
     produce(bound, [b"1", b"2"], [b"3", b"4"], [b"5"])
     ra = only_partition(await a.fetch(1, max_records=2))
     rb = only_partition(await b.fetch(1, max_records=2))
-    got_a = {o for f, l, _ in ra["acquired"] for o in range(f, l + 1)}
-    got_b = {o for f, l, _ in rb["acquired"] for o in range(f, l + 1)}
+    got_a = {o for first, last, _ in ra["acquired"] for o in range(first, last + 1)}
+    got_b = {o for first, last, _ in rb["acquired"] for o in range(first, last + 1)}
     assert got_a == {0, 1} and got_b == {2, 3}
     # b acknowledging a's record: INVALID_RECORD_STATE, and nothing of b's batch applies
     r = await b.ack(2, [(tid(bound), [(0, [(0, 0, [ACCEPT])])])])

@@ -13,9 +13,9 @@ from ...protocol.messages.alter_share_group_offsets import (
     AlterShareGroupOffsetsResponseTopic)
 from ..share_fetching import share_group_error
 from . import Handler
-
-NO_TOPIC_ID = uuid.UUID(int=0)
 from .share_acknowledge import share_enabled
+
+NO_TOPIC_ID = uuid.UUID(int=0)  # the response's topic id for a topic that does not exist
 
 
 async def alter_share_group_offsets(ctx, request) -> AlterShareGroupOffsetsResponse:

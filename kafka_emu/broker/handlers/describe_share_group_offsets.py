@@ -16,9 +16,9 @@ from ...protocol.messages.describe_share_group_offsets import (
     DescribeShareGroupOffsetsResponsePartition, DescribeShareGroupOffsetsResponseTopic)
 from ..share_fetching import lag_of, share_group_error
 from . import Handler
-
-NO_TOPIC_ID = uuid.UUID(int=0)
 from .share_acknowledge import share_enabled
+
+NO_TOPIC_ID = uuid.UUID(int=0)  # the response's topic id for a topic that does not exist
 
 
 def reports_lag(version: int) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import trio
 
-from ...coordinator.share.partition_state import AckBatch, AckError
+from ...coordinator.share.partition_state import AckBatch
 from ...coordinator.share.sessions import SessionError
 from ...errors import ErrorCode, KafkaError
 from ...protocol.messages.share_fetch import (API, AcquiredRecords, LeaderIdAndEpoch,
