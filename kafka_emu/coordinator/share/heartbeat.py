@@ -107,13 +107,13 @@ def _heartbeat(core: Core, cmd: ShareGroupHeartbeat) -> None:
     if cmd.rack_id is not None:
         member.rack_id = cmd.rack_id
     if cmd.subscribed_topic_names is not None:
-        member.subscribed_topic_names = tuple(sorted(set(cmd.subscribed_topic_names)))
+        group.set_subscription(member, tuple(sorted(set(cmd.subscribed_topic_names))))
     member.client_id, member.client_host = cmd.client_id, cmd.client_host
 
     reason = None
     if old_names != member.subscribed_topic_names:
         reason = "member_joined" if is_new else "subscription_changed"
-    metadata = {t: cmd.topics[t] for t in sorted(group.subscribed_topics()) if t in cmd.topics}
+    metadata = {t: cmd.topics[t] for t in sorted(group.topic_subscribers) if t in cmd.topics}
     if metadata != group.subscription_metadata:
         group.subscription_metadata = metadata
         reason = reason or "metadata_changed"
@@ -247,8 +247,9 @@ def fence(core: Core, group: ShareGroup, member: ShareMember, reason: RemovalRea
     """Remove a member and bump the group epoch (Kafka's shareGroupFenceMember); the others get
     a new target at their next heartbeat."""
     del group.members[member.member_id]
+    group.set_subscription(member, ())
     group.target.pop(member.member_id, None)
-    topics = group.subscribed_topics()
+    topics = group.topic_subscribers
     group.subscription_metadata = {t: n for t, n in group.subscription_metadata.items()
                                    if t in topics}
     core.timers.cancel(session_key(group.group_id, member.member_id))

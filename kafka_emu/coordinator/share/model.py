@@ -68,11 +68,25 @@ class ShareGroup:
     # reload re-arms its members' sessions with it
     session_timeout_ms: int | None = None
 
+    # topic -> how many members subscribe to it, kept by set_subscription so a heartbeat does
+    # not walk every member
+    topic_subscribers: dict[str, int] = attrs.field(factory=dict)
+
     def subscribed_topics(self) -> set[str]:
-        topics: set[str] = set()
-        for member in self.members.values():
-            topics.update(member.subscribed_topic_names)
-        return topics
+        return set(self.topic_subscribers)
+
+    def set_subscription(self, member: ShareMember, names: tuple[str, ...]) -> None:
+        """Change ``member``'s subscription (() when it goes), keeping the counts."""
+        counts = self.topic_subscribers
+        for topic in member.subscribed_topic_names:
+            left = counts[topic] - 1
+            if left:
+                counts[topic] = left
+            else:
+                del counts[topic]
+        for topic in names:
+            counts[topic] = counts.get(topic, 0) + 1
+        member.subscribed_topic_names = names
 
     def computed_state(self) -> ShareGroupState:
         return ShareGroupState.STABLE if self.members else ShareGroupState.EMPTY

@@ -100,6 +100,11 @@ class ShareMembership(RuleBasedStateMachine):
         assert g.group_epoch >= self.last_group_epoch
         self.last_group_epoch = g.group_epoch
         assert g.group_epoch >= g.assignment_epoch
+        counts: dict[str, int] = {}
+        for m in g.members.values():
+            for t in m.subscribed_topic_names:
+                counts[t] = counts.get(t, 0) + 1
+        assert g.topic_subscribers == counts
         for m in g.members.values():
             assert m.member_epoch <= g.assignment_epoch
             for topic, parts in m.assigned.items():
