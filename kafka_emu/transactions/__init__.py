@@ -5,6 +5,8 @@ writes them; TxnOffsetCommit stays a group request in the group coordinator.
 - ``metadata.py``: one transactional id's state, Kafka's states and allowed-previous table;
 - ``coordinator.py``: the requests (InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
   verification), timeouts and id expiration, ListTransactions' filters;
+- ``results.py``: what the requests answer, and ``WriteMarkers`` (the broker carries them out in
+  broker/txn_markers.py, then calls ``markers_written``);
 - ``config.py``: the settings, with Kafka's defaults.
 """
 

@@ -39,45 +39,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-import attrs
-
 from ..errors import ErrorCode
 from .config import TransactionConfig
 from .metadata import (COMPLETING, EXPIRATION_ALLOWED, NO_PRODUCER_EPOCH, NO_PRODUCER_ID,
                        SHORT_MAX, TransactionMetadata, TxnState, is_epoch_exhausted)
+from .results import EndResult, InitResult, WriteMarkers
+
+__all__ = ["EndResult", "InitResult", "TransactionCoordinator", "WriteMarkers"]
 
 S = TxnState
 E = ErrorCode
-
-
-@attrs.frozen(kw_only=True)
-class WriteMarkers:
-    """Complete a transaction: a marker on each partition, then ``markers_written``."""
-    transactional_id: str
-    producer_id: int
-    producer_epoch: int
-    committed: bool
-    partitions: tuple[tuple[str, int], ...]
-    groups: tuple[str, ...]
-    coordinator_epoch: int = 0
-    cause: str = "client"  # client, timeout, fenced (InitProducerId), operator
-    transaction_version: int = 1  # 2: markers carry the epoch EndTxn v5 bumped (KIP-890)
-
-
-@attrs.frozen(kw_only=True)
-class InitResult:
-    error: ErrorCode
-    producer_id: int = NO_PRODUCER_ID
-    producer_epoch: int = NO_PRODUCER_EPOCH
-    markers: WriteMarkers | None = None
-
-
-@attrs.frozen(kw_only=True)
-class EndResult:
-    error: ErrorCode
-    producer_id: int = NO_PRODUCER_ID
-    producer_epoch: int = NO_PRODUCER_EPOCH
-    markers: WriteMarkers | None = None
 
 
 class TransactionCoordinator:
