@@ -156,9 +156,10 @@ class Authenticated:
 
 @attrs.frozen(kw_only=True)
 class AuthenticationFailed:
-    """A SASL login failed and the connection was closed (security/sasl.py): the user the client
-    named when the mechanism tells it (PLAIN, SCRAM), and the error it was answered with
-    (SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM, ILLEGAL_SASL_STATE)."""
+    """A SASL login or a TLS handshake failed and the connection was closed (security/sasl.py,
+    tls.py): the user the client named when the mechanism tells it (PLAIN, SCRAM), and the error
+    of the failure (SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM, ILLEGAL_SASL_STATE;
+    -1 for a TLS handshake, which Kafka's protocol has no code for)."""
 
     at_ms: int
     connection_id: int

@@ -291,6 +291,13 @@ async def serve_tls(broker, stream: trio.SocketStream, node_id, listener) -> Non
         cause = exc.__cause__ or exc
         warn_limited("tls handshake", "TLS handshake with %s on listener %s failed: %s",
                      peer, listener.name, cause)
+        emit = broker.observer
+        if emit is not None:  # Kafka counts a failed handshake as a failed authentication
+            from ..broker.events import AuthenticationFailed
+            emit(AuthenticationFailed(
+                at_ms=broker.now_ms(), connection_id=broker.new_connection_id(), peer=peer,
+                listener=listener.name, mechanism=None, user=None, reauthentication=False,
+                error_code=-1, reason=f"SSL handshake failed: {cause}"))
         with trio.CancelScope(shield=True):
             stream.socket.close()
             await trio.lowlevel.checkpoint()

@@ -219,3 +219,23 @@ async def test_a_restarted_broker_serves_tls_again_on_its_ssl_listener(start_bro
     stream = trio.SSLStream(tcp, client_context(bound), server_hostname="localhost")
     client = WireClient(stream)
     assert [b[0] for b in await broker_ports(client)] == [1, 2]
+
+
+async def test_a_refused_client_certificate_is_a_failed_authentication_event(nursery):
+    from functools import partial
+
+    from kafka_emu.broker.events import AuthenticationFailed
+    seen = []
+    bound = await nursery.start(partial(serve, make_config(MTLS), observer=seen.append))
+    tcp = await trio.open_tcp_stream("127.0.0.1", port_of(bound.bootstrap_for("SSL")))
+    stream = trio.SSLStream(tcp, client_context(bound), server_hostname="localhost")
+    with pytest.raises(trio.BrokenResourceError):
+        await stream.do_handshake()
+        await stream.send_all(b"\0\0\0\0")
+        await stream.receive_some(10)
+    with trio.fail_after(10):
+        while not any(isinstance(e, AuthenticationFailed) for e in seen):
+            await trio.sleep(0.01)
+    failed = [e for e in seen if isinstance(e, AuthenticationFailed)]
+    assert [(e.listener, e.mechanism, e.error_code) for e in failed] == [("SSL", None, -1)]
+    assert failed[0].reason.startswith("SSL handshake failed")
