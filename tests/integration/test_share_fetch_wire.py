@@ -158,7 +158,10 @@ async def test_lock_expiry_on_the_emulator_clock_redelivers(start):
     produce(bound, [b"1", b"2"])
     assert only_partition(await a.fetch(1))["acquired"] == [(0, 1, 1)]
     assert only_partition(await b.fetch(1))["acquired"] == []
-    advance(bound.broker, 30_000)  # a's locks run out now, not in 30 s
+    happened = advance(bound.broker, 30_000)  # a's locks run out now, not in 30 s
+    assert [(e["action"], e["member_id"], e["first_offset"], e["last_offset"])
+            for e in happened["events"] if e["type"] == "ShareRecordsChanged"] == [
+        ("lock_expired", a.member, 0, 1)]
     assert only_partition(await b.fetch(2))["acquired"] == [(0, 1, 2)]
     # a's acknowledgement comes too late: the records are b's now
     r = await a.ack(2, [(tid(bound), [(0, [(0, 1, [ACCEPT])])])])
