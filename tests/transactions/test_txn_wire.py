@@ -354,3 +354,16 @@ async def test_write_txn_markers(start_broker, version):
         ("t", 0): E.NONE, ("t", 7): E.UNKNOWN_TOPIC_OR_PARTITION,
         ("nope", 0): E.UNKNOWN_TOPIC_OR_PARTITION}
     assert log.last_stable_offset == log.log_end_offset == 2  # aborted, marker written
+
+
+async def test_idempotent_init_producer_id_checks_the_pair_too(start_broker):
+    # KafkaApis checks (producer id, epoch) before the coordinator, with or without an id
+    _, wire = await connect(start_broker)
+    req = kpp.InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60_000,
+                                    producer_id=5, producer_epoch=-1)
+    half = await call(wire, req, 4, kpp.InitProducerIdResponse)
+    assert (half.error_code, half.producer_id) == (E.INVALID_REQUEST, -1)
+    req = kpp.InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60_000,
+                                    producer_id=5, producer_epoch=0)
+    fresh = await call(wire, req, 4, kpp.InitProducerIdResponse)
+    assert fresh.error_code == E.NONE and fresh.producer_epoch == 0  # a new id, as Kafka
