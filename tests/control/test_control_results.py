@@ -14,6 +14,8 @@ import pytest
 from test_control_core import SESSION, heartbeat, manual, stable_pair
 
 from kafka_emu.control.openapi import result_schema
+from kafka_emu.protocol import BY_NAME
+from kafka_emu.testing.wire import WireClient
 from kafka_emu.control.operations import all_operations
 from kafka_emu.control.results import DeadlineKind
 from kafka_emu.control.timing import KINDS
@@ -125,6 +127,18 @@ async def test_every_answer_matches_its_declared_result():
         check("abort_transaction", _run("abort_transaction", emu, transactional_id="tx-a"))
         check("expire_transaction", _run("expire_transaction", emu, transactional_id="tx-b"))
         assert await emu.unexpected_errors() == []
+
+    # ACLs: on an emulator with an authorizer (the one above has none)
+    async with open_emulator(manual(**{
+            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "emu.acls": "DENY User:ANONYMOUS READ GROUP g"})) as emu:
+        check("add_acls", _run("add_acls", emu, acls="ALLOW User:a READ TOPIC:PREFIXED t-"))
+        assert len(check("acls", _run("acls", emu))) == 2
+        check("remove_acls", _run("remove_acls", emu, acls="ALLOW User:a READ TOPIC:PREFIXED t-"))
+        client = await WireClient.connect(emu.host, emu.port)
+        await client.request(BY_NAME["Heartbeat"], 4, BY_NAME["Heartbeat"].request(group_id="g"))
+        await client.aclose()
+        assert check("acl_denials", _run("acl_denials", emu))[0]["count"] == 1
 
     missed = sorted(set(all_operations()) - check.seen)
     assert missed == [], f"no answer of these was checked: {missed}"
