@@ -2,7 +2,8 @@
 4.0's early access, is gone as in 4.1); v2 ShareAcquireMode (1, record-limit: never more than
 MaxRecords, a batch split if need be; 0, batch-optimised: new batches whole) and IsRenewAck
 (acknowledge type 4, Renew: the records stay acquired with a fresh lock; a renew-only request
-fetches nothing). BatchSize is read and not used: acquired ranges are not cut to it.
+fetches nothing). BatchSize cuts new records into in-flight batches at log batch boundaries
+(what throttled redelivery halves); acquired ranges are reported merged.
 
 Order of work, as Kafka's KafkaApis + SharePartitionManager: the share session first (epoch 0
 opens, N continues, -1 closes: SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH,
@@ -111,7 +112,8 @@ class _Fetch:
                 continue
             runs, evs = sp.acquire(self.member_id, described, log_start=log.log_start_offset,
                                    log_limit=limit, max_records=max_records - self.acquired,
-                                   now_ms=now, record_limit=self.record_limit)
+                                   now_ms=now, record_limit=self.record_limit,
+                                   batch_size=max(self.request.batch_size, 0))
             events += [((self.group_id, topic_id, index), e) for e in evs]
             if not runs:
                 continue

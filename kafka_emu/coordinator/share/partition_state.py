@@ -101,14 +101,15 @@ class DeliveryEvent:
 
 
 class InFlight:
-    __slots__ = ("state", "delivery_count", "member_id", "lock")
+    __slots__ = ("state", "delivery_count", "member_id", "lock", "batch")
 
     def __init__(self, state: RecordState, delivery_count: int = 0, member_id: str = "",
-                 lock: int = 0) -> None:
+                 lock: int = 0, *, batch: int = -1) -> None:
         self.state = state
         self.delivery_count = delivery_count
         self.member_id = member_id
         self.lock = lock  # id of the acquisition lock holding it; 0: none
+        self.batch = batch  # the first offset of its in-flight batch (Kafka's cachedState key)
 
     def __repr__(self) -> str:
         return (f"InFlight({self.state.name}, delivery_count={self.delivery_count}, "
@@ -154,6 +155,8 @@ class SharePartition:
         self._heap: list[tuple[int, int]] = []  # (deadline, lock id); stale ones skipped
         self._next_lock = 1
         self._available = 0  # AVAILABLE records in flight: a fetch skips the scan when 0
+        self._batches: dict[int, int] = {}  # in-flight batches: first offset -> last offset
+        self._throttled = False  # set by _reacquire_all: this fetch takes nothing more
 
     # -- queries -------------------------------------------------------------------------
     @property
@@ -215,13 +218,17 @@ class SharePartition:
         self.records.clear()
         self._locks.clear()
         self._heap.clear()
+        self._batches.clear()
         self._available = 0
 
     def _advance_start(self) -> None:
         records = self.records
         start, end = self.start_offset, self.end_offset
+        batches = self._batches
         while start < end and records[start].state in FINISHED:
-            del records[start]
+            record = records.pop(start)
+            if batches.get(record.batch) == start:  # the batch's last record: it is gone
+                del batches[record.batch]
             start += 1
         self.start_offset = start
 
@@ -231,6 +238,8 @@ class SharePartition:
         while self.start_offset < log_start:
             if self.start_offset < self.end_offset:
                 record = self.records.pop(self.start_offset)
+                if self._batches.get(record.batch) == self.start_offset:
+                    del self._batches[record.batch]
                 if record.state not in FINISHED:
                     facts.append(("archive", record.member_id, self.start_offset,
                                   record.delivery_count, None))
@@ -241,13 +250,18 @@ class SharePartition:
 
     # -- acquire -------------------------------------------------------------------------
     def acquire(self, member_id: str, batches: Sequence[LogBatch], *, log_start: int,
-                log_limit: int, max_records: int, now_ms: int, record_limit: bool = False
-                ) -> tuple[list[Acquired], list[DeliveryEvent]]:
+                log_limit: int, max_records: int, now_ms: int, record_limit: bool = False,
+                batch_size: int = 0) -> tuple[list[Acquired], list[DeliveryEvent]]:
         """Acquire for ``member_id`` from ``batches`` (the log read from ``next_fetch_offset``,
         in order), never at or past ``log_limit`` (the high watermark, or the last stable
-        offset under read_committed). ``record_limit`` (ShareFetch v2's ShareAcquireMode 1,
-        KIP-1206) never passes ``max_records``, splitting a batch; the default (batch-optimised)
-        takes new batches whole. Returns the acquired runs and the events."""
+        offset under read_committed). Returns the acquired runs and the events.
+
+        First the in-flight records of those batches that are AVAILABLE again, an in-flight
+        batch at a time (``_reacquire``), then new records, a log batch at a time. Batch-
+        optimised (the default): max records is checked between batches, so a batch is taken
+        whole; new records form in-flight batches cut at log batch boundaries once
+        ``batch_size`` records are reached. ``record_limit`` (ShareFetch v2's ShareAcquireMode
+        1, KIP-1206) never passes ``max_records``, splitting a batch."""
         if not self.initialised:
             self.initialise(log_start, log_limit)
         events = self._catch_up(log_start)
@@ -256,60 +270,53 @@ class SharePartition:
         held: set[int] = set()
         acquired: list[tuple[int, int]] = []  # (offset, delivery count)
         archived: list[int] = []
-        room = self.config.max_record_locks - self.in_flight_count()
         records = self.records
+        batches = [b for b in batches
+                   if b.last_offset >= self.start_offset and b.last_offset < log_limit]
+        if self._available:
+            self._reacquire_all(member_id, lock, batches, acquired, held, max_records,
+                                record_limit)
+        room = self.config.max_record_locks - self.in_flight_count()
+        current = -1  # the in-flight batch new records join (its first offset)
         for batch in batches:
-            if len(acquired) >= max_records:
+            if len(acquired) >= max_records or self._throttled:
                 break
-            if batch.last_offset < self.start_offset:
-                continue
-            if batch.last_offset >= log_limit:
-                break
-            # records of this batch in flight and AVAILABLE again: re-acquired record by record
-            low = max(batch.base_offset, self.start_offset)
-            high = min(batch.last_offset, self.end_offset - 1)
-            if low <= high and self._available:
-                again = [o for o in range(low, high + 1)
-                         if records[o].state is RecordState.AVAILABLE]
-                if again and self._reacquire(member_id, lock, batch, again, acquired, held,
-                                             max_records):
-                    break  # throttled: nothing more in this fetch
-            if len(acquired) >= max_records and high >= batch.last_offset:
-                break
-            # new records: the batch is taken whole if the in-flight limit has room when it
-            # starts (Kafka may pass max.record.locks and max records to end on a batch
-            # boundary); record_limit mode stops at max records
             first_new = max(batch.base_offset, self.end_offset)
-            stopped = False
+            if first_new > batch.last_offset:
+                continue
+            # the batch is taken whole if the in-flight limit has room when it starts (Kafka
+            # may pass max.record.locks and max records to end on a batch boundary)
+            if room <= 0:
+                break
+            if current < 0 or (batch_size > 0 and first_new - current >= batch_size):
+                current = first_new
             for offset in range(first_new, batch.last_offset + 1):
-                if room <= 0 and offset == first_new:
-                    stopped = True
-                    break
                 if record_limit and len(acquired) >= max_records:
-                    stopped = True
                     break
                 if offset > self.end_offset:  # offsets the log does not hold
                     for gap in range(self.end_offset, offset):
-                        records[gap] = InFlight(RecordState.ARCHIVED)
+                        records[gap] = InFlight(RecordState.ARCHIVED, batch=gap)
+                        self._batches[gap] = gap
                         room -= 1
                 if batch.skip:
-                    records[offset] = InFlight(RecordState.ARCHIVED)
+                    records[offset] = InFlight(RecordState.ARCHIVED, batch=current)
                     archived.append(offset)
                 else:
-                    records[offset] = InFlight(RecordState.ACQUIRED, 1, member_id, lock)
+                    records[offset] = InFlight(RecordState.ACQUIRED, 1, member_id, lock,
+                                               batch=current)
                     held.add(offset)
                     acquired.append((offset, 1))
+                self._batches[current] = offset
                 room -= 1
                 self.end_offset = offset + 1
-            if stopped:
-                break
+        self._throttled = False
         if held:
             self._locks[lock] = (deadline, held)
             heapq.heappush(self._heap, (deadline, lock))
             self._next_lock += 1
         self._advance_start()
         runs: list[Acquired] = []
-        for offset, count in acquired:
+        for offset, count in sorted(acquired):
             if runs and runs[-1].last_offset == offset - 1 and runs[-1].delivery_count == count:
                 runs[-1] = runs[-1]._replace(last_offset=offset)
             else:
@@ -320,25 +327,46 @@ class SharePartition:
         events += _runs(("archive", "", o, 0, None) for o in archived)
         return runs, events
 
-    def _reacquire(self, member_id: str, lock: int, batch: LogBatch, offsets: list[int],
-                   acquired: list, held: set, max_records: int) -> bool:
-        """Re-acquire AVAILABLE in-flight ``offsets`` of one log batch, as Kafka 4.2 throttles
-        repeated deliveries (KAFKA-17541): from ``max(2, ceil(limit / 2))`` deliveries on, a
-        batch is acquired alone, and only ``size >> (count - threshold + 1)`` of its records
-        (at least 1); a record on its last delivery attempt goes alone (limit > 2). Returns
-        True when throttling ends this fetch."""
+    def _reacquire_all(self, member_id: str, lock: int, batches: Sequence[LogBatch],
+                       acquired: list, held: set, max_records: int, record_limit: bool) -> None:
+        """The AVAILABLE in-flight records the read covers, an in-flight batch at a time."""
+        records = self.records
+        groups: list[tuple[int, list[int]]] = []
+        for batch in batches:
+            for offset in range(max(batch.base_offset, self.start_offset),
+                                min(batch.last_offset + 1, self.end_offset)):
+                record = records[offset]
+                if record.state is not RecordState.AVAILABLE:
+                    continue
+                if groups and groups[-1][0] == record.batch:
+                    groups[-1][1].append(offset)
+                else:
+                    groups.append((record.batch, [offset]))
+        for first, offsets in groups:
+            if len(acquired) >= max_records:
+                break
+            size = self._batches.get(first, offsets[-1]) - first + 1
+            if self._reacquire(member_id, lock, size, offsets, acquired, held, max_records,
+                               record_limit):
+                self._throttled = True
+                break
+
+    def _reacquire(self, member_id: str, lock: int, size: int, offsets: list[int],
+                   acquired: list, held: set, max_records: int, record_limit: bool) -> bool:
+        """Re-acquire AVAILABLE ``offsets`` of one in-flight batch of ``size`` records, as Kafka
+        4.2 throttles repeated deliveries (KAFKA-17541): from ``max(2, ceil(limit / 2))``
+        deliveries on, a batch goes alone in its fetch, and only ``size >> (count - threshold
+        + 1)`` of its records (at least 1); a record on its last delivery attempt goes alone
+        (limit > 2). Returns True when throttling ends this fetch."""
         records = self.records
         limit = self.config.delivery_count_limit
         threshold = max(2, -(-limit // 2))
         throttled = max(records[o].delivery_count for o in offsets) >= threshold
         if throttled and acquired:
             return True  # delivered on its own, in a later fetch
-        size = batch.last_offset - batch.base_offset + 1
         cap = None
         got = 0
         for offset in offsets:
-            if len(acquired) >= max_records:
-                break
             record = records[offset]
             count = record.delivery_count
             if limit > 2 and count == limit - 1 and got:
@@ -353,6 +381,8 @@ class SharePartition:
             acquired.append((offset, count + 1))
             got += 1
             if limit > 2 and count + 1 == limit:
+                break
+            if record_limit and len(acquired) >= max_records:
                 break
             if cap is not None and got >= cap:
                 break

@@ -46,12 +46,25 @@ def test_the_in_flight_limit_stops_new_batches_but_ends_the_one_it_started():
     assert take(sp, "b", batches) == [(5, 5, 1)]
 
 
-def test_max_records_counts_redeliveries_one_by_one():
+def test_max_records_takes_in_flight_batches_whole_unless_record_limit():
     sp = part()
     take(sp, "a", [LogBatch(0, 4)])
     sp.acknowledge("a", [AckBatch(0, 4, (R,))], 0)
-    assert take(sp, "b", [LogBatch(0, 4)], max_records=2) == [(0, 1, 2)]
-    assert take(sp, "c", [LogBatch(0, 4)], max_records=9) == [(2, 4, 2)]
+    # batch-optimised: max records is checked between in-flight batches
+    assert take(sp, "b", [LogBatch(0, 4)], max_records=2) == [(0, 4, 2)]
+    sp.release_member("b")
+    runs, _ = sp.acquire("c", [LogBatch(0, 4)], log_start=0, log_limit=5, max_records=2,
+                         now_ms=0, record_limit=True)
+    assert [tuple(r) for r in runs] == [(0, 1, 3)]
+
+
+def test_batch_size_cuts_new_records_into_in_flight_batches_at_log_batches():
+    sp = part(delivery_count_limit=5)
+    log = [LogBatch(0, 2), LogBatch(3, 5), LogBatch(6, 8)]
+    runs, _ = sp.acquire("a", log, log_start=0, log_limit=9, max_records=500, now_ms=0,
+                         batch_size=4)
+    assert [tuple(r) for r in runs] == [(0, 8, 1)]
+    assert [sp.records[o].batch for o in (0, 2, 3, 5, 6, 8)] == [0, 0, 0, 0, 6, 6]
 
 
 def test_per_offset_types_and_the_validation_errors():
@@ -115,17 +128,15 @@ def test_records_the_log_no_longer_holds_are_archived():
 
 def test_repeated_deliveries_are_throttled_then_isolated():
     sp = part(delivery_count_limit=5)  # throttled from max(2, ceil(5 / 2)) = 3 deliveries on
-    log = [LogBatch(0, 7), LogBatch(8, 9)]
+    log = [LogBatch(0, 7), LogBatch(8, 9)]  # one in-flight batch of 10, acquired together
     for n in (1, 2, 3):
         assert take(sp, "a", log) == [(0, 9, n)]
         sp.release_member("a")
-    # delivered 3 times: a batch alone in its fetch, half of it (8 >> 1, then 2 >> 1)
-    assert take(sp, "a", log) == [(0, 3, 4)]
-    assert take(sp, "b", log) == [(4, 7, 4)]
-    assert take(sp, "b", log) == [(8, 8, 4)]
-    assert take(sp, "b", log) == [(9, 9, 4)]
+    # delivered 3 times: the batch goes alone in its fetch, half of it (10 >> 1) at a time
+    assert take(sp, "a", log) == [(0, 4, 4)]
+    assert take(sp, "b", log) == [(5, 9, 4)]
     sp.release_member("a")
-    # 0-3 on their last attempt: one record at a time
+    # 0-4 on their last attempt: one record at a time
     assert take(sp, "c", log) == [(0, 0, 5)]
     assert take(sp, "c", log) == [(1, 1, 5)]
     sp.release_member("c")

@@ -47,13 +47,13 @@ class SharePartitionMachine(RuleBasedStateMachine):
         self.batches.append(LogBatch(base, base + size - 1, control))
 
     @rule(member=st.sampled_from(MEMBERS), max_records=st.integers(1, 12),
-          record_limit=st.booleans())
-    def fetch(self, member, max_records, record_limit):
+          record_limit=st.booleans(), batch_size=st.sampled_from([0, 1, 3, 500]))
+    def fetch(self, member, max_records, record_limit, batch_size):
         start_at = self.sp.next_fetch_offset() if self.sp.initialised else 0
         batches = [b for b in self.batches if b.last_offset >= start_at]
         runs, _ = self.sp.acquire(member, batches, log_start=0, log_limit=self.log_end,
                                   max_records=max_records, now_ms=self.now,
-                                  record_limit=record_limit)
+                                  record_limit=record_limit, batch_size=batch_size)
         if record_limit:  # ShareAcquireMode record-limit: never past max_records
             assert sum(r.last_offset - r.first_offset + 1 for r in runs) <= max_records
         for run in runs:
