@@ -69,6 +69,11 @@ _KEY_GROUP_OF = {name: group for group in _KEY_GROUPS for name in group}
 # DeleteAclsRequest's getErrorResponse).
 _ONE_FOR_ONE = {"AclCreationResult": "creations", "DeleteAclsFilterResult": "filters"}
 
+# Arrays answering, once per distinct name in name order, the names of several request arrays
+# (AlterUserScramCredentialsRequest.getErrorResponse: one result per user of the deletions and
+# upsertions).
+_BY_NAME_OF = {"AlterUserScramCredentialsResult": ("deletions", "upsertions")}
+
 _UNKNOWN_NAMES = frozenset({"generation_id", "producer_id", "producer_epoch", "node_id", "port"})
 _UNKNOWN_SUFFIXES = ("offset", "watermark", "timestamp", "epoch", "append_time_ms")
 
@@ -165,6 +170,10 @@ def _mirror(spec: FieldSpec, version: int, source: Any, code: int,
     """Entries of response array ``spec``, one per entry of the matching request array."""
     element = spec.type.element
     keys = _keys(element, version)
+    union = _BY_NAME_OF.get(element.__name__)
+    if union is not None:
+        names = sorted({item.name for array in union for item in getattr(source, array, ())})
+        return [element(user=name, error_code=code, error_message=message) for name in names]
     paired = _ONE_FOR_ONE.get(element.__name__)
     if paired is not None and not keys:
         return [_build(element, version, None, code, message, top=False, mirror=False)
