@@ -6,11 +6,17 @@
     kafka-emu conformance --list
     kafka-emu conformance --client aiokafka --scenario consumer_failure --junit-xml out.xml
     kafka-emu conformance --client confluent-kafka --group-protocol consumer
+    kafka-emu conformance --matrix 'kafka-python==2.0.6,3.0.12;aiokafka==0.12.0' --trace-dir DIR
+    kafka-emu conformance --matrix default [--scenario NAME ...]
 
 ``--group-protocol consumer`` runs the consumers on KIP-848's protocol (the kit passes
 ``group.protocol=consumer``, to Kafka's VerifiableConsumer as ``--group-protocol consumer``);
 the scenarios Kafka's test matrix runs on the classic protocol only are skipped naming why,
 a client without the consumer protocol is refused (exit 2) with the reason.
+
+``--matrix SPEC`` runs the catalogue for several versions of the built-in clients, each in its
+own cached environment, on both group protocols where a version has them (``matrix.py``), and
+writes ``DIR/matrix.jsonl`` (one line per scenario x client version) for ``kafka-emu report``.
 
 An external program's profile (how it takes flags and properties, what it lacks) is detected
 from its ``--help`` output unless ``--profile`` names one (``profiles.py``).
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from .clients import BUILT_IN
@@ -48,6 +55,12 @@ def add_commands(sub) -> None:
                      "verifiable clients")
     who.add_argument("--consumer", metavar="CMD", help="command of a verifiable consumer (the "
                      "kit appends the contract's flags)")
+    who.add_argument("--matrix", metavar="SPEC", help="run the built-in clients at several "
+                     "versions, each installed in its own cached environment: "
+                     "'CLIENT==V1,V2;CLIENT==V3' (exact versions from PyPI, npm for kafkajs) or "
+                     "'default' (four versions each of confluent-kafka, kafka-python, aiokafka "
+                     "and kafkajs 2.1.0, 2.2.4); both group protocols where a version has them "
+                     "unless --group-protocol names one; writes TRACE_DIR/matrix.jsonl")
     p.add_argument("--producer", metavar="CMD", help="command of a verifiable producer "
                    "(with --consumer)")
     p.add_argument("--name", default="external", help="the external client's name in results")
@@ -62,16 +75,18 @@ def add_commands(sub) -> None:
                    "profile's (librdkafka's client takes broker-list)")
     p.add_argument("--scenario", dest="scenarios", action="append", default=[], metavar="NAME",
                    help="run only this scenario (repeatable; default: all)")
-    p.add_argument("--group-protocol", choices=GROUP_PROTOCOLS, default="classic",
+    p.add_argument("--group-protocol", choices=GROUP_PROTOCOLS, default=None,
                    help="the consumers' group protocol: classic (JoinGroup/SyncGroup) or "
-                   "consumer (KIP-848, ConsumerGroupHeartbeat); default classic")
+                   "consumer (KIP-848, ConsumerGroupHeartbeat); default classic (with "
+                   "--matrix: both, where the client version has them)")
     p.add_argument("--group-remote-assignor", metavar="NAME", help="with --group-protocol "
                    "consumer: the broker's assignor the consumers name (uniform, range); "
                    "default: the scenario's")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
     p.add_argument("--trace-dir", type=Path, metavar="DIR", help="write each scenario's trace "
                    "and its verdict (scenario_verdict) here, labelled with client and scenario, "
-                   "and keep the client logs under DIR/client-logs")
+                   "and keep the client logs under DIR/client-logs (with --matrix: one "
+                   "directory per column and DIR/matrix.jsonl; default ./conformance-matrix)")
     p.add_argument("--junit-xml", type=Path, metavar="FILE", help="write JUnit XML results")
     p.set_defaults(run=lambda args: _run(p, args))
 
@@ -81,6 +96,9 @@ def _run(parser: argparse.ArgumentParser, args) -> int:
     from .clients import ClientUnavailable, built_in, external
     from .scenarios import CATALOGUE
 
+    if args.matrix is not None:
+        return _run_matrix(parser, args)
+    args.group_protocol = args.group_protocol or "classic"
     if args.list:
         for sc in CATALOGUE.values():
             why = sc.skip or sc.not_on.get(args.group_protocol)
@@ -144,6 +162,45 @@ def _run(parser: argparse.ArgumentParser, args) -> int:
         print(f"traces (each scenario's run and its verdict) and client logs in "
               f"{args.trace_dir}", file=sys.stderr)
     return 0 if counts["FAIL"] == 0 else 1
+
+
+def _run_matrix(parser: argparse.ArgumentParser, args) -> int:
+    from . import matrix, runner
+    for flag, given in (("--list", args.list), ("--producer", args.producer),
+                        ("--profile", args.profile), ("--junit-xml", args.junit_xml),
+                        ("--bootstrap-flag", args.bootstrap_flag),
+                        ("--group-remote-assignor", args.group_remote_assignor)):
+        if given:
+            parser.error(f"{flag} does not go with --matrix")
+    try:
+        parsed = matrix.parse(args.matrix)
+        scenarios = runner.select(args.scenarios)
+    except matrix.SpecError as exc:
+        parser.error(f"--matrix: {exc}")
+    except KeyError as exc:
+        parser.error(exc.args[0])
+    out = args.trace_dir or Path("conformance-matrix")
+    cols = matrix.columns(parsed, args.group_protocol)
+    if not cols:
+        parser.error(f"--matrix: no client version there speaks the {args.group_protocol} "
+                     "protocol")
+    print(f"kafka-emu conformance: matrix of {len(cols)} column(s) x {len(scenarios)} "
+          f"scenario(s) into {out}", flush=True)
+
+    def log(message: str) -> None:
+        print(message, flush=True)
+
+    def report(col, result) -> None:
+        print(f"  [{col.name}] {result.line()}", flush=True)
+
+    started = time.monotonic()
+    cells = matrix.run(parsed, scenarios, out, only_protocol=args.group_protocol,
+                       on_cell=report, log=log)
+    print()
+    print(matrix.table(cells))
+    print(f"matrix in {time.monotonic() - started:.1f}s; summary {out / matrix.MATRIX_FILE} "
+          f"(render it with: kafka-emu report {out} --out REPORT_DIR)")
+    return 1 if matrix.failed(cells) else 0
 
 
 def _profile(args):

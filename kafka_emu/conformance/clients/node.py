@@ -27,17 +27,18 @@ class NodeMissing(RuntimeError):
     """Node.js, npm or the kafkajs package is not available (the message says which)."""
 
 
-def cache_dir() -> Path:
-    return cache_root() / f"kafkajs-{KAFKAJS_VERSION}"
+def cache_dir(version: str = KAFKAJS_VERSION) -> Path:
+    return cache_root() / f"kafkajs-{version}"
 
 
-def kafkajs_command() -> list[str]:
-    """``["node", "<cache>/kafkajs_verifiable.mjs"]``, installing kafkajs on first use."""
+def kafkajs_command(version: str = KAFKAJS_VERSION) -> list[str]:
+    """``["node", "<cache>/kafkajs_verifiable.mjs"]``, installing kafkajs ``version`` (the
+    kit's pinned one unless the matrix asks for another) on first use."""
     node = shutil.which("node")
     if node is None:
         raise NodeMissing("the kafkajs client needs Node.js: `node` is not on PATH "
                           "(install Node.js 18+ with npm)")
-    where = cache_dir()
+    where = cache_dir(version)
     where.mkdir(parents=True, exist_ok=True)
     if not (where / "node_modules" / "kafkajs" / "package.json").exists():
         npm = shutil.which("npm")
@@ -46,13 +47,13 @@ def kafkajs_command() -> list[str]:
                               "PATH")
         (where / "package.json").write_text(json.dumps({
             "name": "kafka-emu-conformance-kafkajs", "private": True, "type": "module",
-            "dependencies": {"kafkajs": KAFKAJS_VERSION}}, indent=2))
-        print(f"kafka-emu: installing kafkajs {KAFKAJS_VERSION} into {where} (once)",
+            "dependencies": {"kafkajs": version}}, indent=2))
+        print(f"kafka-emu: installing kafkajs {version} into {where} (once)",
               file=sys.stderr, flush=True)
         proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--silent"], cwd=where,
                               check=False, capture_output=True, text=True, timeout=NPM_TIMEOUT_S)
         if proc.returncode != 0:
-            raise NodeMissing(f"npm install kafkajs@{KAFKAJS_VERSION} in {where} failed: "
+            raise NodeMissing(f"npm install kafkajs@{version} in {where} failed: "
                               f"{(proc.stderr or proc.stdout).strip()[-500:]}")
     source = resources.files(__package__).joinpath(SCRIPT).read_text(encoding="utf-8")
     target = where / SCRIPT
