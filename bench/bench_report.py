@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import trace_gen  # noqa: E402
 
 from kafka_emu.report import violations  # noqa: E402
+from kafka_emu.report.load import CLIENT_ID_VERSION  # noqa: E402
 from kafka_emu.report.spark import driver_memory  # noqa: E402
 from kafka_emu.trace import schema  # noqa: E402
 
@@ -156,8 +157,15 @@ DUCK_VIOLATIONS = {
                correlation_id, connection_id,
                heartbeats || ' heartbeats, median every ' || median_gap
                || ' ms for a session timeout of ' || session_ms || ' ms'
+               || coalesce(' (configured every ' || configured_ms || ' ms)', '')
         FROM h JOIN s USING (run, group_id, member_id)
-        WHERE heartbeats >= 10 AND median_gap * 50 < session_ms""",
+        LEFT JOIN (SELECT DISTINCT ON (run) run,
+                          coalesce(try_cast(labels['heartbeat.interval.ms'] AS BIGINT),
+                                   try_cast(labels['heartbeat_interval_ms'] AS BIGINT))
+                          AS configured_ms
+                   FROM events WHERE kind = 'run_start') c USING (run)
+        WHERE heartbeats >= 10 AND median_gap * 50 < session_ms
+          AND (configured_ms IS NULL OR median_gap * 2 < configured_ms)""",
     "no_rejoin_in_time": f"""
         WITH r AS (SELECT run, group_id, member_id, seq AS removed_seq, at_ms AS removed_at
                    FROM events WHERE kind = 'member_removed' AND reason = 'rebalance_timeout'),
@@ -432,8 +440,9 @@ def duck_tables(con, source: str) -> None:
         SELECT e.* EXCLUDE (client_version),
                coalesce(client_software_name, r.labels['client'], client_id, 'unknown')
                     AS client_name,
-               coalesce(client_software_version, r.labels['client_version'], 'unknown')
-                    AS client_version,
+               coalesce(client_software_version, nullif(r.labels['client_version'], ''),
+                        nullif(regexp_extract(client_id, '""" + CLIENT_ID_VERSION + """', 1), ''),
+                        'unknown') AS client_version,
                CASE WHEN coalesce(error_code, 0) <> 0 THEN error_code
                     WHEN len(partition_errors) > 0 THEN partition_errors[1].error_code
                     ELSE 0 END AS err
@@ -517,7 +526,14 @@ def _child(*args: str) -> dict:
     import json
     import subprocess
     out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
-                         check=True, env=os.environ | {"PYTHONWARNINGS": "ignore"})
+                         env=os.environ | {"PYTHONWARNINGS": "ignore"})
+    if out.returncode != 0:
+        # what failed, in the child's own words (the last lines of its error output), rather
+        # than a CalledProcessError that says only the exit status
+        tail = (out.stderr or out.stdout).strip().splitlines()[-30:]
+        print(f"bench_report: {args[0]} failed (exit {out.returncode}):", *tail,
+              sep="\n  ", file=sys.stderr, flush=True)
+        raise SystemExit(1)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -209,3 +209,39 @@ def runs_table(t: Traces, counts: Any) -> Any:
                    .select("run", "started_ms", "emu_version", "labels", "events",
                            "ended_cleanly"),
                    "started_ms")
+
+
+# what a run's view draws: the coordinator's events, faults, and the requests around them
+TIMELINE_KINDS = ("run_start", "run_end", "rebalance_triggered", "state_changed",
+                  "generation_changed", "leader_changed", "member_added", "member_removed",
+                  "assignments_distributed", "fault_fired", "time_advanced",
+                  "consumer_group_state_changed", "group_epoch_bumped")
+TIMELINE_APIS = ("JoinGroup", "SyncGroup", "LeaveGroup", "ConsumerGroupHeartbeat")
+
+
+def run_timeline(t: Traces) -> Any:
+    """The rows a run's view draws, in one narrow table: every group transition (trigger,
+    state, generation with its members, members added and removed), faults fired, and the
+    requests that explain them -- the group membership requests and every request answered
+    with an error (heartbeats and commits that went well are left out: they are most of a
+    trace and say nothing about a transition). Not written as a table: the page's data."""
+    F = _F()
+    null = lambda tp: F.lit(None).cast(tp)  # noqa: E731
+    ev = (t.events.where(F.col("kind").isin(*TIMELINE_KINDS))
+          .select("run", "seq", "at_ms", "kind", "group_id", "member_id",
+                  F.coalesce("generation", "generation_id").alias("generation"),
+                  F.col("new").alias("state"), "reason", "members", "api",
+                  null("long").alias("err"), "connection_id", "action",
+                  null("string").alias("client_name"), null("string").alias("client_version")))
+    rq = (t.requests.where(F.col("api").isin(*TIMELINE_APIS) | (F.col("err") != 0))
+          .select("run", "seq", "at_ms", F.lit("request").alias("kind"), "group_id",
+                  "member_id", F.col("generation_id").alias("generation"),
+                  null("string").alias("state"), null("string").alias("reason"),
+                  null("array<string>").alias("members"), "api", "err", "connection_id",
+                  null("string").alias("action"), "client_name", "client_version"))
+    return ev.unionByName(rq)
+
+
+def connection_clients(counts: Any) -> Any:
+    """(run, connection_id) -> the client on it: how the page names a violation's client."""
+    return counts.select("run", "connection_id", "client_name", "client_version").distinct()

@@ -1,17 +1,23 @@
 """The report job: read traces, compute every table, write Parquet (and CSV), report.html and a
 one-screen summary.
 
-Each table is computed by Spark and written once; only small things come back to the driver for
-the page and the summary: a table of at most MAX_COLLECT rows whole, a longer one as a uniform
+Two ways, the same tables. Small traces (up to onepass.ONE_PASS_BYTES, most reports: the run
+that just failed) are read into one partition and every table is computed in one Spark job,
+collected whole and written by this process (onepass.py). Large traces are read in the
+background into a cached copy while the tables are planned, and each table is computed by
+Spark and written once; only small things come back to the driver for the page and the
+summary: a table of at most MAX_COLLECT rows whole, a longer one as a uniform
 sample of about that many rows (the page says so), and the figures that must not come from a
 sample -- row counts, events, violations per kind, the worst runs and all their rebalances --
 computed by Spark over the whole tables.
-Progress goes to stderr, one line per step, so a long job shows where it is, and so do the
+Progress goes to stderr: each stage as it starts ([2/4] ...) and its time as it ends, so a
+long job shows where it is; and so do the
 lines the traces lost: one line per file with lines dropped, how many and why (load.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 import uuid
@@ -19,7 +25,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from . import analyses, violations
+from . import analyses, onepass, violations
 from .load import Traces, load
 from .spark import server_gone
 
@@ -58,51 +64,81 @@ def tables(t: Traces, counts: Any) -> dict[str, Any]:
 def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: str | None = None,
         until: str | None = None, labels: list[tuple[str, str]] = (),
         progress: Callable[[str], None] | None = None, html_page: bool = True,
-        input_format: str = "json") -> dict[str, list]:
-    """Run the whole report; returns the collected rows of every table (tests read them)."""
+        input_format: str = "json", one_pass: bool | None = None) -> dict[str, list]:
+    """Run the whole report; returns the collected rows of every table (tests read them).
+
+    ``one_pass``: every table in one Spark job, collected whole and written by this process
+    (onepass.py) -- the way for traces of up to ONE_PASS_BYTES, chosen by their size when
+    None; else each table written by Spark and collected up to MAX_COLLECT rows."""
     say = progress or (lambda _msg: None)
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    t = load(spark, paths, since=since, until=until, labels=labels, input_format=input_format,
-             say=say)
-    results: dict[str, list] = {}
-    totals: dict[str, int] = {}
-    # Reading the traces is most of the job and keeps every core busy; planning the tables
+    size = onepass.input_bytes(paths)
+    if one_pass is None:
+        one_pass = size is not None and size <= onepass.ONE_PASS_BYTES
+    stage = Stages(say, (3 if one_pass else len(TABLES) + 2) + html_page)
+    partitions = onepass.partitions_for(size)
+    with onepass.settings(spark, onepass.small_confs(partitions) if one_pass else None):
+        # (small traces are read here, into one partition; large ones as the first table
+        # needs them, while the others are planned)
+        with stage("reading the traces") if one_pass else contextlib.nullcontext():
+            t = load(spark, paths, since=since, until=until, labels=labels,
+                     input_format=input_format, say=say,
+                     one_partition=one_pass and partitions == 1)
+        results = _compute(spark, t, out, csv, stage, one_pass, html_page)
+    for line in drop_lines(results["dropped_lines"]):
+        say(line)
+    if html_page:
+        with stage("report.html"):
+            from .html import render
+            (out / "report.html").write_text(render(results, worst_runs=worst_runs(results),
+                                                    sources=[str(p) for p in paths]))
+    say(f"done in {time.monotonic() - started:.1f} s")
+    return results
+
+
+TABLES = ("runs", "client_matrix", "api_versions", "client_errors", "rebalances",
+          "rebalance_percentiles", "violations", "conformance")
+
+
+class Stages:
+    """The terminal's stage counter: ``[i/n] name`` as a stage starts, and its time when it
+    ends (``[i/n] name: 2.1 s``)."""
+
+    def __init__(self, say: Callable[[str], None], total: int) -> None:
+        self.say, self.total, self.done = say, total, 0
+
+    @contextlib.contextmanager
+    def __call__(self, name: str):
+        self.done += 1
+        label = f"[{self.done}/{self.total}] {name}"
+        self.say(label)
+        began = time.monotonic()
+        yield
+        self.say(f"{label}: {time.monotonic() - began:.1f} s")
+
+
+def _compute(spark: Any, t: Traces, out: Path, csv: bool, stage: Stages, one_pass: bool,
+             html_page: bool) -> dict[str, list]:
+    """Every table and figure of the report, with the traces read in the background."""
+    # Reading the traces is most of a large job and keeps every core busy; planning the tables
     # is the driver's alone (several seconds at first, while the JVM warms up). Read in the
     # background meanwhile: the first table's job then waits for that read (Spark shares the
-    # stage and the cached blocks) instead of starting it. (Not two tables at once as well:
-    # after the read, the tables' tasks keep both cores busy, and one try showed no gain.)
+    # stage and the cached blocks) instead of starting it.
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kafka-emu-read")
     tag = f"kafka-emu-read-{uuid.uuid4().hex}"
     reading = pool.submit(_tagged, spark, tag, t.read_now)
-    if html_page:
-        # the page's plotting library (0.6 s to import) loads after the read, while Spark
-        # computes the tables, not at the end while the user waits
-        from .html import load_plotting
-        pool.submit(load_plotting)
     done: list = []
     finished = gone = False
     try:
-        counts = analyses.request_counts(t).cache()
-        done.append(counts)
-        built = tables(t, counts)
-        for i, (name, df) in enumerate(built.items(), start=1):
-            say(f"[{i}/{len(built)}] {name}")
-            # kept until the end: a later table may be built from this one (the percentiles
-            # from the rebalances), and the tables are small next to the traces
-            df = df.cache()
-            done.append(df)
-            df.coalesce(1).write.mode("overwrite").parquet(str(out / "tables" / name))
-            if csv:
-                (_csv_ready(df).coalesce(1).write.mode("overwrite").option("header", "true")
-                 .csv(str(out / "csv" / name)))
-            results[name] = _collect(df, name, totals)
-        results.update(_whole_table_figures(built, totals))
-        results.update(losses(t))
-        for line in drop_lines(results["dropped_lines"]):
-            say(line)
+        if one_pass:
+            results = onepass.compute(spark, t, out, csv, stage, max_rows=MAX_COLLECT,
+                                      worst=WORST_RUNS)
+        else:
+            results = _table_by_table(t, out, csv, stage, done)
         reading.result()  # (done long ago: the first table waited for it)
         finished = True
+        return results
     except BaseException as exc:
         # a Spark Connect server that went cannot cancel or forget anything: say so now
         # rather than after more rounds of retries
@@ -116,13 +152,54 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
             for df in done:
                 df.unpersist()
             t.release()
-    if html_page:
-        say("report.html")
-        from .html import render
-        (out / "report.html").write_text(render(results, worst_runs=worst_runs(results),
-                                                sources=[str(p) for p in paths]))
-    say(f"done in {time.monotonic() - started:.1f} s")
+
+
+def _table_by_table(t: Traces, out: Path, csv: bool, stage: Stages, done: list) -> dict:
+    """Large traces: each table computed, written by Spark and collected (at most MAX_COLLECT
+    rows of it) in turn; the figures counted over the whole tables by Spark."""
+    results: dict[str, list] = {}
+    totals: dict[str, int] = {}
+    counts = analyses.request_counts(t).cache()
+    done.append(counts)
+    built = tables(t, counts)
+    for name, df in built.items():
+        with stage(name):
+            # kept until the end: a later table may be built from this one (the percentiles
+            # from the rebalances), and the tables are small next to the traces
+            df = df.cache()
+            done.append(df)
+            df.coalesce(1).write.mode("overwrite").parquet(str(out / "tables" / name))
+            if csv:
+                (_csv_ready(df).coalesce(1).write.mode("overwrite").option("header", "true")
+                 .csv(str(out / "csv" / name)))
+            results[name] = _collect(df, name, totals)
+    with stage("figures over the whole tables"):
+        results.update(_whole_table_figures(built, totals))
+        results.update(losses(t))
+    with stage("the runs' timelines"):
+        results.update(_run_views(t, counts, built, results))
     return results
+
+
+RUN_VIEWS = 50  # runs whose view a large report's page carries
+TIMELINE_ROWS = 60000  # rows of run timelines the page carries at most
+
+
+def _run_views(t: Traces, counts: Any, built: dict[str, Any], results: dict) -> dict:
+    """The timelines of the runs a person looks at first (the worst, then those with the most
+    violations), RUN_VIEWS at most, and every connection's client."""
+    from pyspark.sql import functions as F
+    runs = list(worst_runs(results))
+    per_run = (built["violations"].groupBy("run").count()
+               .orderBy(F.desc("count"), "run").limit(RUN_VIEWS).collect())
+    runs += [r["run"] for r in per_run if r["run"] not in runs]
+    runs = runs[:RUN_VIEWS]
+    timeline = (analyses.run_timeline(t).where(F.col("run").isin(runs))
+                .limit(TIMELINE_ROWS).collect()) if runs else []
+    clients = analyses.connection_clients(counts).limit(TIMELINE_ROWS * 4).collect()
+    return {"timeline": sorted((r.asDict(recursive=True) for r in timeline),
+                               key=lambda r: (r["run"], r["seq"])),
+            "connections": [r.asDict() for r in clients]}
 
 
 def _is_connect(spark: Any) -> bool:

@@ -5,7 +5,8 @@ columns of kafka_emu/trace/schema.py) plus the run table and the requests with t
 
 A client is named by what it says of itself (ApiVersions v3+ software name and version,
 KIP-511), else by the run's labels ``client`` / ``client_version`` (``--trace-label``), else by
-its client id.
+its client id; a client that sends no software version but whose client id ends in one
+(aiokafka's default ``aiokafka-0.14.0``) has that version.
 
 A line the report cannot use is dropped and counted, never lost in silence: ``Traces.drops``
 has one row per file and reason (DROP_REASONS), which the page and the summary show. Both
@@ -64,7 +65,7 @@ EVENT_COLUMNS = (
     "kind", "run", "seq", "at_ms", "connection_id", "correlation_id", "reason", "group_id",
     "member_id", "generation_id", "new", "generation", "members", "offsets", "protocol_type",
     "assignments", "metadata", "topic_partitions", "scenario", "client", "client_version",
-    "verdict", "dropped",
+    "verdict", "dropped", "action", "old", "leader", "api",
 )
 RUN_COLUMNS = ("emu_version", "labels", "broker_api_versions")  # of run_start lines
 # why a line was dropped (the readers give the first three; a line with no kind or run is
@@ -77,6 +78,19 @@ CLIENT_COLUMNS = ("client_software_name", "client_software_version")  # of reque
 # what only the other kinds need
 EVENT_ONLY_COLUMNS = tuple(c for c in dict.fromkeys(EVENT_COLUMNS + RUN_COLUMNS)
                            if c not in REQUEST_COLUMNS and c != "kind")
+
+
+# A client id that ends in a version, as aiokafka's and kafka-python's defaults do
+# ("aiokafka-0.14.0", "kafka-python-2.0.2"): the version a client that sends no KIP-511
+# software version (ApiVersions v0-2) still reveals. The bench's DuckDB twin uses the same
+# pattern (RE2 and Java read it alike).
+CLIENT_ID_VERSION = r"^[A-Za-z][A-Za-z0-9_.]*(?:-[A-Za-z][A-Za-z0-9_.]*)*-v?([0-9]+(?:[.][0-9]+)+)$"
+
+
+def _non_empty(col: Any) -> Any:
+    """``col``, null when empty (a label "client_version=" says nothing)."""
+    from pyspark.sql import functions as F
+    return F.when(col != "", col)
 
 
 def ordered(df: Any, *cols: Any) -> Any:
@@ -245,7 +259,8 @@ def _why_not_ours(exc: Exception) -> str:
 
 def load(spark: Any, paths: list[str], *, since: str | None = None, until: str | None = None,
          labels: list[tuple[str, str]] = (), input_format: str = "json",
-         cache: bool = True, say: Callable[[str], None] = lambda _message: None) -> Traces:
+         cache: bool = True, say: Callable[[str], None] = lambda _message: None,
+         one_partition: bool = False) -> Traces:
     """``input_format="parquet"`` reads traces compacted to Parquet with the same schema;
     JSON Lines are read as read_json_lines() says (``say`` hears which reader, when it is not
     ours).
@@ -295,8 +310,15 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
         .otherwise(F.lit(0)).cast("long").alias("err"))
     cached = []
     if cache:
-        lines = lines.repartition("run").sortWithinPartitions("api", "kind").cache()
-        cached.append(lines)
+        if one_partition:
+            # small traces (onepass.py): read now into one partition, kept as a local
+            # checkpoint -- which, unlike a cached copy, tells the plans above it that the
+            # rows are in one partition: Spark then knows every grouping, window and join
+            # has its rows in place and plans no shuffle for them
+            lines = lines.repartition(1).localCheckpoint()
+        else:
+            lines = lines.repartition("run").sortWithinPartitions("api", "kind").cache()
+            cached.append(lines)
 
     # every run's events (the run_start lines among them): the selected runs come from here.
     # Written as two ranges: Spark skips cached batches by a range, not by an inequality.
@@ -313,7 +335,7 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
     for key, value in labels:
         runs = runs.where(F.col("labels").getItem(key) == value)
     runs = runs.dropDuplicates(["run"])
-    if cache:
+    if cache and not one_partition:
         runs = runs.cache()
         cached.append(runs)
 
@@ -330,7 +352,9 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
                                F.col("run_labels").getItem("client"), F.col("client_id"),
                                F.lit("unknown")).alias("client_name"),
                     F.coalesce(F.col("client_software_version"),
-                               F.col("run_labels").getItem("client_version"),
+                               _non_empty(F.col("run_labels").getItem("client_version")),
+                               _non_empty(F.regexp_extract(F.col("client_id"),
+                                                           CLIENT_ID_VERSION, 1)),
                                F.lit("unknown")).alias("client_version"),
                     "err"))
     drops = (lines.where(F.col("drop_reason").isNotNull())

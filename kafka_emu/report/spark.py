@@ -89,6 +89,7 @@ def require_java() -> None:
 # the parse took about 6% less (5M lines, warm, six runs each: 21.6-23.2 CPU-s, median 22.1,
 # against 23.0-23.6, median 23.5).
 JSON_FILTER_PUSHDOWN = "spark.sql.json.filterPushdown.enabled"
+BROADCAST_TIMEOUT = "spark.sql.broadcastTimeout"
 
 
 def job_confs(shuffle_partitions: int = 4) -> dict[str, str]:
@@ -103,6 +104,10 @@ def job_confs(shuffle_partitions: int = 4) -> dict[str, str]:
         # waited between stages and compiled more code: with it off, 1M events took 40 s
         # instead of 51 s and a quarter less CPU, the same tables.
         "spark.sql.adaptive.enabled": "false",
+        # A broadcast join waits for its small side to be computed, which on a loaded machine
+        # (load 14-19 on two cores, 10M events) took longer than the default 300 s and failed
+        # the job ("Could not execute broadcast in 300 secs"): slow is fine, failing is not.
+        BROADCAST_TIMEOUT: "36000",
     }
 
 
@@ -188,7 +193,7 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
         patient(spark)
         try:
             for key in ("spark.sql.shuffle.partitions", "spark.sql.session.timeZone",
-                        JSON_FILTER_PUSHDOWN):
+                        JSON_FILTER_PUSHDOWN, BROADCAST_TIMEOUT):
                 spark.conf.set(key, confs[key])
         except Exception as exc:
             if server_gone(spark, exc):

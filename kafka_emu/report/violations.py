@@ -19,7 +19,10 @@ Kinds (each row names the request -- or the event -- that shows it):
 - ``offset_backwards``: a committed offset lower than the previous commit of that partition in
   that group;
 - ``heartbeat_too_fast``: a member whose median heartbeat interval (exact) is below its session
-  timeout / HEARTBEATS_PER_SESSION_LIMIT (the session timeout needs only a few per timeout).
+  timeout / HEARTBEATS_PER_SESSION_LIMIT (the session timeout needs only a few per timeout) --
+  and, when the run says which interval its clients were configured with (a label
+  ``heartbeat.interval.ms``), below half of that: heartbeating as configured is the setting's
+  doing, not the client's.
 """
 
 from __future__ import annotations
@@ -157,12 +160,31 @@ def heartbeat_too_fast(t: Traces) -> Any:
                    for c in ("at_ms", "correlation_id", "connection_id")))
             .where(F.col("heartbeats") >= MIN_HEARTBEATS)
             .join(session, list(MEMBER))
-            .where(F.col("median_gap") * HEARTBEATS_PER_SESSION_LIMIT
-                   < F.col("member_session_ms")))
+            .join(configured_heartbeats(t), "run", "left")
+            .where((F.col("median_gap") * HEARTBEATS_PER_SESSION_LIMIT
+                    < F.col("member_session_ms"))
+                   & (F.col("configured_ms").isNull()
+                      | (F.col("median_gap") * 2 < F.col("configured_ms")))))
     return _shape(fast.withColumn("api", F.lit("Heartbeat")), "heartbeat_too_fast", F.concat(
         F.col("heartbeats").cast("string"), F.lit(" heartbeats, median every "),
         F.col("median_gap").cast("string"), F.lit(" ms for a session timeout of "),
-        F.col("member_session_ms").cast("string"), F.lit(" ms")))
+        F.col("member_session_ms").cast("string"), F.lit(" ms"),
+        F.coalesce(F.concat(F.lit(" (configured every "), F.col("configured_ms").cast("string"),
+                            F.lit(" ms)")), F.lit(""))))
+
+
+HEARTBEAT_LABELS = ("heartbeat.interval.ms", "heartbeat_interval_ms")
+
+
+def configured_heartbeats(t: Traces) -> Any:
+    """run -> the heartbeat interval its clients were configured with, where the run says
+    (a trace label ``heartbeat.interval.ms`` or ``heartbeat_interval_ms``): the classic
+    protocol never sends it, so only the run can tell a client heartbeating as asked from
+    one heartbeating faster than asked."""
+    F = _F()
+    value = F.coalesce(*(F.expr(f"try_cast(labels['{k}'] AS BIGINT)") for k in HEARTBEAT_LABELS))
+    return t.runs.select("run", value.alias("configured_ms")).where(
+        F.col("configured_ms").isNotNull())
 
 
 def no_rejoin_in_time(t: Traces) -> Any:

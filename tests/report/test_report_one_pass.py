@@ -1,0 +1,101 @@
+"""The two ways the job runs give the same report: one Spark job for small traces
+(onepass.py: tables collected whole and written by this process) and table by table for large
+ones (each written by Spark). And the rules that know a run's settings: a heartbeat interval
+the run says its clients were configured with is not "too fast"."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from kafka_emu.report import job, onepass
+
+from .test_bench_duckdb import bench  # noqa: F401 -- (the fixture)
+from .traces import T0, Run
+
+TABLES = job.TABLES
+
+
+def _rows(out: Path, name: str) -> list[str]:
+    """A table's rows (in a canonical order: rows whose sort keys tie come in any order)."""
+    return sorted(map(repr, pq.read_table(out / "tables" / name).to_pylist()))
+
+
+def test_the_small_traces_take_the_one_pass_way(fixture_traces):
+    size = onepass.input_bytes([str(fixture_traces)])
+    assert 0 < size <= onepass.ONE_PASS_BYTES and onepass.partitions_for(size) == 1
+    assert onepass.input_bytes(["hdfs://nn/traces"]) is None  # (not measured: table by table)
+
+
+def test_one_pass_and_table_by_table_write_the_same_tables(spark, fixture_traces, report,
+                                                          tmp_path):
+    whole, one = report  # (the fixture's report took the one-pass way)
+    many = tmp_path / "many"
+    results = job.run(spark, [str(fixture_traces)], many, csv=True, one_pass=False)
+    for name in TABLES:
+        assert _rows(one, name) == _rows(many, name), name
+        assert pq.read_table(one / "tables" / name).schema.names == \
+            pq.read_table(many / "tables" / name).schema.names
+        assert sorted(map(repr, results[name])) == sorted(map(repr, whole[name])), name
+        # the CSV has the same header and as many rows
+        (ours,) = (one / "csv" / name).glob("*.csv")
+        (sparks,) = (many / "csv" / name).glob("*.csv")
+        assert ours.read_text().splitlines()[0] == sparks.read_text().splitlines()[0]
+        assert len(ours.read_text().splitlines()) == len(sparks.read_text().splitlines())
+    for key in ("run_events", "violation_kinds", "worst_runs", "table_rows", "dropped_lines",
+                "writer_lost"):
+        assert results[key] == whole[key], key
+    assert sorted(map(json.dumps, results["worst_run_rebalances"])) == \
+        sorted(map(json.dumps, whole["worst_run_rebalances"]))
+    # the run views carry the same events
+    runs = {r["run"] for r in results["timeline"]}
+    key = lambda r: (r["run"], r["seq"])  # noqa: E731
+    assert runs and sorted((r for r in whole["timeline"] if r["run"] in runs), key=key) == \
+        sorted(results["timeline"], key=key)
+
+
+def test_the_session_settings_come_back_after_a_one_pass_report(spark, fixture_traces,
+                                                                tmp_path):
+    before = {k: spark.conf.get(k, None) for k in onepass.small_confs(1)}
+    job.run(spark, [str(fixture_traces)], tmp_path, html_page=False, one_pass=True)
+    assert {k: spark.conf.get(k, None) for k in onepass.small_confs(1)} == before
+
+
+def fast_heartbeats(root: Path, run_id: str, labels: dict) -> None:
+    """m1: 20 heartbeats 10 ms apart for a 10 s session timeout (as the fixture's fasthb)."""
+    run = Run(run_id, labels=labels)
+    run.request(0, "JoinGroup", generation_id=-1, session_timeout_ms=10000,
+                rebalance_timeout_ms=30000)
+    for i in range(20):
+        run.request(100 + 10 * i, "Heartbeat")
+    run.write(root)
+
+
+@pytest.fixture(scope="module")
+def configured(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("configured")
+    fast_heartbeats(root, "as-configured", {"heartbeat.interval.ms": "10"})
+    fast_heartbeats(root, "faster-than-configured", {"heartbeat_interval_ms": "1000"})
+    fast_heartbeats(root, "not-said", {})
+    fast_heartbeats(root, "not-a-number", {"heartbeat.interval.ms": "soon"})
+    return root
+
+
+def test_heartbeats_at_the_configured_interval_are_not_too_fast(spark, configured, tmp_path,
+                                                               bench):  # noqa: F811
+    results = job.run(spark, [str(configured)], tmp_path, html_page=False)
+    found = {r["run"]: r["detail"] for r in results["violations"]
+             if r["kind"] == "heartbeat_too_fast"}
+    assert found == {
+        "faster-than-configured": "20 heartbeats, median every 10 ms for a session timeout of "
+                                  "10000 ms (configured every 1000 ms)",
+        "not-said": "20 heartbeats, median every 10 ms for a session timeout of 10000 ms",
+        "not-a-number": "20 heartbeats, median every 10 ms for a session timeout of 10000 ms"}
+    assert T0  # (the fixture's epoch: the runs start there)
+    duck = tmp_path / "duck"
+    duck.mkdir()
+    bench.duck_job(bench.duck_source(str(configured), "json"), duck)
+    assert bench.table_differences(tmp_path / "tables", duck) == []
