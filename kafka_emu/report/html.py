@@ -1,20 +1,27 @@
-"""report.html: one self-contained page (inline SVG plots drawn with matplotlib, inline CSS, no
-script and no network), from the small collected results of the job.
+"""report.html: one self-contained page, from the small collected results of the job.
 
-Plots: rebalance durations per client (box plot with the points), generations over time for the
-groups of the worst runs, error codes per client x API (heat map), and the highest API version
-each client version used against the broker's maximum (matrix). Above them, when the traces
-had lines the report could not use, a table of them per file and reason; in the run table, the
-events each run's writer said it lost (run_end), when one did.
+The charts are plotly.js (its library embedded whole in the page, so it opens from disk with
+no network): the rebalance durations per client, the generations of each group, the error
+codes per client x API and the API versions used against the broker's maximum -- each one
+hovers, zooms and follows the filters at the top (client, client version, group, run); the
+page's script and style are in page_js.py. Above them a summary says what to look at first
+(violations with their runs and clients, failed scenarios, runs that did not end, the slowest
+rebalance, the most frequent errors), each with a link to that run's view: its groups'
+generations on a time axis with members, requests and errors, faults and violations. The
+tables are rendered here (readable without the script), sortable, long ones folded. A table
+longer than the page carries (job.MAX_COLLECT rows) is a uniform sample, and the page says so.
 """
 
 from __future__ import annotations
 
 import datetime
 import html
-import io
-from collections import defaultdict
+import json
+from collections import Counter
+from pathlib import Path
 from typing import Any
+
+from .page_js import CSS, JS
 
 ERROR_NAMES = {
     3: "UNKNOWN_TOPIC_OR_PARTITION", 7: "REQUEST_TIMED_OUT", 14: "COORDINATOR_LOAD_IN_PROGRESS",
@@ -24,143 +31,20 @@ ERROR_NAMES = {
     79: "MEMBER_ID_REQUIRED", 81: "GROUP_MAX_SIZE_REACHED", 82: "FENCED_INSTANCE_ID",
 }
 
-CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
-h1{font-size:1.6em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ccc}
-table{border-collapse:collapse;font-size:.85em;margin:.5em 0}
-td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}th{background:#f3f3f3}
-td.num{text-align:right}.pass{background:#dff0d8}.fail{background:#f2dede}
-.plot svg{max-width:100%;height:auto}.note{color:#666;font-size:.85em}
-"""
 
-
-def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
-    plt.rcParams.update({"svg.fonttype": "none", "font.size": 9})
-    return plt
-
-
-def load_plotting() -> None:
-    """Import the plotting library now (the job does it in the background)."""
-    _plt()
-
-
-def _svg(fig) -> str:
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    _plt().close(fig)
-    text = buf.getvalue()
-    return text[text.index("<svg"):]
+def plotly_js() -> str:
+    """plotly.js from the plotly package (the `report` extra), to embed whole."""
+    try:
+        import plotly
+    except ImportError:
+        from .spark import ReportError
+        raise ReportError("kafka-emu report's page needs plotly: pip install 'kafka-emu[report]'"
+                          ) from None
+    return (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text()
 
 
 def _client(row: Any) -> str:
     return f"{row['client_name']} {row['client_version']}"
-
-
-def plot_rebalance_durations(rebalances: list) -> str | None:
-    by_client: dict[str, list[float]] = defaultdict(list)
-    for r in rebalances:
-        if r["duration_ms"] is not None:
-            by_client[_client(r)].append(r["duration_ms"])
-    if not by_client:
-        return None
-    plt = _plt()
-    names = sorted(by_client)
-    fig, ax = plt.subplots(figsize=(9, 0.6 + 0.45 * len(names)))
-    ax.boxplot([by_client[n] for n in names], vert=False, showfliers=False)
-    for i, n in enumerate(names, start=1):
-        ys = [i + (j % 7 - 3) * 0.03 for j in range(len(by_client[n]))]
-        ax.scatter(by_client[n], ys, s=8, alpha=0.6, color="tab:blue")
-    ax.set_yticks(range(1, len(names) + 1), names)
-    ax.set_xlabel("PreparingRebalance -> Stable (ms)")
-    ax.set_title("Rebalance durations per client")
-    ax.grid(axis="x", alpha=0.3)
-    return _svg(fig)
-
-
-def plot_generation_timeline(rebalances: list, worst_runs: list[str]) -> str | None:
-    rows = [r for r in rebalances if r["run"] in worst_runs and r["started_ms"] is not None]
-    if not rows:
-        return None
-    plt = _plt()
-    lanes = sorted({(r["run"], r["group_id"]) for r in rows})
-    starts = {run: min(r["started_ms"] for r in rows if r["run"] == run) for run in worst_runs
-              if any(r["run"] == run for r in rows)}
-    fig, ax = plt.subplots(figsize=(9, 0.8 + 0.45 * len(lanes)))
-    for y, (run, group) in enumerate(lanes):
-        gens = sorted((r for r in rows if (r["run"], r["group_id"]) == (run, group)),
-                      key=lambda r: r["generation"])
-        for g in gens:
-            x0 = (g["started_ms"] - starts[run]) / 1000
-            end = g["stable_ms"] if g["stable_ms"] is not None else g["started_ms"]
-            width = max((end - g["started_ms"]) / 1000, 0.01)
-            ax.broken_barh([(x0, width)], (y - 0.35, 0.7), color="tab:orange", alpha=0.8)
-            ax.text(x0 + width, y, f" g{g['generation']} ({g['members_after']})", va="center",
-                    fontsize=7)
-    ax.set_yticks(range(len(lanes)), [f"{run[-6:]} / {group}" for run, group in lanes])
-    ax.set_xlabel("seconds since the run's first rebalance (bars: PreparingRebalance -> Stable;"
-                  " label: generation (members))")
-    ax.set_title("Generations per group, worst runs")
-    ax.grid(axis="x", alpha=0.3)
-    return _svg(fig)
-
-
-def plot_error_heatmap(errors: list) -> str | None:
-    if not errors:
-        return None
-    plt = _plt()
-    clients = sorted({_client(r) for r in errors})
-    apis = sorted({r["api"] for r in errors})
-    grid = [[0] * len(apis) for _ in clients]
-    codes: dict[tuple[int, int], list[str]] = defaultdict(list)
-    for r in errors:
-        i, j = clients.index(_client(r)), apis.index(r["api"])
-        grid[i][j] += r["responses"]
-        codes[i, j].append(ERROR_NAMES.get(r["error_code"], str(r["error_code"])))
-    fig, ax = plt.subplots(figsize=(1.5 + 1.1 * len(apis), 1 + 0.5 * len(clients)))
-    im = ax.imshow(grid, cmap="Reds", aspect="auto")
-    ax.set_xticks(range(len(apis)), apis, rotation=30, ha="right")
-    ax.set_yticks(range(len(clients)), clients)
-    top = max(max(row) for row in grid) or 1
-    for (i, j), names in codes.items():
-        label = "\n".join(sorted(set(names))[:3])
-        ax.text(j, i, f"{grid[i][j]}\n{label}", ha="center", va="center", fontsize=6,
-                color="white" if grid[i][j] > top / 2 else "black")
-    fig.colorbar(im, ax=ax, label="error responses")
-    ax.set_title("Error codes received, client x API")
-    return _svg(fig)
-
-
-def plot_api_versions(versions: list) -> str | None:
-    if not versions:
-        return None
-    plt = _plt()
-    used: dict[tuple[str, str], int] = {}
-    broker: dict[str, int] = {}
-    for r in versions:
-        key = (_client(r), r["api"])
-        used[key] = max(used.get(key, -1), r["version"])
-        if r["broker_max"] is not None:
-            broker[r["api"]] = r["broker_max"]
-    clients = sorted({c for c, _ in used})
-    apis = sorted({a for _, a in used})
-    grid = [[(used[c, a] / broker[a] if broker.get(a) else 0.0) if (c, a) in used
-             else float("nan") for a in apis] for c in clients]
-    fig, ax = plt.subplots(figsize=(1.5 + 0.75 * len(apis), 1 + 0.5 * len(clients)))
-    im = ax.imshow(grid, cmap="viridis", vmin=0, vmax=1, aspect="auto")
-    ax.set_xticks(range(len(apis)), [f"{a} (max {broker.get(a, '?')})" for a in apis],
-                  rotation=40, ha="right")
-    ax.set_yticks(range(len(clients)), clients)
-    for i, c in enumerate(clients):
-        for j, a in enumerate(apis):
-            if (c, a) in used:
-                ax.text(j, i, f"v{used[c, a]}", ha="center", va="center", fontsize=7,
-                        color="white" if grid[i][j] < 0.6 else "black")
-    fig.colorbar(im, ax=ax, label="highest version used / broker's highest")
-    ax.set_title("API versions used per client version, against the broker's maximum")
-    return _svg(fig)
 
 
 def _when(ms: int | None) -> str | None:
@@ -170,25 +54,51 @@ def _when(ms: int | None) -> str | None:
         "%Y-%m-%d %H:%M:%S")
 
 
-def _table(rows: list, columns: list[str], limit: int = 200) -> str:
+FOLD_ROWS = 15  # a longer table is folded (a click opens it)
+PAGE_ROWS = 2000  # rows of one table drawn on the page; the Parquet table has them all
+FILTER_KEYS = ("run", "client_name", "client_version", "group_id")
+
+
+def _cell(value: Any, column: str) -> str:
+    cls = " class='num'" if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else ""
+    if column == "verdict":
+        cls = f" class='{'pass' if value == 'pass' else 'fail'}'"
+    if isinstance(value, float):
+        value = f"{value:.3g}"
+    if isinstance(value, (list, dict)):
+        value = json.dumps(value, separators=(", ", ": "))
+    return f"<td{cls}>{html.escape('' if value is None else str(value))}</td>"
+
+
+def _table(rows: list, columns: list[str], limit: int = PAGE_ROWS, *, table_id: str = "",
+           filtered: bool = True, view: bool = False, fold: bool = True) -> str:
+    """A sortable table; with ``filtered`` each row carries its run, client and group for the
+    page's filters, with ``view`` a link to its run's view; folded beyond FOLD_ROWS rows."""
     if not rows:
         return "<p class='note'>none</p>"
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    head = ("<th>run view</th>" if view else "") + \
+        "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = []
     for r in rows[:limit]:
-        cells = []
-        for c in columns:
-            v = r[c]
-            cls = " class='num'" if isinstance(v, (int, float)) else ""
-            if c == "verdict":
-                cls = f" class='{'pass' if v == 'pass' else 'fail'}'"
-            if isinstance(v, float):
-                v = f"{v:.3g}"
-            cells.append(f"<td{cls}>{html.escape('' if v is None else str(v))}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    more = (f"<p class='note'>{len(rows) - limit} more rows in the Parquet table</p>"
-            if len(rows) > limit else "")
-    return f"<table><tr>{head}</tr>{''.join(body)}</table>{more}"
+        attrs = ""
+        if filtered:
+            keys = {k: r[k] for k in FILTER_KEYS if k in r}
+            attrs = f" data-row='{html.escape(json.dumps(keys), quote=True)}'"
+        link = (f"<td><a class='view' data-open-run='{html.escape(str(r['run']), quote=True)}'"
+                f">view</a></td>") if view else ""
+        body.append(f"<tr{attrs}>{link}" + "".join(_cell(r.get(c), c) for c in columns)
+                    + "</tr>")
+    more = (f"<p class='note'>the first {limit} of {len(rows)} rows; the Parquet table has "
+            "them all</p>" if len(rows) > limit else "")
+    table_id = table_id or f"t{abs(hash(tuple(columns))) % 10**8}"
+    count = f"<span class='note' data-count='{table_id}'></span>" if filtered else ""
+    table = (f"<table class='sortable' id='{table_id}'><thead><tr>{head}</tr></thead>"
+             f"<tbody>{''.join(body)}</tbody></table>")
+    if fold and len(rows) > FOLD_ROWS:
+        table = (f"<details><summary>{len(rows)} rows (click to open) </summary>{table}"
+                 "</details>")
+    return f"{count}{table}{more}"
 
 
 def _conformance_matrix(rows: list) -> str:
@@ -231,23 +141,155 @@ def _skipped(drops: list) -> list[str]:
             "wrong type (a value of another type than the trace schema's in a field the report "
             "reads), torn gzip tail (a compressed file that stops decompressing: read up to "
             "there, the rest counted as one), no kind or run.</p>",
-            _table(drops, ["file", "reason", "lines"], limit=len(drops))]
+            _table(drops, ["file", "reason", "lines"], limit=len(drops), filtered=False,
+                   fold=False)]
+
+
+def _link(run: str, text: str | None = None) -> str:
+    return (f"<a class='view' data-open-run='{html.escape(run, quote=True)}'>"
+            f"{html.escape(text or run)}</a>")
+
+
+def with_clients(results: dict[str, list]) -> list[dict]:
+    """The violations, each with the client that showed it: the client on its request's
+    connection, else the client of its group's first JoinGroup, else the run's label."""
+    on_connection = {(r["run"], r["connection_id"]): r for r in results.get("connections", [])}
+    of_group = {(r["run"], r["group_id"]): r for r in results["rebalances"]}
+    labels = {r["run"]: (r.get("labels") or {}) for r in results["runs"]}
+    out = []
+    for v in results["violations"]:
+        c = on_connection.get((v["run"], v["connection_id"])) or of_group.get(
+            (v["run"], v["group_id"]))
+        if c is not None:
+            name, version = c["client_name"], c["client_version"]
+        else:
+            name = labels.get(v["run"], {}).get("client") or "unknown"
+            version = labels.get(v["run"], {}).get("client_version") or "unknown"
+        out.append(v | {"client_name": name, "client_version": version})
+    return out
+
+
+def _summary(results: dict[str, list], violations: list[dict]) -> str:
+    """What went wrong, and where: the page's first section."""
+    items = []
+    kinds = {r["kind"]: r["count"] for r in results["violation_kinds"]}
+    by_kind: dict[str, list[dict]] = {}
+    for v in violations:
+        by_kind.setdefault(v["kind"], []).append(v)
+    for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1]):
+        rows = by_kind.get(kind, [])
+        runs = Counter(v["run"] for v in rows).most_common(3)
+        clients = sorted({f"{v['client_name']} {v['client_version']}" for v in rows})
+        where = ", ".join(_link(run, f"{run} ({c})") for run, c in runs)
+        more = len({v["run"] for v in rows}) - len(runs)
+        items.append(f"<li><b>{html.escape(kind)}</b>: {n} in {where}"
+                     + (f" and {more} more runs" if more > 0 else "")
+                     + f" &mdash; {html.escape(', '.join(clients))}</li>")
+    failed = [r for r in results["conformance"] if r["verdict"] != "pass"]
+    for r in failed[:5]:
+        items.append(f"<li><b>scenario {html.escape(r['scenario'])}</b> failed for "
+                     f"{html.escape(str(r['client']))} {html.escape(str(r['client_version']))}"
+                     f" ({r['failed']} of {r['runs']} runs): "
+                     f"{html.escape(r['a_reason'] or '')}</li>")
+    unfinished = [r["run"] for r in results["runs"] if not r.get("ended_cleanly")]
+    if unfinished:
+        items.append(f"<li><b>{len(unfinished)} runs did not end cleanly</b> (no run_end: "
+                     "killed or crashed): " + ", ".join(_link(r) for r in unfinished[:5])
+                     + (" ..." if len(unfinished) > 5 else "") + "</li>")
+    slow = [r for r in results["rebalances"] if r["duration_ms"] is not None]
+    if slow:
+        worst = max(slow, key=lambda r: r["duration_ms"])
+        items.append(f"<li>slowest rebalance: {worst['duration_ms']} ms, "
+                     f"{_link(worst['run'])} / group {html.escape(str(worst['group_id']))} "
+                     f"generation {worst['generation']} "
+                     f"({html.escape(worst['reason'] or 'reason unknown')})</li>")
+    errors = sorted(results["client_errors"], key=lambda r: -r["responses"])[:3]
+    if errors:
+        items.append("<li>most frequent error answers: " + "; ".join(
+            f"{html.escape(_client(r))} {html.escape(r['api'])} "
+            f"{ERROR_NAMES.get(r['error_code'], r['error_code'])} x{r['responses']}"
+            for r in errors) + "</li>")
+    drops = results.get("dropped_lines", [])
+    if drops:
+        items.append(f"<li>{sum(r['lines'] for r in drops)} trace lines could not be read "
+                     "(see Skipped lines)</li>")
+    lost = results.get("writer_lost", [])
+    if lost:
+        items.append("<li>events lost by the writer in " + ", ".join(
+            f"{_link(r['run'])} ({r['events_lost']})" for r in lost[:5]) + "</li>")
+    if not kinds and not failed:
+        items.insert(0, "<li>no protocol violation and no failed scenario</li>")
+    return "<div class='summary'><h2>What to look at</h2><ul>" + "".join(items) + \
+        "</ul></div>"
+
+
+def _page_data(results: dict[str, list], worst: list[str], violations: list[dict]) -> dict:
+    """What the script draws from, as lean as the charts need."""
+    keys = ("run", "group_id", "generation", "reason", "started_ms", "stable_ms", "duration_ms",
+            "members_before", "members_after", "client_name", "client_version")
+    seen, reb = set(), []
+    # the worst runs' generations first (counted over the whole table), then the rest
+    for r in sorted(results["worst_run_rebalances"], key=lambda r: worst.index(r["run"])
+                    if r["run"] in worst else len(worst)) + results["rebalances"]:
+        key = (r["run"], r["group_id"], r["generation"])
+        if key not in seen:
+            seen.add(key)
+            reb.append({k: r[k] for k in keys})
+    timeline = results.get("timeline", [])
+    clients = [r for table in ("client_matrix", "api_versions") for r in results[table]]
+    return {
+        "rebalances": reb, "client_errors": results["client_errors"],
+        "api_versions": results["api_versions"], "violations": violations,
+        "timeline": timeline, "timeline_runs": sorted({r["run"] for r in timeline}),
+        "worst_runs": worst, "error_names": {str(k): v for k, v in ERROR_NAMES.items()},
+        "filters": {"client": sorted({r["client_name"] for r in clients}),
+                    "version": sorted({r["client_version"] for r in clients}),
+                    "group": sorted({r["group_id"] for r in reb if r["group_id"]}),
+                    "run": sorted(r["run"] for r in results["runs"])},
+    }
+
+
+def _json_for_script(data: Any) -> str:
+    # (inside <script>, "</" would end it)
+    return json.dumps(data, separators=(",", ":"), default=str).replace("</", "<\\/")
+
+
+FILTERS = """<div id='filters'>Filter: <label>client <select id='f-client' data-key='client'>
+<option value=''>all</option></select></label><label>version <select id='f-version'
+data-key='version'><option value=''>all</option></select></label><label>group <select
+id='f-group' data-key='group'><option value=''>all</option></select></label><label>run
+<select id='f-run' data-key='run'><option value=''>all</option></select></label>
+<button id='f-reset'>reset</button></div>"""
+
+RUN_VIEW = """<div id='run-view' style='display:none'><h2 id='run-title'>Run</h2>
+<p class='note' id='run-note'></p><div id='chart-run' class='chart'></div>
+<details><summary>the run's events</summary><table class='sortable' id='run-table'><thead><tr>
+<th>seq</th><th>at_ms</th><th>kind</th><th>group</th><th>member</th><th>generation</th>
+<th>what</th></tr></thead><tbody></tbody></table></details></div>"""
 
 
 def render(results: dict[str, list], *, worst_runs: list[str], sources: list[str]) -> str:
     made = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    plots = [
-        ("Rebalance durations", plot_rebalance_durations(results["rebalances"])),
-        ("Generations of the worst runs",
-         plot_generation_timeline(results["worst_run_rebalances"], worst_runs)),
-        ("Error codes", plot_error_heatmap(results["client_errors"])),
-        ("API versions", plot_api_versions(results["api_versions"])),
-    ]
+    violations = with_clients(results)
+    data = _page_data(results, worst_runs, violations)
+    lost = {r["run"]: r["events_lost"] for r in results.get("writer_lost", [])}
+    notes = [f"{name}: {sampled(results, name)}" for name in ("rebalances", "violations",
+                                                              "client_errors", "api_versions")
+             if sampled(results, name)]
+    runs_with_view = len(data["timeline_runs"])
+    total_runs = results["run_events"][0]["runs"]
     parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-             f"<title>kafka-emu report</title><style>{CSS}</style></head><body>",
+             f"<title>kafka-emu report</title><style>{CSS}</style>"
+             f"<script>{plotly_js()}</script></head><body>",
              "<h1>kafka-emu report</h1>",
-             f"<p class='note'>{results['run_events'][0]['runs']} runs from "
-             f"{html.escape(', '.join(sources))}; made {made}</p>",
+             f"<p class='note'>{total_runs} runs, {results['run_events'][0]['events']} events "
+             f"from {html.escape(', '.join(sources))}; made {made}</p>",
+             *(f"<p class='note'>sampled for the page: {html.escape(n)} (counts and the "
+               "summary are over the whole tables)</p>" for n in notes),
+             *([f"<p class='note'>run views: {runs_with_view} of {total_runs} runs carry their "
+                "timeline (the worst runs and those with violations first)</p>"]
+               if runs_with_view < total_runs else []),
+             _summary(results, violations), FILTERS, RUN_VIEW,
              *_skipped(results.get("dropped_lines", [])),
              "<h2>Clients</h2>",
              _table(results["client_matrix"], ["client_name", "client_version", "runs",
@@ -256,25 +298,30 @@ def render(results: dict[str, list], *, worst_runs: list[str], sources: list[str
              "<h2>Rebalances</h2>",
              _table(results["rebalance_percentiles"], ["client_name", "client_version",
                                                        "rebalances", "p50_ms", "p95_ms",
-                                                       "p99_ms", "max_ms"])]
-    for title, svg in plots:
-        parts.append(f"<h2>{title}</h2>")
-        if title == "Rebalance durations" and sampled(results, "rebalances"):
-            parts.append(f"<p class='note'>{sampled(results, 'rebalances')}</p>")
-        parts.append(f"<div class='plot'>{svg}</div>" if svg else
-                     "<p class='note'>nothing to plot</p>")
-    lost = {r["run"]: r["events_lost"] for r in results.get("writer_lost", [])}
-    vio_note = sampled(results, "violations")
-    parts += ["<h2>Violations</h2>",
-              f"<p class='note'>{vio_note}</p>" if vio_note else "",
-              _table(results["violations"], ["kind", "run", "group_id", "member_id", "api",
-                                             "seq", "detail"]),
-              "<h2>Conformance</h2>", _conformance_matrix(results["conformance"]),
-              "<h2>Runs</h2>",
-              _table([r | {"started (UTC)": _when(r["started_ms"]),
-                           "events lost by the writer": lost.get(r["run"])}
-                      for r in results["runs"]],
-                     ["run", "started (UTC)", "emu_version", "events", "ended_cleanly"] +
-                     (["events lost by the writer"] if lost else [])),
-              "</body></html>"]
+                                                       "p99_ms", "max_ms"]),
+             "<div id='chart-durations' class='chart'></div>",
+             "<div id='chart-generations' class='chart'></div>",
+             "<details><summary>every rebalance</summary>",
+             _table(results["rebalances"], ["run", "group_id", "generation", "reason",
+                                            "duration_ms", "members_before", "members_after",
+                                            "client_name", "client_version"],
+                    table_id="rebalances", view=True, fold=False),
+             "</details>",
+             "<h2>Error codes</h2><div id='chart-errors' class='chart'></div>",
+             "<h2>API versions</h2><div id='chart-versions' class='chart'></div>",
+             "<h2>Violations</h2>",
+             _table(violations, ["kind", "run", "client_name", "client_version", "group_id",
+                                 "member_id", "api", "seq", "detail"],
+                    table_id="violations", view=True),
+             "<h2>Conformance</h2>", _conformance_matrix(results["conformance"]),
+             "<h2>Runs</h2>",
+             _table([r | {"started (UTC)": _when(r["started_ms"]),
+                          "events lost by the writer": lost.get(r["run"])}
+                     for r in results["runs"]],
+                    ["run", "started (UTC)", "emu_version", "events", "ended_cleanly"] +
+                    (["events lost by the writer"] if lost else []), table_id="runs",
+                    view=True),
+             f"<script type='application/json' id='report-data'>{_json_for_script(data)}"
+             "</script>",
+             f"<script>{JS}</script></body></html>"]
     return "\n".join(parts)

@@ -3,6 +3,7 @@ console errors, exceptions, network requests and what the page shows."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -72,8 +73,9 @@ def _kill_group(proc: subprocess.Popen) -> None:
         time.sleep(0.05)
 
 
-def open_page(path: Path, screenshot: Path | None = None) -> dict:
-    """Load ``path`` and report {errors, requests, svgs, drawn, text} once it has loaded."""
+@contextlib.contextmanager
+def browse(path: Path):
+    """A loaded page in headless Chromium: yields the Page (evaluate(), call(), events)."""
     # Chromium's helper processes (renderer, crash handler) can still be writing into the
     # profile when the browser itself is killed, and the directory's removal then fails with
     # "Directory not empty". Chromium runs in a session of its own so the whole process group
@@ -96,37 +98,53 @@ def open_page(path: Path, screenshot: Path | None = None) -> dict:
             targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list",
                                                        timeout=30))
             target = next(t for t in targets if t["type"] == "page")
-            ws = websocket.create_connection(target["webSocketDebuggerUrl"], timeout=60)
+            ws = websocket.create_connection(target["webSocketDebuggerUrl"], timeout=120)
             try:
                 page = Page(ws)
                 for domain in ("Runtime", "Log", "Page", "Network"):
                     page.call(f"{domain}.enable")
                 page.call("Page.navigate", url=path.resolve().as_uri())
-                page.wait_for("Page.loadEventFired")
-                found = page.evaluate("""JSON.stringify({
-                    svgs: document.querySelectorAll('svg').length,
-                    drawn: Array.from(document.querySelectorAll('svg')).map(s => {
-                        const r = s.getBoundingClientRect();
-                        return {w: r.width, h: r.height,
-                                shapes: s.querySelectorAll('path,rect,use,text').length};
-                    }),
-                    text: document.body.innerText})""")
-                if screenshot is not None:
-                    import base64
-                    shot = page.call("Page.captureScreenshot", format="png",
-                                     captureBeyondViewport=True)
-                    screenshot.write_bytes(base64.b64decode(shot["data"]))
-                events = page.events
+                page.wait_for("Page.loadEventFired", timeout=120)
+                yield page
             finally:
                 ws.close()
         finally:
             _kill_group(proc)
+
+
+def errors(events: list[dict]) -> list[dict]:
+    return [e for e in events if e.get("method") == "Runtime.exceptionThrown"
+            or (e.get("method") == "Runtime.consoleAPICalled"
+                and e["params"]["type"] in ("error", "assert"))
+            or (e.get("method") == "Log.entryAdded"
+                and e["params"]["entry"]["level"] == "error")]
+
+
+def requests(events: list[dict]) -> list[str]:
+    return [e["params"]["request"]["url"] for e in events
+            if e.get("method") == "Network.requestWillBeSent"]
+
+
+def open_page(path: Path, screenshot: Path | None = None) -> dict:
+    """Load ``path`` and report {errors, requests, svgs, drawn, charts, text} once it has
+    loaded."""
+    with browse(path) as page:
+        found = page.evaluate("""JSON.stringify({
+            svgs: document.querySelectorAll('svg').length,
+            charts: document.querySelectorAll('.js-plotly-plot').length,
+            drawn: Array.from(document.querySelectorAll('.js-plotly-plot')).map(s => {
+                const r = s.getBoundingClientRect();
+                return {id: s.id, w: r.width, h: r.height,
+                        shapes: s.querySelectorAll('path,rect,text').length};
+            }),
+            text: document.body.innerText})""")
+        if screenshot is not None:
+            import base64
+            shot = page.call("Page.captureScreenshot", format="png",
+                             captureBeyondViewport=True)
+            screenshot.write_bytes(base64.b64decode(shot["data"]))
+        events = page.events
     result = json.loads(found)
-    result["errors"] = [e for e in events if e.get("method") == "Runtime.exceptionThrown"
-                        or (e.get("method") == "Runtime.consoleAPICalled"
-                            and e["params"]["type"] in ("error", "assert"))
-                        or (e.get("method") == "Log.entryAdded"
-                            and e["params"]["entry"]["level"] == "error")]
-    result["requests"] = [e["params"]["request"]["url"] for e in events
-                          if e.get("method") == "Network.requestWillBeSent"]
+    result["errors"] = errors(events)
+    result["requests"] = requests(events)
     return result
