@@ -42,7 +42,8 @@ DEFAULT = ("confluent-kafka==2.3.0,2.6.1,2.10.1,2.16.1;"
            "kafkajs==2.1.0,2.2.4")
 
 MATRIX_FILE = "matrix.jsonl"
-_VERSION = re.compile(r"[0-9][0-9A-Za-z.+!_-]*\Z")
+# an exact release: 2.6.1, 0.11.0rc1, 2.0.0.post1, npm's 2.3.0-beta.3 (no ranges, no wildcards)
+_VERSION = re.compile(r"\d+(\.\d+)+([-.]?(a|b|rc|post|dev|alpha|beta)[0-9.]*)*\Z")
 # the release of each library a known client bug's evidence was gathered on (KNOWN_BUGS): other
 # versions fail without that label (the bug may or may not be theirs)
 KNOWN_BUGS_SEEN_ON = {"aiokafka": "0.14", "kafkajs": "2.2.4"}

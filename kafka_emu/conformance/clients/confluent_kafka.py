@@ -64,7 +64,17 @@ def consumer(args, events: Events, stop: StopFlag) -> None:
         for key in CLASSIC_ONLY:
             if conf.pop(key, None) is not None:
                 log(f"ignoring {key}: broker-side with group.protocol=consumer")
-    c = Consumer(conf)
+    try:
+        c = Consumer(conf)
+    except KafkaException as exc:
+        # librdkafka's early access to KIP-848 (2.4-2.9) still checks max.poll.interval.ms
+        # >= session.timeout.ms on the client, against the 45 s default: give it the classic
+        # value it checks (the broker's group.consumer.session.timeout.ms is what applies)
+        if args.group_protocol != "consumer" or "session.timeout.ms" not in str(exc):
+            raise
+        log(f"setting session.timeout.ms for librdkafka's client-side check: {exc}")
+        poll = int(conf.get("max.poll.interval.ms", 300000))
+        c = Consumer({**conf, "session.timeout.ms": min(args.session_timeout, poll)})
     consumed = 0
 
     def on_assign(_c, partitions):
