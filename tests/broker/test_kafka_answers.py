@@ -145,7 +145,7 @@ async def test_versions_kafka_4_removed_are_no_longer_advertised_or_served(start
     # KIP-896: OffsetCommit 0-1, OffsetFetch 0, CreateTopics 0-1, DeleteTopics 0 are gone
     assert ranges[8] == (2, 9) and ranges[9] == (1, 9)
     assert ranges[19] == (2, 7) and ranges[20] == (1, 6)
-    assert ranges[1] == (4, 17) and ranges[2] == (1, 10)
+    assert ranges[1] == (4, 18) and ranges[2] == (1, 11)
     # Kafka 4.x keeps listing Produce from v0 (KAFKA-18659) while refusing v0-2
     assert ranges[0] == (0, 12)
     # a removed version is refused as Kafka refuses any unsupported version: the connection closes

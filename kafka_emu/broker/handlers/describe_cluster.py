@@ -1,7 +1,9 @@
-"""DescribeCluster v0-1 (KIP-700; v1 EndpointType, KIP-919). One broker is the whole cluster and its
+"""DescribeCluster v0-2 (KIP-700; v1 EndpointType, KIP-919; v2 IncludeFencedBrokers, KIP-1073). One broker is the whole cluster and its
 own controller; in a cluster (broker/cluster.py) every running broker is listed and the lowest
 running node id is reported as the controller. Asking for controllers (EndpointType 2) from a broker listener is
 MISMATCHED_ENDPOINT_TYPE, as Kafka answers; an unknown type is UNSUPPORTED_ENDPOINT_TYPE.
+A stopped broker of a cluster is what KRaft calls fenced (registered, not serving): listed with
+IsFenced only when v2 asks for fenced brokers, as KafkaApis.handleDescribeCluster does.
 """
 
 from __future__ import annotations
@@ -31,8 +33,10 @@ async def describe_cluster(ctx, request) -> DescribeClusterResponse:
     cluster = broker.cluster
     if cluster.multi:
         controller_id = cluster.controller_id()
-        brokers = [DescribeClusterBroker(broker_id=n.node_id, host=h, port=p, rack=n.rack)
-                   for n in cluster.live_nodes() for h, p in [node_endpoint(ctx, n)]]
+        listed = [n for n in cluster.nodes.values() if n.running or request.include_fenced_brokers]
+        brokers = [DescribeClusterBroker(broker_id=n.node_id, host=h, port=p, rack=n.rack,
+                                         is_fenced=not n.running)
+                   for n in listed for h, p in [node_endpoint(ctx, n)]]
     else:
         host, port = advertised_endpoint(ctx)
         node = cluster.node(None)
@@ -47,4 +51,4 @@ async def describe_cluster(ctx, request) -> DescribeClusterResponse:
                                        else AUTHORIZED_OPERATIONS_OMITTED))
 
 
-HANDLER = Handler(API, "0-1", describe_cluster)
+HANDLER = Handler(API, "0-2", describe_cluster)

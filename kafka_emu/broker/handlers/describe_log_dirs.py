@@ -1,5 +1,5 @@
-"""DescribeLogDirs v1-4 (Kafka 4.0 removed v0): v3 top-level ErrorCode, v4 TotalBytes and
-UsableBytes. kafka-emu has one log dir, in memory (``LOG_DIR``); each partition's size is the
+"""DescribeLogDirs v1-5 (Kafka 4.0 removed v0): v3 top-level ErrorCode, v4 TotalBytes and
+UsableBytes, v5 IsCordoned (KIP-1066: the one in-memory dir is never cordoned). kafka-emu has one log dir, in memory (``LOG_DIR``); each partition's size is the
 bytes its log holds, and a leader has no lag. Null topics means every partition; partitions
 this broker does not hold are left out, as Kafka leaves them out. Capacity is unknown (-1).
 """
@@ -36,4 +36,4 @@ async def describe_log_dirs(ctx, request) -> DescribeLogDirsResponse:
         topics=[DescribeLogDirsTopic(name=n, partitions=ps) for n, ps in topics.items()])])
 
 
-HANDLER = Handler(API, "1-4", describe_log_dirs)
+HANDLER = Handler(API, "1-5", describe_log_dirs)

@@ -1,6 +1,7 @@
-"""Fetch v4-17: v5 log start offset; v7 sessions (answered sessionless: session id 0, which
+"""Fetch v4-18: v5 log start offset; v7 sessions (answered sessionless: session id 0, which
 KIP-227 clients treat as "no session", so every fetch is a full one); v11 rack / preferred
-replica; v12 flexible; v13 topic ids instead of names; v15 replica state.
+replica; v12 flexible; v13 topic ids instead of names; v15 replica state; v18 a follower's
+high watermark (KIP-1166), which a consumer leaves at its default and the leader has no use for here.
 
 In a cluster, a partition this broker does not lead is NOT_LEADER_OR_FOLLOWER, and a
 current_leader_epoch (v9+) behind or ahead of the leader's is FENCED_LEADER_EPOCH /
@@ -124,4 +125,4 @@ async def fetch(ctx, request) -> FetchResponse:
     return FetchResponse(error_code=ErrorCode.NONE, session_id=0, responses=responses)
 
 
-HANDLER = Handler(API, "4-17", fetch)
+HANDLER = Handler(API, "4-18", fetch)

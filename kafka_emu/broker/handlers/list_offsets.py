@@ -1,6 +1,7 @@
-"""ListOffsets v1-10: -2 earliest, -1 latest, -3 max timestamp (v7+), -4 earliest local (v8+),
--5 latest tiered (v9+), or the first offset with a timestamp at or after the one given; v4 leader
-epochs. In a cluster only the leader answers (NOT_LEADER_OR_FOLLOWER, or FENCED_LEADER_EPOCH /
+"""ListOffsets v1-11: -2 earliest, -1 latest, -3 max timestamp (v7+), -4 earliest local (v8+),
+-5 latest tiered (v9+), -6 earliest pending upload (v11+, KIP-1023: (-1, -1), as
+UnifiedLog.fetchEarliestPendingUploadOffset answers without tiered storage), or the first offset
+with a timestamp at or after the one given; v4 leader epochs. In a cluster only the leader answers (NOT_LEADER_OR_FOLLOWER, or FENCED_LEADER_EPOCH /
 UNKNOWN_LEADER_EPOCH for v4+'s current_leader_epoch). v0 (removed in Kafka 4.0) is not served.
 
 As ReplicaManager.fetchOffset: a partition named twice in one request is INVALID_REQUEST, and
@@ -26,6 +27,7 @@ from . import Handler
 from ._common import leader_log, once_per_partition, per_partition
 
 READ_COMMITTED = 1
+EARLIEST_PENDING_UPLOAD_TIMESTAMP = -6  # KIP-1023; no tiered storage here, so never an offset
 
 # The version each special timestamp came with (ReplicaManager.timestampMinSupportedVersion).
 SPECIAL_TIMESTAMP_SINCE = {
@@ -34,6 +36,7 @@ SPECIAL_TIMESTAMP_SINCE = {
     MAX_TIMESTAMP: 7,
     EARLIEST_LOCAL_TIMESTAMP: 8,
     LATEST_TIERED_TIMESTAMP: 9,
+    EARLIEST_PENDING_UPLOAD_TIMESTAMP: 11,
 }
 
 
@@ -56,6 +59,10 @@ async def list_offsets(ctx, request) -> ListOffsetsResponse:
         if timestamp_unsupported(p.timestamp, ctx.version):
             raise KafkaError(ErrorCode.UNSUPPORTED_VERSION)
         log = leader_log(ctx, name, p.partition_index, p.current_leader_epoch if epochs else -1)
+        if p.timestamp == EARLIEST_PENDING_UPLOAD_TIMESTAMP:
+            return ListOffsetsPartitionResponse(partition_index=p.partition_index,
+                                                error_code=ErrorCode.NONE, timestamp=-1,
+                                                offset=-1, leader_epoch=-1)
         found = log.offset_for_timestamp(p.timestamp, read_committed=committed)
         return ListOffsetsPartitionResponse(
             partition_index=p.partition_index, error_code=ErrorCode.NONE,
@@ -70,4 +77,4 @@ async def list_offsets(ctx, request) -> ListOffsetsResponse:
         lambda t, parts: ListOffsetsTopicResponse(name=t.name, partitions=parts)))
 
 
-HANDLER = Handler(API, "1-10", list_offsets)
+HANDLER = Handler(API, "1-11", list_offsets)

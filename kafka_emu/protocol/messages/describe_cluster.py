@@ -1,17 +1,18 @@
-"""DescribeCluster (60): valid 0-1, flexible 0+ (KIP-700).
+"""DescribeCluster (60): valid 0-2, flexible 0+ (KIP-700).
 
 v1 EndpointType (KIP-919: 1 brokers, 2 controllers) and the MISMATCHED_ENDPOINT_TYPE /
-UNSUPPORTED_ENDPOINT_TYPE errors.
+UNSUPPORTED_ENDPOINT_TYPE errors; v2 IncludeFencedBrokers and each broker's IsFenced (KIP-1073).
 """
 
 from ..schema import BOOL, INT8, INT16, INT32, STRING, Api, Array, field, message, struct
 from .metadata import AUTHORIZED_OPERATIONS_OMITTED
 
 
-@message(api_key=60, kind="request", valid="0-1", flexible="0+")
+@message(api_key=60, kind="request", valid="0-2", flexible="0+")
 class DescribeClusterRequest:
     include_cluster_authorized_operations: bool = field(BOOL, "0+")
     endpoint_type: int = field(INT8, "1+", default=1)
+    include_fenced_brokers: bool = field(BOOL, "2+")
 
 
 @struct
@@ -20,9 +21,10 @@ class DescribeClusterBroker:
     host: str = field(STRING, "0+")
     port: int = field(INT32, "0+")
     rack: str | None = field(STRING, "0+", nullable="0+", default=None)
+    is_fenced: bool = field(BOOL, "2+")
 
 
-@message(api_key=60, kind="response", valid="0-1", flexible="0+")
+@message(api_key=60, kind="response", valid="0-2", flexible="0+")
 class DescribeClusterResponse:
     throttle_time_ms: int = field(INT32, "0+")
     error_code: int = field(INT16, "0+")

@@ -1,7 +1,7 @@
-"""DescribeLogDirs (35): valid 1-4, flexible 2+ (Kafka 4.0 removed v0, KIP-896, and so do we).
+"""DescribeLogDirs (35): valid 1-5, flexible 2+ (Kafka 4.0 removed v0, KIP-896, and so do we).
 
 v1 same as v0 (responses before throttling); v2 flexible; v3 top-level ErrorCode; v4 TotalBytes
-and UsableBytes per log dir (KIP-827).
+and UsableBytes per log dir (KIP-827); v5 IsCordoned per log dir (KIP-1066, Kafka 4.3).
 """
 
 from ..schema import BOOL, INT16, INT32, INT64, STRING, Api, Array, field, message, struct
@@ -13,7 +13,7 @@ class DescribableLogDirTopic:
     partitions: list = field(Array(INT32), "0+")
 
 
-@message(api_key=35, kind="request", valid="1-4", flexible="2+")
+@message(api_key=35, kind="request", valid="1-5", flexible="2+")
 class DescribeLogDirsRequest:
     topics: list | None = field(Array(DescribableLogDirTopic), "0+", nullable="0+",
                                 default=None)
@@ -40,9 +40,10 @@ class DescribeLogDirsResult:
     topics: list = field(Array(DescribeLogDirsTopic), "0+")
     total_bytes: int = field(INT64, "4+", default=-1, ignorable=True)
     usable_bytes: int = field(INT64, "4+", default=-1, ignorable=True)
+    is_cordoned: bool = field(BOOL, "5+", ignorable=True)
 
 
-@message(api_key=35, kind="response", valid="1-4", flexible="2+")
+@message(api_key=35, kind="response", valid="1-5", flexible="2+")
 class DescribeLogDirsResponse:
     throttle_time_ms: int = field(INT32, "0+")
     error_code: int = field(INT16, "3+", ignorable=True)

@@ -1,4 +1,4 @@
-"""Fetch (1): valid 4-17, flexible 12+.
+"""Fetch (1): valid 4-18, flexible 12+.
 
 v4 is Kafka 4.0's baseline (v0-3 removed, KIP-896): IsolationLevel, LastStableOffset and
 AbortedTransactions. v5 LogStartOffset; v7 fetch sessions (KIP-227: SessionId, SessionEpoch,
@@ -7,7 +7,7 @@ and PreferredReadReplica (KIP-392); v12 flexible, LastFetchedEpoch, tagged Clust
 per-partition DivergingEpoch/CurrentLeader/SnapshotId (tags 0-2); v13 topic ids replace names
 (KIP-516); v14 OFFSET_MOVED_TO_TIERED_STORAGE; v15 ReplicaId moves into the tagged ReplicaState
 (tag 1, KIP-903); v16 tagged NodeEndpoints (tag 0, KIP-951); v17 tagged ReplicaDirectoryId
-(tag 0, KIP-853). Kafka 4.3's v18 (partition HighWatermark, KIP-1166) is not declared.
+(tag 0, KIP-853); v18 the replica's HighWatermark per partition (tag 1, KIP-1166; followers only).
 """
 
 import uuid
@@ -31,6 +31,8 @@ class FetchPartition:
     log_start_offset: int = field(INT64, "5+", default=-1, ignorable=True)
     partition_max_bytes: int = field(INT32, "0+")
     replica_directory_id: uuid.UUID = field(UUID, "17+", tag=0, tagged="17+", ignorable=True)
+    high_watermark: int = field(INT64, "18+", default=(1 << 63) - 1, tag=1, tagged="18+",
+                                ignorable=True)
 
 
 @struct
@@ -47,7 +49,7 @@ class ForgottenTopic:
     partitions: list = field(Array(INT32), "7+")
 
 
-@message(api_key=1, kind="request", valid="4-17", flexible="12+")
+@message(api_key=1, kind="request", valid="4-18", flexible="12+")
 class FetchRequest:
     cluster_id: str | None = field(STRING, "12+", nullable="12+", default=None, tag=0,
                                    tagged="12+", ignorable=True)
@@ -119,7 +121,7 @@ class NodeEndpoint:
     rack: str | None = field(STRING, "16+", nullable="16+", default=None)
 
 
-@message(api_key=1, kind="response", valid="4-17", flexible="12+")
+@message(api_key=1, kind="response", valid="4-18", flexible="12+")
 class FetchResponse:
     throttle_time_ms: int = field(INT32, "1+", ignorable=True)
     error_code: int = field(INT16, "7+", ignorable=True)

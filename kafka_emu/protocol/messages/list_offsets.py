@@ -1,11 +1,11 @@
-"""ListOffsets (2): valid 1-10, flexible 6+.
+"""ListOffsets (2): valid 1-11, flexible 6+.
 
 v1 is Kafka 4.0's baseline (v0 and its MaxNumOffsets/OldStyleOffsets removed, KIP-896): one
 offset and its timestamp per partition. v2 IsolationLevel and throttle; v4 CurrentLeaderEpoch
 and response LeaderEpoch (KIP-320); v5 OFFSET_NOT_AVAILABLE; v6 flexible; v7 max-timestamp
 lookups (-3, KIP-734); v8 local log start (-4, KIP-405); v9 last tiered offset (-5, KIP-1005);
-v10 TimeoutMs for async remote lookups (KIP-1075). Kafka 4.3's v11 (-6, KIP-1023) is not
-declared.
+v10 TimeoutMs for async remote lookups (KIP-1075); v11 earliest pending upload (-6, KIP-1023),
+no new fields.
 """
 
 from ..schema import INT8, INT16, INT32, INT64, STRING, Api, Array, field, message, struct
@@ -24,7 +24,7 @@ class ListOffsetsTopic:
     partitions: list = field(Array(ListOffsetsPartition), "0+")
 
 
-@message(api_key=2, kind="request", valid="1-10", flexible="6+")
+@message(api_key=2, kind="request", valid="1-11", flexible="6+")
 class ListOffsetsRequest:
     replica_id: int = field(INT32, "0+")
     isolation_level: int = field(INT8, "2+")
@@ -47,7 +47,7 @@ class ListOffsetsTopicResponse:
     partitions: list = field(Array(ListOffsetsPartitionResponse), "0+")
 
 
-@message(api_key=2, kind="response", valid="1-10", flexible="6+")
+@message(api_key=2, kind="response", valid="1-11", flexible="6+")
 class ListOffsetsResponse:
     throttle_time_ms: int = field(INT32, "2+", ignorable=True)
     topics: list = field(Array(ListOffsetsTopicResponse), "0+")
