@@ -112,3 +112,33 @@ def test_second_producer_fences_the_first(kafka_emu_factory):
         return await read_committed(emu, topic, 1)
 
     assert asyncio.run(run()) == [b"live"]
+
+
+def test_transaction_timeout_on_the_emulators_clock_fences(kafka_emu_factory):
+    topic, tid = unique("t"), unique("tx")
+    emu = kafka_emu_factory(topics={topic: 1}, clock="manual")
+
+    async def run():
+        p = AIOKafkaProducer(bootstrap_servers=emu.bootstrap_servers, transactional_id=tid,
+                             transaction_timeout_ms=2000)
+        await p.start()
+        try:
+            await p.begin_transaction()
+            await p.send_and_wait(topic, b"late", partition=0)
+            # timed out after 2 s; found by the coordinator's check at 10 s
+            await asyncio.get_running_loop().run_in_executor(None, emu.advance, 10_000)
+            with pytest.raises(ProducerFenced):
+                await p.commit_transaction()
+        finally:
+            await p.stop()
+        # the abort marker moved the LSO past "late": the next transaction is readable
+        nxt = txn_producer(emu, tid)
+        await nxt.start()
+        try:
+            async with nxt.transaction():
+                await nxt.send_and_wait(topic, b"next", partition=0)
+        finally:
+            await nxt.stop()
+        return await read_committed(emu, topic, 1)
+
+    assert asyncio.run(run()) == [b"next"]
