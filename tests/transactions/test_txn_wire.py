@@ -91,6 +91,10 @@ async def test_add_partitions_client_form(start_broker, version):
                        kpp.AddPartitionsToTxnResponse)
     fenced = E.PRODUCER_FENCED if version >= 2 else E.INVALID_PRODUCER_EPOCH
     assert per_partition(stale.results_by_topic_v3_and_below) == {("u", 0): fenced}
+    internal = await call(wire, apt_v3("tx", pid, 0, {"__consumer_offsets": [0], "u": [0]}),
+                          version, kpp.AddPartitionsToTxnResponse)
+    assert per_partition(internal.results_by_topic_v3_and_below) == {
+        ("__consumer_offsets", 0): E.TOPIC_AUTHORIZATION_FAILED, ("u", 0): E.OPERATION_NOT_ATTEMPTED}
     unmapped = await call(wire, apt_v3("nobody", pid, 0, {"u": [0]}), version,
                           kpp.AddPartitionsToTxnResponse)
     assert per_partition(unmapped.results_by_topic_v3_and_below) == {

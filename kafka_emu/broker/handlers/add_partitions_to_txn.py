@@ -11,6 +11,7 @@ in a cluster (else NOT_COORDINATOR for every partition).
 from __future__ import annotations
 
 from ...errors import ErrorCode
+from ...log.catalogue import INTERNAL_TOPICS
 from ...protocol.messages.add_partitions_to_txn import (
     API, AddPartitionsToTxnPartitionResult, AddPartitionsToTxnResponse,
     AddPartitionsToTxnResult, AddPartitionsToTxnTopicResult)
@@ -35,17 +36,23 @@ def _topic_results(order: list[tuple[str, int]], errors: dict) -> list:
 
 
 def _one(ctx, tid: str, producer_id: int, producer_epoch: int, topics, verify_only: bool):
-    """(partitions in request order, error by partition) for one transaction."""
+    """(partitions in request order, error by partition) for one transaction. A client (v0-3)
+    may not add internal topics' partitions: Kafka leaves them out of the topics it authorizes
+    for WRITE, so they get TOPIC_AUTHORIZATION_FAILED (AddOffsetsToTxn adds a group's)."""
     from ..txn_routing import txn_error
     broker = ctx.broker
     order = list(dict.fromkeys((t.name, p) for t in topics for p in t.partitions))
     refused = txn_error(ctx, tid) if tid else None
     if refused is not None:
         return order, dict.fromkeys(order, refused)
-    missing = {tp for tp in order if not broker.topics.exists(*tp)}
-    if missing:
-        return order, {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in missing
-                       else ErrorCode.OPERATION_NOT_ATTEMPTED for tp in order}
+    refused = {}
+    if not batches_transactions(ctx.version):
+        refused = {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED for tp in order
+                   if tp[0] in INTERNAL_TOPICS}
+    refused.update({tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for tp in order
+                    if tp not in refused and not broker.topics.exists(*tp)})
+    if refused:
+        return order, {tp: refused.get(tp, ErrorCode.OPERATION_NOT_ATTEMPTED) for tp in order}
     coordinator = broker.transactions
     if verify_only:
         return order, coordinator.verify_partitions(tid, producer_id, producer_epoch, order)
