@@ -59,6 +59,10 @@ def test_commit_and_abort(kafka_emu_factory):
     p.produce(topic, value=b"c6", partition=0)
     p.commit_transaction(TIMEOUT)
     assert committed_values(emu, topic, 7, partitions=2) == [b"c%d" % i for i in range(7)]
+    ended = [e for e in emu.timeline() if e["type"] == "TransactionEnded"]
+    assert [(e["transactional_id"], e["committed"], e["cause"], len(e["partitions"]))
+            for e in ended] == [(tid, True, "client", 2), (tid, False, "client", 2),
+                                (tid, True, "client", 1)]
 
 
 def test_second_producer_fences_the_first(kafka_emu_factory):
