@@ -32,7 +32,7 @@ import attrs
 from . import envs
 from .clients import BUILT_IN, EMULATOR_GAPS, KNOWN_BUGS, UNSUPPORTED, ClientSpec
 from .runner import PASS, SKIP, Result, run_scenario
-from .scenarios import Scenario
+from .scenarios import CATALOGUE, Scenario
 
 # At least four versions of each Python library across its last three years (as of 2026-11,
 # from `pip index versions`), kafkajs's last releases (2.2.4, 2023-02, is its newest).
@@ -47,6 +47,14 @@ _VERSION = re.compile(r"\d+(\.\d+)+([-.]?(a|b|rc|post|dev|alpha|beta)[0-9.]*)*\Z
 # the release of each library a known client bug's evidence was gathered on (KNOWN_BUGS): other
 # versions fail without that label (the bug may or may not be theirs)
 KNOWN_BUGS_SEEN_ON = {"aiokafka": "0.14", "kafkajs": "2.2.4"}
+# librdkafka before 2.10 has KIP-848 as early access only: every consumer-protocol scenario's
+# failure there is labelled with what was seen (the FAIL stays)
+_EARLY_KIP_848 = (
+    "librdkafka {v} has the consumer protocol as early access only (it logs 'KIP-848 Consumer "
+    "Group Protocol is in Early Access and MUST NOT be used in production'); seen with 2.6.1: "
+    "its rebalance callback passes a member's whole new assignment to on_assign (owned "
+    "[0, 1, 2], given [0, 1]) and never calls on_revoke, so the application is never told "
+    "what it lost")
 
 
 class SpecError(ValueError):
@@ -121,8 +129,8 @@ def columns(parsed: dict[str, tuple[str, ...]], only_protocol: str | None = None
             for p in protocols(c, v) if only_protocol in (None, p)]
 
 
-def client_for(client: str, version: str, *, log: Callable[[str], None] | None = None
-               ) -> ClientSpec:
+def client_for(client: str, version: str, *, group_protocol: str = "classic",
+               log: Callable[[str], None] | None = None) -> ClientSpec:
     """The built-in client ``client`` running on library ``version`` in its own environment;
     envs.EnvUnavailable when that version cannot be installed here."""
     unsupported = dict(UNSUPPORTED.get(client, {}))
@@ -131,6 +139,9 @@ def client_for(client: str, version: str, *, log: Callable[[str], None] | None =
                                "protocol (KIP-848 came with librdkafka 2.4)")
     seen_on = KNOWN_BUGS_SEEN_ON.get(client)
     bugs = KNOWN_BUGS.get(client, {}) if seen_on is None or version.startswith(seen_on) else {}
+    if client == "confluent-kafka" and group_protocol == "consumer" and \
+            _release(version) < (2, 10):
+        bugs = dict.fromkeys(CATALOGUE, _EARLY_KIP_848.format(v=version))
     common = dict(name=client, unsupported=unsupported, library_version=version,
                   known_bugs=dict(bugs), emulator_gaps=dict(EMULATOR_GAPS.get(client, {})))
     if client == "kafkajs":
@@ -161,7 +172,8 @@ def run(parsed: dict[str, tuple[str, ...]], scenarios: list[Scenario], out: Path
         traces, logs = where / "traces", where / "client-logs"
         started = time.monotonic()
         try:
-            client: ClientSpec | None = client_for(col.client, col.version, log=log)
+            client: ClientSpec | None = client_for(col.client, col.version,
+                                                   group_protocol=col.group_protocol, log=log)
             unavailable = ""
         except envs.EnvUnavailable as exc:
             client, unavailable = None, f"not installable: {exc}"
