@@ -11,7 +11,9 @@ Not a test: it prints the rates measured and their ratio, and always exits 0.
   one offset synchronously, N times.
 
 kafka-emu runs in a thread of this process (the pytest fixture's mode); wall time, median of
-rounds.
+rounds. A third figure is the transaction coordinator alone (kafka_emu/transactions/, pure): one
+AddPartitionsToTxn, one AddOffsetsToTxn, EndTxn and the markers' completion per transaction,
+without sockets or logs -- the coordinator's own share of the cost.
 
     python bench/bench_transactions.py [--count N] [--rounds R]
 """
@@ -64,6 +66,19 @@ def plain(emu, topic: str, group: str, count: int) -> float:
     return count / elapsed
 
 
+def coordinator_alone(count: int) -> float:
+    from kafka_emu.transactions import TransactionCoordinator
+    c = TransactionCoordinator()
+    pid = c.init_producer_id("bench", 60_000, None, 0).producer_id
+    start = time.perf_counter()
+    for i in range(count):
+        c.add_partitions("bench", pid, 0, [("t", 0)], i)
+        c.add_partitions("bench", pid, 0, (), i, group_id="g")
+        c.end_txn("bench", pid, 0, True, i)
+        c.markers_written("bench", i)
+    return count / (time.perf_counter() - start)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=300)
@@ -74,10 +89,12 @@ def main() -> None:
         for r in range(args.rounds):
             rates["transactional"].append(transactional(emu, "bench-txn", f"gt{r}", args.count))
             rates["plain"].append(plain(emu, "bench-txn", f"gp{r}", args.count))
+    alone = statistics.median(coordinator_alone(100 * args.count) for _ in range(args.rounds))
     txn, base = (statistics.median(rates[k]) for k in ("transactional", "plain"))
     print(f"{'work':<16}{'per second (median of ' + str(args.rounds) + ')':>28}")
     print(f"{'transactional':<16}{txn:>28.0f}")
     print(f"{'plain':<16}{base:>28.0f}")
+    print(f"{'coordinator':<16}{alone:>28.0f}  (pure, no sockets)")
     print(f"transactional / plain: {txn / base:.2f}")
 
 
