@@ -83,6 +83,8 @@ def add_commands(sub) -> None:
                    "consumer: the broker's assignor the consumers name (uniform, range); "
                    "default: the scenario's")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    p.add_argument("--markdown", action="store_true", help="with --list: as a Markdown table "
+                   "(what each checks, its Kafka test, what a client needs for it)")
     p.add_argument("--trace-dir", type=Path, metavar="DIR", help="write each scenario's trace "
                    "and its verdict (scenario_verdict) here, labelled with client and scenario, "
                    "and keep the client logs under DIR/client-logs (with --matrix: one "
@@ -99,6 +101,12 @@ def _run(parser: argparse.ArgumentParser, args) -> int:
     if args.matrix is not None:
         return _run_matrix(parser, args)
     args.group_protocol = args.group_protocol or "classic"
+    if args.markdown and not args.list:
+        parser.error("--markdown goes with --list")
+    if args.list and args.markdown:
+        from .docs import markdown
+        print(markdown())
+        return 0
     if args.list:
         for sc in CATALOGUE.values():
             why = sc.skip or sc.not_on.get(args.group_protocol)

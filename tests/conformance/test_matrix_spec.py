@@ -82,3 +82,18 @@ def test_an_uninstallable_version_is_a_column_of_skips_saying_why(tmp_path, monk
     assert (tmp_path / "matrix.jsonl").read_text().count("\n") == 2
     text = matrix.table(cells)
     assert "aiokafka 0.1.0: 0 pass, 0 fail, 2 skip" in text and "no wheel" in text
+
+
+def test_the_catalogue_table_for_the_readme_comes_from_the_declarations(capsys):
+    assert main(["conformance", "--list", "--markdown"]) == 0
+    rows = capsys.readouterr().out.strip().splitlines()
+    assert len(rows) == 2 + len(CATALOGUE)
+    for sc, row in zip(CATALOGUE.values(), rows[2:], strict=True):
+        assert row.startswith(f"| `{sc.name}` |") and row.count(" | ") == 4
+        assert " ".join(sc.kafka_test.split()).replace("|", "\\|") in row
+
+
+def test_markdown_goes_with_list(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["conformance", "--markdown", "--client", "kafka-python"])
+    assert exc.value.code == 2
