@@ -143,11 +143,11 @@ async def test_versions_kafka_4_removed_are_no_longer_advertised_or_served(start
         client_software_name="t", client_software_version="1"))
     ranges = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
     # KIP-896: OffsetCommit 0-1, OffsetFetch 0, CreateTopics 0-1, DeleteTopics 0 are gone
-    assert ranges[8] == (2, 9) and ranges[9] == (1, 9)
+    assert ranges[8] == (2, 10) and ranges[9] == (1, 10)
     assert ranges[19] == (2, 7) and ranges[20] == (1, 6)
     assert ranges[1] == (4, 18) and ranges[2] == (1, 11)
     # Kafka 4.x keeps listing Produce from v0 (KAFKA-18659) while refusing v0-2
-    assert ranges[0] == (0, 12)
+    assert ranges[0] == (0, 13)
     # a removed version is refused as Kafka refuses any unsupported version: the connection closes
     await client.send(BY_NAME["OffsetCommit"], 2, OffsetCommitRequest(group_id="g", topics=[]))
     old = await WireClient.connect(bound.host, bound.port)

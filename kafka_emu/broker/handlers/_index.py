@@ -4,12 +4,12 @@ key -> (module, the versions its handler serves: its own range within the declar
 a process imports only the handlers it uses (see __init__.py)."""
 
 INDEX: dict[int, tuple[str, str]] = {
-    0: ('produce', '3-12'),
+    0: ('produce', '3-13'),
     1: ('fetch', '4-18'),
     2: ('list_offsets', '1-11'),
     3: ('metadata', '0-13'),
-    8: ('offset_commit', '2-9'),
-    9: ('offset_fetch', '1-9'),
+    8: ('offset_commit', '2-10'),
+    9: ('offset_fetch', '1-10'),
     10: ('find_coordinator', '0-6'),
     11: ('join_group', '0-9'),
     12: ('heartbeat', '0-4'),

@@ -1,5 +1,8 @@
-"""OffsetCommit v2-9 (v0-1 were removed in Kafka 4.0, KIP-896): v2-4 RetentionTimeMs; v6 leader epoch; v7 GroupInstanceId; v9 GROUP_ID_NOT_FOUND for a missing
-group with a generation (v0-8 ILLEGAL_GENERATION). Partitions of unknown topics get
+"""OffsetCommit v2-10 (v0-1 were removed in Kafka 4.0, KIP-896): v2-4 RetentionTimeMs; v6 leader
+epoch; v7 GroupInstanceId; v9 GROUP_ID_NOT_FOUND for a missing group with a generation (v0-8
+ILLEGAL_GENERATION); v10 topics by id: as KafkaApis, ids are resolved to names first and the
+partitions of an id no topic has are UNKNOWN_TOPIC_ID (listed first, as Kafka's response builder
+adds them before the coordinator answers). Partitions of unknown topics get
 UNKNOWN_TOPIC_OR_PARTITION from the front end, as in KafkaApis; the rest go to the coordinator.
 """
 
@@ -10,6 +13,8 @@ from functools import partial
 from ... import coordinator as c
 from ...bounded import remember
 from ...errors import ErrorCode
+import attrs
+
 from ...frozen import mutable_twin
 from ...protocol.messages.offset_commit import (API, OffsetCommitResponse,
                                                 OffsetCommitResponsePartition,
@@ -85,8 +90,14 @@ _ONE_PARTITION = {version: (partial(render_one, version), missing_group_is_not_f
                             supports_member_epochs(version)) for version in range(2, 10)}
 
 
+def uses_topic_ids(version: int) -> bool:
+    return version >= 10
+
+
 async def offset_commit(ctx, request) -> OffsetCommitResponse:
     topics = request.topics
+    if uses_topic_ids(ctx.version):
+        return await _by_topic_id(ctx, request)
     if len(topics) == 1:
         # The usual commit: one partition of one topic (a consumer commits what it was
         # assigned, often one partition). The general path below, with nothing to regroup.
@@ -115,6 +126,30 @@ async def offset_commit(ctx, request) -> OffsetCommitResponse:
                 command.supports_member_epochs = member_epochs
                 command.__class__ = OffsetCommit
                 return await ctx.submit(command, answer)
+    return await _general(ctx, request)
+
+
+async def _by_topic_id(ctx, request) -> OffsetCommitResponse:
+    get_by_id = ctx.broker.topics.catalogue.get_by_id
+    known, unknown = [], []
+    for t in request.topics:
+        topic = get_by_id(t.topic_id)
+        if topic is None:
+            unknown.append(OffsetCommitResponseTopic(topic_id=t.topic_id, partitions=[
+                OffsetCommitResponsePartition(partition_index=p.partition_index,
+                                              error_code=ErrorCode.UNKNOWN_TOPIC_ID)
+                for p in t.partitions]))
+        else:
+            known.append(attrs.evolve(t, name=topic.name))
+    if not known:
+        return OffsetCommitResponse(topics=unknown)
+    ids = {t.name: t.topic_id for t in known}
+    answer = await _general(ctx, attrs.evolve(request, topics=known))
+    return OffsetCommitResponse(topics=unknown + [
+        attrs.evolve(t, topic_id=ids[t.name]) for t in answer.topics])
+
+
+async def _general(ctx, request) -> OffsetCommitResponse:
     # split_known_partitions (_common.py), written out: this runs for every commit
     exists = ctx.broker.topics.exists
     order, rejected, offsets = [], {}, []
@@ -145,4 +180,4 @@ async def offset_commit(ctx, request) -> OffsetCommitResponse:
     return await ctx.submit(command, partial(render_all_known, order))
 
 
-HANDLER = Handler(API, "2-9", offset_commit)
+HANDLER = Handler(API, "2-10", offset_commit)

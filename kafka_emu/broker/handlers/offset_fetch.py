@@ -1,12 +1,18 @@
-"""OffsetFetch v1-9 (v0 was removed in Kafka 4.0, KIP-896): v2 null Topics = all, and a top-level ErrorCode; v5 leader epoch; v7
+"""OffsetFetch v1-10 (v0 was removed in Kafka 4.0, KIP-896): v2 null Topics = all, and a
+top-level ErrorCode; v5 leader epoch; v7
 RequireStable (a partition with pending transactional offsets, TxnOffsetCommit not yet ended by
 its marker, is UNSTABLE_OFFSET_COMMIT; without it pending offsets are simply not seen); v8
-batches groups (KIP-709); v9 MemberId/MemberEpoch (ignored for classic groups).
+batches groups (KIP-709); v9 MemberId/MemberEpoch (ignored for classic groups); v10 topics by
+id (KIP-848): ids resolve to names before the coordinator is asked, an id no topic has answers
+its partitions UNKNOWN_TOPIC_ID, and a fetch of all offsets leaves out those of topics that no
+longer exist (they have no id to name them by), as KafkaApis does.
 Unknown groups and partitions are not errors: offset -1, metadata "" (reference 4.2). A v1
 group error is copied onto each partition of the group result.
 """
 
 from __future__ import annotations
+
+import attrs
 
 from ... import coordinator as c
 from ...errors import ErrorCode
@@ -20,6 +26,10 @@ def batches_groups(version: int) -> bool:
 
 def has_top_level_error(version: int) -> bool:
     return 2 <= version <= 7
+
+
+def uses_topic_ids(version: int) -> bool:
+    return version >= 10
 
 
 def _by_topic(result: c.OffsetFetchResult, make_partition, make_topic, group_error=None):
@@ -46,13 +56,18 @@ async def offset_fetch(ctx, request):
     v = ctx.version
     if batches_groups(v):
         groups = []
+        by_id = uses_topic_ids(v)
         for g in request.groups:
-            result = await _fetch(ctx, g.group_id, g.topics, request.require_stable,
+            topics, unknown = (_resolve_ids(ctx, g.topics) if by_id and g.topics is not None
+                               else (g.topics, []))
+            result = await _fetch(ctx, g.group_id, topics, request.require_stable,
                                   g.member_id, g.member_epoch)
+            answered = _by_topic(result, m.OffsetFetchResponsePartitions,
+                                 m.OffsetFetchResponseTopics)
+            if by_id:
+                answered = unknown + _with_ids(ctx, answered)
             groups.append(m.OffsetFetchResponseGroup(
-                group_id=g.group_id, error_code=result.error,
-                topics=_by_topic(result, m.OffsetFetchResponsePartitions,
-                                 m.OffsetFetchResponseTopics)))
+                group_id=g.group_id, error_code=result.error, topics=answered))
         return m.OffsetFetchResponse(groups=groups)
     result = await _fetch(ctx, request.group_id, request.topics, request.require_stable)
     if has_top_level_error(v):
@@ -64,4 +79,26 @@ async def offset_fetch(ctx, request):
         result, m.OffsetFetchResponsePartition, m.OffsetFetchResponseTopic, group_error))
 
 
-HANDLER = Handler(m.API, "1-9", offset_fetch)
+def _resolve_ids(ctx, topics) -> tuple[list, list]:
+    """(the requested topics named, the answers for ids no topic has)."""
+    get_by_id = ctx.broker.topics.catalogue.get_by_id
+    named, unknown = [], []
+    for t in topics:
+        topic = get_by_id(t.topic_id)
+        if topic is None:
+            unknown.append(m.OffsetFetchResponseTopics(topic_id=t.topic_id, partitions=[
+                m.OffsetFetchResponsePartitions(partition_index=i, committed_offset=-1,
+                                                metadata="", error_code=ErrorCode.UNKNOWN_TOPIC_ID)
+                for i in t.partition_indexes]))
+        else:
+            named.append(attrs.evolve(t, name=topic.name))
+    return named, unknown
+
+
+def _with_ids(ctx, answered: list) -> list:
+    get = ctx.broker.topics.catalogue.get
+    return [attrs.evolve(t, topic_id=topic.topic_id) for t in answered
+            for topic in [get(t.name)] if topic is not None]
+
+
+HANDLER = Handler(m.API, "1-10", offset_fetch)

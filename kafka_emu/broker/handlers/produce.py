@@ -1,11 +1,13 @@
-"""Produce v3-12: magic-2 batches only (v3+); acks 0 gets no response, 1 and -1 are the same
+"""Produce v3-13: magic-2 batches only (v3+); acks 0 gets no response, 1 and -1 are the same
 on a single in-memory replica; anything else is INVALID_REQUIRED_ACKS. Each partition's blob is
 validated and appended by the pure log (offsets assigned, CRC checked, idempotent sequence
 numbers enforced). Topics missing here are auto-created when auto.create.topics.enable is on.
 Internal topics (``__consumer_offsets``) refuse client writes with INVALID_TOPIC_EXCEPTION and are
 never auto-created here; in a cluster a partition this broker does not lead is
 NOT_LEADER_OR_FOLLOWER. Keyless records on a compacted topic are INVALID_RECORD with, from v8,
-one record error each and Kafka's summary message (KIP-467).
+one record error each and Kafka's summary message (KIP-467). v13 names topics by id (KIP-516):
+an id no topic has is UNKNOWN_TOPIC_ID for each of its partitions, and nothing is auto-created
+(there is no name to create), as KafkaApis.handleProduceRequest.
 
 Transactional batches (KafkaApis.handleProduceRequest, ReplicaManager.appendRecords): without a
 transactional id the whole request is TRANSACTIONAL_ID_AUTHORIZATION_FAILED. With
@@ -31,6 +33,10 @@ from ...protocol.messages.produce import (API, BatchIndexAndErrorMessage, Partit
 from . import Handler
 
 VALID_ACKS = (0, 1, -1)
+
+
+def uses_topic_ids(version: int) -> bool:
+    return version >= 13
 
 
 def has_error_messages(version: int) -> bool:
@@ -136,42 +142,53 @@ async def produce(ctx, request) -> ProduceResponse | None:
     if transactional_id is None and any(_transactional(p.records) for t in request.topic_data
                                         for p in t.partition_data):
         raise KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    by_id = uses_topic_ids(ctx.version)
     for t in request.topic_data:
         parts = []
-        internal = t.name in INTERNAL_TOPICS
-        if request.acks in VALID_ACKS and not internal and topics.lookup(t.name) is None \
+        name = t.name
+        if by_id:
+            known = topics.catalogue.get_by_id(t.topic_id)
+            if known is None:
+                responses.append(TopicProduceResponse(topic_id=t.topic_id, partition_responses=[
+                    PartitionProduceResponse(index=p.index, error_code=ErrorCode.UNKNOWN_TOPIC_ID,
+                                             base_offset=-1) for p in t.partition_data]))
+                continue
+            name = known.name
+        internal = name in INTERNAL_TOPICS
+        if request.acks in VALID_ACKS and not internal and topics.lookup(name) is None \
                 and ctx.broker.config.auto_create_topics_enable:
             try:
-                topics.auto_create(t.name)
+                topics.auto_create(name)
             except KafkaError:
                 pass  # an invalid name: each partition reports UNKNOWN_TOPIC_OR_PARTITION
         for p in t.partition_data:
             try:
                 if request.acks not in VALID_ACKS:
                     raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS)
-                log = topics.partition(t.name, p.index)
+                log = topics.partition(name, p.index)
                 if internal:  # ReplicaManager: clients may not write internal topics
                     raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION,
-                                     f"Cannot append to internal topic {t.name}")
+                                     f"Cannot append to internal topic {name}")
                 if cluster.multi:
-                    refused = cluster.check_partition(node_id, t.name, p.index)
+                    refused = cluster.check_partition(node_id, name, p.index)
                     if refused is not None:
                         raise KafkaError(refused)
                 _check_codec(p.records, ctx.version)
                 if transactional_id is not None:
                     producer = _transactional(p.records)
                     if producer is not None:
-                        _verify(ctx, transactional_id, t.name, p.index, log, producer)
+                        _verify(ctx, transactional_id, name, p.index, log, producer)
                 result = log.append(p.records, now)
             except KafkaError as exc:
-                parts.append(_failed(t.name, p.index, exc, ctx.version))
+                parts.append(_failed(name, p.index, exc, ctx.version))
                 continue
             appended = appended or not result.duplicate
             parts.append(PartitionProduceResponse(
                 index=p.index, error_code=ErrorCode.NONE, base_offset=result.base_offset,
                 log_append_time_ms=result.log_append_time_ms,
                 log_start_offset=result.log_start_offset))
-        responses.append(TopicProduceResponse(name=t.name, partition_responses=parts))
+        responses.append(TopicProduceResponse(name=name, topic_id=t.topic_id,
+                                              partition_responses=parts))
     if appended:
         topics.notify_append()
     if request.acks == 0:
@@ -179,4 +196,4 @@ async def produce(ctx, request) -> ProduceResponse | None:
     return ProduceResponse(responses=responses)
 
 
-HANDLER = Handler(API, "3-12", produce)
+HANDLER = Handler(API, "3-13", produce)

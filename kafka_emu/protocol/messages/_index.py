@@ -4,12 +4,12 @@ key -> (name, module, valid versions, flexible versions) of every declared API, 
 imports only the declarations it uses (see ../registry.py)."""
 
 INDEX: dict[int, tuple[str, str, str, str]] = {
-    0: ('Produce', 'produce', '3-12', '9+'),
+    0: ('Produce', 'produce', '3-13', '9+'),
     1: ('Fetch', 'fetch', '4-18', '12+'),
     2: ('ListOffsets', 'list_offsets', '1-11', '6+'),
     3: ('Metadata', 'metadata', '0-13', '9+'),
-    8: ('OffsetCommit', 'offset_commit', '0-9', '8+'),
-    9: ('OffsetFetch', 'offset_fetch', '0-9', '6+'),
+    8: ('OffsetCommit', 'offset_commit', '0-10', '8+'),
+    9: ('OffsetFetch', 'offset_fetch', '0-10', '6+'),
     10: ('FindCoordinator', 'find_coordinator', '0-6', '3+'),
     11: ('JoinGroup', 'join_group', '0-9', '6+'),
     12: ('Heartbeat', 'heartbeat', '0-4', '4+'),

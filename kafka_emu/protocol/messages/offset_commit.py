@@ -1,10 +1,13 @@
-"""OffsetCommit (8): valid 0-9, flexible 8+.
+"""OffsetCommit (8): valid 0-10, flexible 8+.
 
 v1 generation/member id and a v1-only CommitTimestamp; v2-4 RetentionTimeMs; v3 throttle; v5
-drops retention; v6 CommittedLeaderEpoch; v7 GroupInstanceId; v8 flexible; v9 KIP-848 groups.
+drops retention; v6 CommittedLeaderEpoch; v7 GroupInstanceId; v8 flexible; v9 KIP-848 groups;
+v10 topic ids replace topic names (KIP-848, Kafka 4.1).
 """
 
-from ..schema import INT16, INT32, INT64, STRING, Api, Array, field, message, struct
+import uuid
+
+from ..schema import INT16, INT32, INT64, STRING, UUID, Api, Array, field, message, struct
 
 
 @struct
@@ -18,11 +21,12 @@ class OffsetCommitRequestPartition:
 
 @struct
 class OffsetCommitRequestTopic:
-    name: str = field(STRING, "0+")
+    name: str = field(STRING, "0-9", ignorable=True)
+    topic_id: uuid.UUID = field(UUID, "10+", ignorable=True)
     partitions: list = field(Array(OffsetCommitRequestPartition), "0+")
 
 
-@message(api_key=8, kind="request", valid="0-9", flexible="8+")
+@message(api_key=8, kind="request", valid="0-10", flexible="8+")
 class OffsetCommitRequest:
     group_id: str = field(STRING, "0+")
     generation_id_or_member_epoch: int = field(INT32, "1+", default=-1, ignorable=True)
@@ -40,11 +44,12 @@ class OffsetCommitResponsePartition:
 
 @struct
 class OffsetCommitResponseTopic:
-    name: str = field(STRING, "0+")
+    name: str = field(STRING, "0-9", ignorable=True)
+    topic_id: uuid.UUID = field(UUID, "10+", ignorable=True)
     partitions: list = field(Array(OffsetCommitResponsePartition), "0+")
 
 
-@message(api_key=8, kind="response", valid="0-9", flexible="8+")
+@message(api_key=8, kind="response", valid="0-10", flexible="8+")
 class OffsetCommitResponse:
     throttle_time_ms: int = field(INT32, "3+", ignorable=True)
     topics: list = field(Array(OffsetCommitResponseTopic), "0+")

@@ -1,10 +1,13 @@
-"""OffsetFetch (9): valid 0-9, flexible 6+.
+"""OffsetFetch (9): valid 0-10, flexible 6+.
 
 v2 null Topics = all and a top-level ErrorCode; v3 throttle; v5 CommittedLeaderEpoch; v6
-flexible; v7 RequireStable (KIP-447); v8 batched Groups (KIP-709); v9 MemberId/MemberEpoch.
+flexible; v7 RequireStable (KIP-447); v8 batched Groups (KIP-709); v9 MemberId/MemberEpoch;
+v10 topic ids replace topic names (KIP-848, Kafka 4.1).
 """
 
-from ..schema import BOOL, INT16, INT32, INT64, STRING, Api, Array, field, message, struct
+import uuid
+
+from ..schema import BOOL, INT16, INT32, INT64, STRING, UUID, Api, Array, field, message, struct
 
 
 @struct
@@ -15,7 +18,8 @@ class OffsetFetchRequestTopic:
 
 @struct
 class OffsetFetchRequestTopics:
-    name: str = field(STRING, "8+")
+    name: str = field(STRING, "8-9", ignorable=True)
+    topic_id: uuid.UUID = field(UUID, "10+", ignorable=True)
     partition_indexes: list = field(Array(INT32), "8+")
 
 
@@ -27,7 +31,7 @@ class OffsetFetchRequestGroup:
     topics: list | None = field(Array(OffsetFetchRequestTopics), "8+", nullable="8+")
 
 
-@message(api_key=9, kind="request", valid="0-9", flexible="6+")
+@message(api_key=9, kind="request", valid="0-10", flexible="6+")
 class OffsetFetchRequest:
     group_id: str = field(STRING, "0-7")
     topics: list | None = field(Array(OffsetFetchRequestTopic), "0-7", nullable="2-7")
@@ -61,7 +65,8 @@ class OffsetFetchResponsePartitions:
 
 @struct
 class OffsetFetchResponseTopics:
-    name: str = field(STRING, "8+")
+    name: str = field(STRING, "8-9", ignorable=True)
+    topic_id: uuid.UUID = field(UUID, "10+", ignorable=True)
     partitions: list = field(Array(OffsetFetchResponsePartitions), "8+")
 
 
@@ -72,7 +77,7 @@ class OffsetFetchResponseGroup:
     error_code: int = field(INT16, "8+")
 
 
-@message(api_key=9, kind="response", valid="0-9", flexible="6+")
+@message(api_key=9, kind="response", valid="0-10", flexible="6+")
 class OffsetFetchResponse:
     throttle_time_ms: int = field(INT32, "3+", ignorable=True)
     topics: list = field(Array(OffsetFetchResponseTopic), "0-7")

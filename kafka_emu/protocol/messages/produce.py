@@ -1,15 +1,17 @@
-"""Produce (0): valid 3-12, flexible 9+.
+"""Produce (0): valid 3-13, flexible 9+.
 
 v3 is Kafka 4.0's baseline (v0-2 removed, KIP-896): TransactionalId and record format v2. v4
 KAFKA_STORAGE_ERROR; v5 response LogStartOffset; v7 zstd (KIP-110); v8 RecordErrors and
 ErrorMessage (KIP-467); v9 flexible; v10 tagged CurrentLeader (partition, tag 0) and
 NodeEndpoints (top level, tag 0) for leader discovery (KIP-951); v11 TRANSACTION_ABORTABLE
-(KIP-890); v12 same as v11. Kafka 4.3's v13 (topic ids) is not declared.
+(KIP-890); v12 same as v11; v13 topic ids replace topic names (KIP-516, Kafka 4.1).
 
 Acks = 0 requests get no response at all; that is a handler matter, not a wire one.
 """
 
-from ..schema import INT16, INT32, INT64, RECORDS, STRING, Api, Array, field, message, struct
+import uuid
+
+from ..schema import INT16, INT32, INT64, RECORDS, STRING, UUID, Api, Array, field, message, struct
 
 
 @struct
@@ -21,10 +23,11 @@ class PartitionProduceData:
 @struct
 class TopicProduceData:
     name: str = field(STRING, "0-12", ignorable=True)
+    topic_id: uuid.UUID = field(UUID, "13+", ignorable=True)
     partition_data: list = field(Array(PartitionProduceData), "0+")
 
 
-@message(api_key=0, kind="request", valid="3-12", flexible="9+")
+@message(api_key=0, kind="request", valid="3-13", flexible="9+")
 class ProduceRequest:
     transactional_id: str | None = field(STRING, "3+", nullable="3+", default=None)
     acks: int = field(INT16, "0+")
@@ -59,6 +62,7 @@ class PartitionProduceResponse:
 @struct
 class TopicProduceResponse:
     name: str = field(STRING, "0-12", ignorable=True)
+    topic_id: uuid.UUID = field(UUID, "13+", ignorable=True)
     partition_responses: list = field(Array(PartitionProduceResponse), "0+")
 
 
@@ -70,7 +74,7 @@ class NodeEndpoint:
     rack: str | None = field(STRING, "10+", nullable="10+", default=None)
 
 
-@message(api_key=0, kind="response", valid="3-12", flexible="9+")
+@message(api_key=0, kind="response", valid="3-13", flexible="9+")
 class ProduceResponse:
     responses: list = field(Array(TopicProduceResponse), "0+")
     throttle_time_ms: int = field(INT32, "1+", ignorable=True)
