@@ -63,7 +63,8 @@ def kcat() -> str:
 def run_kcat(kcat, emu, protocol, mechanism, *args, stdin=None, password="alice-secret",
              quiet=True):
     cmd = [kcat, "-b", emu.listeners[protocol], "-X", f"security.protocol={protocol}",
-           "-X", f"sasl.mechanisms={mechanism}", *(["-q"] if quiet else []), "-m", "20"]
+           "-X", f"sasl.mechanisms={mechanism}", *(["-q"] if quiet else []),
+           "-m", "20" if quiet else "3"]
     if mechanism == "OAUTHBEARER":
         cmd += ["-X", "enable.sasl.oauthbearer.unsecure.jwt=true",
                 "-X", "sasl.oauthbearer.config=principal=alice"]
