@@ -239,3 +239,28 @@ async def test_a_refused_client_certificate_is_a_failed_authentication_event(nur
     failed = [e for e in seen if isinstance(e, AuthenticationFailed)]
     assert [(e.listener, e.mechanism, e.error_code) for e in failed] == [("SSL", None, -1)]
     assert failed[0].reason.startswith("SSL handshake failed")
+
+
+async def test_a_large_fetch_over_tls_is_the_stored_batches_exactly(start_broker):
+    """The vectored sendmsg path is for plain sockets; over TLS the same response bytes go
+    through the TLS stream (many batches, more than one sendmsg takes, bigger than a TLS record)."""
+    from kafka_emu.log.records import Record, build_batch
+    from kafka_emu.protocol.messages import fetch as f
+    from kafka_emu.protocol.messages import produce as pr
+    from kafka_emu.broker.vectored import IOV_MAX
+    bound = await start_broker({"listeners": "SSL://127.0.0.1:0"}, topics={"t": 1})
+    client = await tls_client(bound)
+    batches = [build_batch([Record(value=bytes([i % 251]) * 3000, key=b"k%d" % i,
+                                   timestamp_ms=1000 + i)]) for i in range(IOV_MAX + 40)]
+    for blob in batches:
+        answer = await client.request(pr.API, 9, pr.ProduceRequest(
+            acks=1, timeout_ms=1000, topic_data=[pr.TopicProduceData(
+                name="t", partition_data=[pr.PartitionProduceData(index=0, records=blob)])]))
+        assert answer.responses[0].partition_responses[0].error_code == 0
+    stored = b"".join(bound.broker.topics.partition("t", 0).read(0, 1 << 30)[0])
+    response = await client.request(f.API, 12, f.FetchRequest(
+        max_wait_ms=0, min_bytes=0, max_bytes=0x7FFFFFFF, topics=[f.FetchTopic(
+            topic="t", partitions=[f.FetchPartition(partition=0, fetch_offset=0,
+                                                    partition_max_bytes=1 << 30)])]))
+    records = response.responses[0].partitions[0].records
+    assert len(stored) > 3_000_000 and bytes(records) == stored
