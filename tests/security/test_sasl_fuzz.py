@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import socket
 import struct
-import threading
 
+import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
@@ -18,26 +18,16 @@ from . import wire
 
 SETTINGS = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0", "emu.sasl.users": "alice:secret",
             "connection.failed.authentication.delay.ms": "0", "emu.frame.read.timeout.ms": "2000"}
-_EMU: dict = {}
-_LOCK = threading.Lock()
 
 
-def emulator():
-    with _LOCK:
-        if "emu" not in _EMU:
-            context = run_in_thread(make_config(SETTINGS))
-            _EMU["emu"], _EMU["ctx"] = context.__enter__(), context
-    return _EMU["emu"]
+@pytest.fixture(scope="module")
+def emu():
+    with run_in_thread(make_config(SETTINGS)) as emu:
+        yield emu
 
 
-def teardown_module(module) -> None:
-    if "ctx" in _EMU:
-        _EMU.pop("ctx").__exit__(None, None, None)
-        _EMU.clear()
-
-
-def port() -> int:
-    return int(emulator().listeners["SASL_PLAINTEXT"].rpartition(":")[2])
+def port(emu) -> int:
+    return int(emu.listeners["SASL_PLAINTEXT"].rpartition(":")[2])
 
 
 def frame(payload: bytes) -> bytes:
@@ -55,8 +45,8 @@ STEP = st.one_of(
 )
 
 
-def exchange(steps: list[bytes]) -> None:
-    with socket.create_connection(("127.0.0.1", port()), timeout=10) as sock:
+def exchange(emu, steps: list[bytes]) -> None:
+    with socket.create_connection(("127.0.0.1", port(emu)), timeout=10) as sock:
         try:
             for data in steps:
                 sock.sendall(data)
@@ -70,13 +60,13 @@ def exchange(steps: list[bytes]) -> None:
 @seed(38)
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(steps=st.lists(STEP, min_size=1, max_size=6))
-def test_hostile_sasl_exchanges_never_break_the_server(steps):
-    exchange(steps)
-    assert emulator()._run(lambda: list(emulator().broker.unexpected)) == []
+def test_hostile_sasl_exchanges_never_break_the_server(emu, steps):
+    exchange(emu, steps)
+    assert emu._run(lambda: list(emu.broker.unexpected)) == []
 
 
-def test_a_login_still_works_after_the_fuzz():
-    with socket.create_connection(("127.0.0.1", port()), timeout=10) as sock:
+def test_a_login_still_works_after_the_fuzz(emu):
+    with socket.create_connection(("127.0.0.1", port(emu)), timeout=10) as sock:
         sock.sendall(wire.handshake(1, "PLAIN") + wire.authenticate(1, b"\0alice\0secret"))
         data = b""
         while len(data) < 4 or len(data) < 4 + struct.unpack_from(">i", data)[0]:
