@@ -247,6 +247,8 @@ class ResourceConfigs:
             return _pick(self._topic_entries(name), keys)
         if resource_type == ResourceType.BROKER:
             self._check_broker(name)
+            if not name:  # the cluster-wide default: only dynamic defaults, never set here
+                return []
             return _pick(self._broker_entries(), keys)
         if resource_type == ResourceType.GROUP:
             if not name:
@@ -258,17 +260,22 @@ class ResourceConfigs:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {_type_name(resource_type)}")
 
     def _check_broker(self, name: str, *, allow_empty: bool = True) -> None:
+        """ConfigHelper's broker-id checks: empty is the cluster-wide default resource (BROKER)
+        or refused (BROKER_LOGGER); otherwise an integer (Integer.parseInt: no blanks) that
+        names this broker -- in a cluster every broker shares one configuration, so any."""
         node_id = self.broker.config.node_id
         if not name and allow_empty:
             return
         if not name:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
-        if name.strip() != str(node_id) and not (
-                self.broker.cluster.multi
-                and name.strip() in {str(n) for n in self.broker.cluster.nodes}):
-            # in a cluster every broker shares one configuration, so any node id answers
-            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {node_id} "
-                             f"or empty string, but received {name}")
+        if not _INT.match(name) or not -2**31 <= int(name) < 2**31:
+            raise KafkaError(ErrorCode.INVALID_REQUEST,
+                             f"Broker id must be an integer, but it is: {name}")
+        if int(name) != node_id and not (self.broker.cluster.multi
+                                         and int(name) in self.broker.cluster.nodes):
+            expected = f"{node_id} or empty string," if allow_empty else str(node_id)
+            raise KafkaError(ErrorCode.INVALID_REQUEST,
+                             f"Unexpected broker id, expected {expected} but received {name}")
 
     def _topic(self, name: str):
         validate_topic_name(name)
@@ -285,15 +292,25 @@ class ResourceConfigs:
                 for n, (default, type_, synonym) in sorted(TOPIC_DEFAULTS.items())]
 
     def _broker_entries(self) -> list[ConfigEntry]:
+        """Kafka's names only (broker_config_types.py), with Kafka's types; always
+        advertised.listeners (null until configured, as Kafka's default) and
+        min.insync.replicas, which Kafka lists for every broker."""
+        from .broker_config_types import broker_config_type
         settings = self.broker_settings()
+        values = self.broker.config.kafka_values()
+        values.setdefault("advertised.listeners", None)
+        values.setdefault("min.insync.replicas", "1")
         entries = []
-        for name, value in sorted(self.broker.config.kafka_values().items()):
+        for name, value in sorted(values.items()):
+            type_ = broker_config_type(name)
+            if type_ is None:
+                continue
             source = (ConfigSource.STATIC_BROKER_CONFIG if name in settings
                       else ConfigSource.DEFAULT_CONFIG)
-            sensitive = is_sensitive(name)  # a password: described without its value, as Kafka
-            shown = None if sensitive else value
+            sensitive = type_ is ConfigType.PASSWORD or is_sensitive(name)
+            shown = None if sensitive else value  # a password: no value, as Kafka
             entries.append(ConfigEntry(name=name, value=shown, source=source,
-                                       type=ConfigType.PASSWORD if sensitive else ConfigType.STRING,
+                                       type=ConfigType.PASSWORD if sensitive else type_,
                                        read_only=True, sensitive=sensitive,
                                        synonyms=(Synonym(name=name, value=shown, source=source),)))
         return entries
