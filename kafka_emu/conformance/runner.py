@@ -68,6 +68,9 @@ def skip_reason(sc: Scenario, client: ClientSpec, group_protocol: str = "classic
         return sc.skip
     if group_protocol in sc.not_on:
         return f"not on the {group_protocol} protocol: {sc.not_on[group_protocol]}"
+    if sc.kind == "share":
+        from .share_scenarios import share_skip_reason
+        return share_skip_reason(client)
     needs = sorted(sc.needs | ({"consumer_protocol"} if group_protocol == "consumer" else set()))
     for need in needs:
         if need in client.unsupported:
@@ -112,7 +115,7 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
     metrics: dict[str, float] = {}
     try:
         with run_in_thread(config, **tracing) as emu:
-            h = Harness(emu, client, scenario=sc.name, topic=topic, partitions=sc.partitions,
+            h = _harness_class(sc)(emu, client, scenario=sc.name, topic=topic, partitions=sc.partitions,
                         group=group, workdir=where, group_protocol=group_protocol,
                         remote_assignor=remote_assignor,
                         **({"wait_s": wait_s} if wait_s else {}))
@@ -126,7 +129,8 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
                 h.kill_everything()
                 h.sync()
                 h.server_events = emu.timeline(types=verdicts.SERVER_EVENT_TYPES)
-            violations = _shared_checks(h) + violations
+            # share consumers have no assignment to check: their scenarios judge themselves
+            violations = (_shared_checks(h) if sc.kind == "consumer" else []) + violations
             metrics = h.metrics
             if reason or violations:  # what the kit saw, for whoever reads the failure
                 _dump(h, where / "events.jsonl")
@@ -156,6 +160,13 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
                                verdict=verdict.lower(), reason=reason, seconds=seconds)
     return Result(scenario=sc.name, client=client.name, verdict=verdict, seconds=seconds,
                   reason=reason, violations=tuple(violations), metrics=metrics)
+
+
+def _harness_class(sc: Scenario) -> type[Harness]:
+    if sc.kind == "share":
+        from .share_scenarios import ShareHarness
+        return ShareHarness
+    return Harness
 
 
 def _dump(h: Harness, path: Path) -> None:

@@ -49,6 +49,7 @@ class Scenario:
     # group protocol -> why the scenario means nothing there (skipped on it, as Kafka's test
     # matrix leaves it out)
     not_on: dict[str, str] = attrs.field(factory=dict)
+    kind: str = "consumer"  # "share": share consumers (share_scenarios.py), their own checks
 
 
 CATALOGUE: dict[str, Scenario] = {}
@@ -56,13 +57,14 @@ CATALOGUE: dict[str, Scenario] = {}
 
 def scenario(name: str, kafka_test: str, *, partitions: int = 3, needs: tuple[str, ...] = (),
              skip: str | None = None, brokers: int = 1,
-             settings: dict[str, object] | None = None, not_on: dict[str, str] | None = None):
+             settings: dict[str, object] | None = None, not_on: dict[str, str] | None = None,
+             kind: str = "consumer"):
     def register(fn: Callable[[Harness], list[Violation]]):
         doc = " ".join((fn.__doc__ or "").split("\n\n")[0].split())
         CATALOGUE[name] = Scenario(name=name, summary=doc, kafka_test=kafka_test, run=fn,
                                    partitions=partitions, needs=frozenset(needs), skip=skip,
                                    brokers=brokers, settings=dict(settings or {}),
-                                   not_on=dict(not_on or {}))
+                                   not_on=dict(not_on or {}), kind=kind)
         return fn
     return register
 
@@ -582,3 +584,5 @@ for _name, _action, _api, _trigger, _params, _doc in _FAULTS:
 
 # Kafka's protocol-migration test (ConsumerProtocolMigrationTest), in a module of its own
 from . import scenarios_migration  # noqa: E402,F401 (registers its scenarios)
+# Kafka's share consumer test (ShareConsumerTest, KIP-932), in a module of its own
+from . import share_scenarios  # noqa: E402,F401 (registers its scenarios)
