@@ -34,3 +34,15 @@ def test_the_fixture_names_each_listener_and_the_ca(kafka_emu):
 def test_the_default_fixture_has_one_plaintext_listener(kafka_emu):
     assert kafka_emu.listeners == {"PLAINTEXT": kafka_emu.bootstrap_servers}
     assert kafka_emu.ca_file is None and kafka_emu.tls is None
+
+
+def test_the_sasl_ssl_example_passes():
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                           str(root / "examples" / "test_sasl_ssl_fixture.py")],
+                          capture_output=True, text=True, timeout=120, cwd=root)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "2 passed" in proc.stdout
