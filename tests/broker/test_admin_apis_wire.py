@@ -39,18 +39,52 @@ async def test_create_partitions_answers_each_topic_as_the_controller_does(start
         cp.CreatePartitionsTopic(name="dup", count=2),
         cp.CreatePartitionsTopic(name="dup", count=2)]))
     got = [(r.name, r.error_code, r.error_message) for r in response.results]
+    # ControllerApis.createPartitions: a topic named twice is answered once, ahead of the rest
     assert got == [
+        ("dup", ErrorCode.INVALID_REQUEST, "Duplicate topic name."),
         ("a", ErrorCode.INVALID_PARTITIONS, "Topic already has 2 partition(s)."),
         ("b", ErrorCode.INVALID_REPLICA_ASSIGNMENT,
          "Attempted to add 2 additional partition(s), but only 1 assignment(s) were specified."),
-        ("nope", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None),
-        ("dup", ErrorCode.INVALID_REQUEST, "Duplicate topic in request."),
-        ("dup", ErrorCode.INVALID_REQUEST, "Duplicate topic in request.")]
+        ("nope", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)]
     assert bound.broker.topics.lookup("b").partitions == 1  # nothing changed
     ok = await wire.request(api, 0, cp.CreatePartitionsRequest(topics=[
         cp.CreatePartitionsTopic(name="b", count=4)]))
     assert ok.results[0].error_code == ErrorCode.NONE
     assert bound.broker.topics.lookup("b").partitions == 4
+
+
+async def test_create_partitions_manual_assignments_as_validate_manual_partition_assignment(
+        start_broker):
+    bound, wire = await client(start_broker, topics={"a": 1, "b": 1, "c": 1, "d": 1, "e": 1})
+    api = BY_NAME["CreatePartitions"]
+
+    def grow(name, *assignments):
+        return cp.CreatePartitionsTopic(name=name, count=1 + len(assignments), assignments=[
+            cp.CreatePartitionsAssignment(broker_ids=list(a)) for a in assignments])
+    response = await wire.request(api, 3, cp.CreatePartitionsRequest(topics=[
+        grow("a", [1], [7]), grow("b", []), grow("c", [1, 1]), grow("d", [1]),
+        grow("e", [9, 1])]))
+    assert [(r.name, r.error_code, r.error_message) for r in response.results] == [
+        ("a", ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+         "The manual partition assignment includes broker 7, but no such broker is registered."),
+        ("b", ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+         "The manual partition assignment includes an empty replica list."),
+        ("c", ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+         "The manual partition assignment includes the broker 1 more than once."),
+        ("d", ErrorCode.NONE, None),
+        ("e", ErrorCode.INVALID_REPLICA_ASSIGNMENT,  # sorted first: broker 1 is fine, 9 is not
+         "The manual partition assignment includes broker 9, but no such broker is registered.")]
+    assert [bound.broker.topics.lookup(n).partitions for n in "abcde"] == [1, 1, 1, 2, 1]
+    # the count is checked before the assignments: no increase with an unknown broker
+    response = await wire.request(api, 3, cp.CreatePartitionsRequest(topics=[
+        cp.CreatePartitionsTopic(name="d", count=2, assignments=[
+            cp.CreatePartitionsAssignment(broker_ids=[7])])]))
+    assert (response.results[0].error_code, response.results[0].error_message) == (
+        ErrorCode.INVALID_PARTITIONS, "Topic already has 2 partition(s).")
+    response = await wire.request(api, 3, cp.CreatePartitionsRequest(topics=[
+        cp.CreatePartitionsTopic(name="d", count=3, assignments=[
+            cp.CreatePartitionsAssignment(broker_ids=[1])])]))
+    assert response.results[0].error_code == ErrorCode.NONE
 
 
 async def test_describe_configs_errors_per_resource_as_kafka(start_broker):
