@@ -242,8 +242,12 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                 bound = await nursery.start(partial(serve, config))
             except Exception as exc:  # an OSError, bare or in an ExceptionGroup (trio >= 0.25)
                 refused = _found(exc, KafkaError)
+                from .security.tls import TlsSetupError
+                tls = _found(exc, TlsSetupError)
                 if refused is not None:  # a start-up topic Kafka would refuse: the user's input
                     failed.append((2, f"cannot start: {refused}"))
+                elif tls is not None:  # the user's keystore or truststore
+                    failed.append((2, f"cannot start: {tls}"))
                 elif not _failed_to_listen(exc, "", config.host, config.port):
                     raise
                 nursery.cancel_scope.cancel()

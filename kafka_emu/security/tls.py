@@ -94,6 +94,11 @@ def _dn(text: str):
     return x509.Name(list(reversed(parts)))  # RFC 2253 prints the last RDN first
 
 
+class TlsSetupError(Exception):
+    """The TLS configuration cannot be used (a store that is missing, unreadable, or holds no
+    key): one line for the user, raised when the server starts."""
+
+
 class TlsMaterial:
     """The server's SSL context and, when generated, the CA and its files (``directory``)."""
 
@@ -108,7 +113,13 @@ class TlsMaterial:
     @classmethod
     def create(cls, security, hosts) -> "TlsMaterial":
         if security.ssl_keystore_location:
-            return cls._provided(security)
+            try:
+                return cls._provided(security)
+            except (OSError, ValueError, TypeError) as exc:  # ssl.SSLError is an OSError
+                raise TlsSetupError(
+                    f"cannot use ssl.keystore.location {security.ssl_keystore_location} / "
+                    f"ssl.truststore.location {security.ssl_truststore_location}: "
+                    f"{getattr(exc, 'strerror', None) or exc}") from exc
         x509, oid = _names()
         directory = tempfile.mkdtemp(prefix="kafka-emu-tls-")
         ca_key = _key()

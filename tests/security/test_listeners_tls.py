@@ -264,3 +264,10 @@ async def test_a_large_fetch_over_tls_is_the_stored_batches_exactly(start_broker
                                                     partition_max_bytes=1 << 30)])]))
     records = response.responses[0].partitions[0].records
     assert len(stored) > 3_000_000 and bytes(records) == stored
+
+
+async def test_a_missing_keystore_is_one_clear_error(start_broker, tmp_path):
+    from kafka_emu.security.tls import TlsSetupError
+    with pytest.raises(TlsSetupError, match="No such file or directory"):
+        await start_broker({"listeners": "SSL://127.0.0.1:0",
+                            "ssl.keystore.location": str(tmp_path / "missing.pem")})
