@@ -351,7 +351,11 @@ class ResourceConfigs:
     # -- altering ---------------------------------------------------------------------------
     def current_overrides(self, resource_type: int, name: str) -> dict[str, str]:
         if resource_type == ResourceType.TOPIC:
-            return dict(self._topic(name).configs)
+            # a missing topic has no overrides: its absence is reported after the new configs
+            # are validated, as ConfigurationControlManager.validateAlterConfig does
+            validate_topic_name(name)
+            topic = self.broker.topics.catalogue.get(name)
+            return {} if topic is None else dict(topic.configs)
         if resource_type == ResourceType.GROUP:
             if not name:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
@@ -380,9 +384,10 @@ class ResourceConfigs:
             elif op in (AlterOp.APPEND, AlterOp.SUBTRACT):
                 known = defaults.get(config)
                 if known is None or known[1] is not ConfigType.LIST:
-                    verb = "append" if op == AlterOp.APPEND else "subtract"
+                    # ConfigurationControlManager (topics and groups go to the controller)
                     raise KafkaError(ErrorCode.INVALID_CONFIG,
-                                     f"Config value {verb} is not allowed for config key: {config}")
+                                     f"Can't {AlterOp(op).name} to key {config} because its "
+                                     "type is not LIST.")
                 items = [v for v in current.get(config, known[0]).split(",") if v]
                 given = [v.strip() for v in (value or "").split(",") if v.strip()]
                 if op == AlterOp.APPEND:
@@ -398,9 +403,15 @@ class ResourceConfigs:
                 validate_only: bool) -> None:
         """Make ``overrides`` the resource's whole set of overrides (validated first)."""
         if resource_type == ResourceType.TOPIC:
-            self._topic(name)
-            self.broker.topics.catalogue.set_topic_configs(name, overrides,
-                                                           validate_only=validate_only)
+            validate_topic_name(name)
+            catalogue = self.broker.topics.catalogue
+            if all(n in TOPIC_DEFAULTS and v is not None for n, v in overrides.items()):
+                check_types(overrides, TOPIC_DEFAULTS)  # after names and nulls, as LogConfig
+            catalogue.default_config.with_overrides(overrides)  # names, nulls, ranges
+            if catalogue.get(name) is None:  # QuorumController's existence check comes last
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                 f"The topic '{name}' does not exist.")
+            catalogue.set_topic_configs(name, overrides, validate_only=validate_only)
         elif resource_type == ResourceType.GROUP:
             checked = _validate_group(overrides, self.group_defaults(),
                                       self.broker.config.coordinator)
@@ -427,6 +438,32 @@ class ResourceConfigs:
         else:
             raise KafkaError(ErrorCode.INVALID_REQUEST,
                              f"Unsupported resource type: {_type_name(resource_type)}")
+
+
+# Java's number syntax for ConfigDef.parseType (Integer.parseInt etc. on the trimmed text)
+_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+_JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)"
+                          r"[fFdD]?\Z")
+_INTEGER_BITS = {ConfigType.SHORT: 16, ConfigType.INT: 32, ConfigType.LONG: 64}
+
+
+def check_types(overrides: Mapping[str, str | None],
+                table: Mapping[str, tuple[str, ConfigType, str | None]]) -> None:
+    """ConfigDef.parseType's checks of each value against its config's type, with its
+    ConfigException message (INVALID_CONFIG); ranges and enumerations are not checked here."""
+    for name, value in overrides.items():
+        known = table.get(name)
+        if known is None or value is None:
+            continue
+        type_, text = known[1], value.strip()
+        bits = _INTEGER_BITS.get(type_)
+        if bits is not None:
+            if not _JAVA_INTEGER.match(text) or not -(1 << bits - 1) <= int(text) < 1 << bits - 1:
+                raise _config_error(name, value, f"Not a number of type {type_.name}")
+        elif type_ is ConfigType.DOUBLE and not _JAVA_DOUBLE.match(text):
+            raise _config_error(name, value, "Not a number of type DOUBLE")
+        elif type_ is ConfigType.BOOLEAN and text.lower() not in ("true", "false"):
+            raise _config_error(name, value, "Expected value to be either true or false")
 
 
 def _validate_group(overrides: Mapping[str, str | None], defaults: Mapping[str, str],

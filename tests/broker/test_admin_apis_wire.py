@@ -148,8 +148,15 @@ async def test_alter_configs_replaces_overrides_and_the_log_follows(start_broker
     assert (await alter_to({"max.message.bytes": "200"})).error_code == 0
     assert catalogue.get("t").configs == {"max.message.bytes": "200"}
     refused = await alter_to({"max.message.bytes": "nope"})
-    assert refused.error_code == ErrorCode.INVALID_CONFIG
+    assert (refused.error_code, refused.error_message) == (
+        ErrorCode.INVALID_CONFIG,
+        "Invalid value nope for configuration max.message.bytes: Not a number of type INT")
     assert catalogue.get("t").configs == {"max.message.bytes": "200"}  # nothing changed
+    missing = await wire.request(BY_NAME["AlterConfigs"], 2, ac.AlterConfigsRequest(resources=[
+        ac.AlterConfigsResource(resource_type=TOPIC, resource_name="gone", configs=[
+            ac.AlterableConfig(name="retention.ms", value="1")])]))
+    assert (missing.responses[0].error_code, missing.responses[0].error_message) == (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The topic 'gone' does not exist.")
 
 
 async def test_incremental_alter_configs_list_operations_and_refusals(start_broker):
@@ -170,8 +177,30 @@ async def test_incremental_alter_configs_list_operations_and_refusals(start_brok
     assert catalogue.get("t").configs["cleanup.policy"] == "delete,compact"
     assert (await apply(TOPIC, "t", ("cleanup.policy", AlterOp.SUBTRACT, "delete")))[0] == 0
     assert catalogue.get("t").config.cleanup_policy == {"compact"}
+    # ConfigurationControlManager's wording (Kafka 4.x sends topic configs to the controller)
     assert await apply(TOPIC, "t", ("retention.ms", AlterOp.APPEND, "1")) == (
-        ErrorCode.INVALID_CONFIG, "Config value append is not allowed for config key: retention.ms")
+        ErrorCode.INVALID_CONFIG, "Can't APPEND to key retention.ms because its type is not LIST.")
+    assert await apply(TOPIC, "t", ("retention.ms", AlterOp.SUBTRACT, "1")) == (
+        ErrorCode.INVALID_CONFIG,
+        "Can't SUBTRACT to key retention.ms because its type is not LIST.")
+    assert await apply(TOPIC, "t", ("segment.bytes", AlterOp.SET, "lots")) == (
+        ErrorCode.INVALID_CONFIG,
+        "Invalid value lots for configuration segment.bytes: Not a number of type INT")
+    assert await apply(TOPIC, "t", ("retention.ms", AlterOp.SET, " 1x")) == (
+        ErrorCode.INVALID_CONFIG,
+        "Invalid value  1x for configuration retention.ms: Not a number of type LONG")
+    assert await apply(TOPIC, "t", ("preallocate", AlterOp.SET, "yes")) == (
+        ErrorCode.INVALID_CONFIG,
+        "Invalid value yes for configuration preallocate: Expected value to be either true or false")
+    assert await apply(TOPIC, "t", ("min.cleanable.dirty.ratio", AlterOp.SET, "half")) == (
+        ErrorCode.INVALID_CONFIG,
+        "Invalid value half for configuration min.cleanable.dirty.ratio: Not a number of type DOUBLE")
+    assert (await apply(TOPIC, "t", ("segment.bytes", AlterOp.SET, " 20000000 ")))[0] == 0
+    # a missing topic: the configs are validated first, its absence reported last
+    assert await apply(TOPIC, "gone", ("retention.ms", AlterOp.SET, "1")) == (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The topic 'gone' does not exist.")
+    assert await apply(TOPIC, "gone", ("retention.ms", AlterOp.APPEND, "1")) == (
+        ErrorCode.INVALID_CONFIG, "Can't APPEND to key retention.ms because its type is not LIST.")
     assert (await apply(TOPIC, "t", ("retention.ms", AlterOp.SET, "1"),
                         ("retention.ms", AlterOp.DELETE, None)))[0] == ErrorCode.INVALID_REQUEST
     assert (await apply(BROKER, "1", ("log.retention.bytes", AlterOp.SET, "5")))[0] == \
