@@ -8,6 +8,7 @@
     kafka-emu conformance --client confluent-kafka --group-protocol consumer
     kafka-emu conformance --matrix 'kafka-python==2.0.6,3.0.12;aiokafka==0.12.0' --trace-dir DIR
     kafka-emu conformance --matrix default [--scenario NAME ...]
+    kafka-emu conformance --transactions [--client confluent-kafka | --copier CMD]
 
 ``--group-protocol consumer`` runs the consumers on KIP-848's protocol (the kit passes
 ``group.protocol=consumer``, to Kafka's VerifiableConsumer as ``--group-protocol consumer``);
@@ -61,6 +62,11 @@ def add_commands(sub) -> None:
                      "'default' (four versions each of confluent-kafka, kafka-python, aiokafka "
                      "and kafkajs 2.1.0, 2.2.4); both group protocols where a version has them "
                      "unless --group-protocol names one; writes TRACE_DIR/matrix.jsonl")
+    who.add_argument("--copier", metavar="CMD", help="with --transactions: command of a "
+                     "transactional message copier (Kafka's TransactionalMessageCopier flags)")
+    p.add_argument("--transactions", action="store_true", help="run Kafka's transactions "
+                   "system test (txn_scenarios.py) against a transactional copier: --client "
+                   "names a built-in one (confluent-kafka), --copier an external one")
     p.add_argument("--producer", metavar="CMD", help="command of a verifiable producer "
                    "(with --consumer)")
     p.add_argument("--name", default="external", help="the external client's name in results")
@@ -98,6 +104,9 @@ def _run(parser: argparse.ArgumentParser, args) -> int:
     from .clients import ClientUnavailable, built_in, external
     from .scenarios import CATALOGUE
 
+    if args.transactions or args.copier:
+        from .txn_scenarios import run_cli
+        return run_cli(args)
     if args.matrix is not None:
         return _run_matrix(parser, args)
     args.group_protocol = args.group_protocol or "classic"

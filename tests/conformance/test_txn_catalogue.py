@@ -1,0 +1,60 @@
+"""Kafka's transactions system test (txn_scenarios.py) against the built-in confluent-kafka
+copier, over real sockets: every scenario passes (copiers SIGTERMed and SIGKILLed, brokers of a
+three-broker cluster bounced, random aborts); a copier that leaves its offsets out of its
+transactions fails; the CLI lists and refuses as the consumer catalogue does.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from kafka_emu.cli import main
+from kafka_emu.conformance import runner, txn_scenarios
+from kafka_emu.conformance.txn_scenarios import COPIERS, TXN_CATALOGUE, run_txn_scenario
+
+pytest.importorskip("confluent_kafka")
+
+BROKEN = (sys.executable, str(Path(__file__).with_name("broken_copier.py")))
+
+
+@pytest.mark.parametrize("name", list(TXN_CATALOGUE))
+def test_the_confluent_copier_passes(name, tmp_path):
+    result = run_txn_scenario(TXN_CATALOGUE[name], COPIERS["confluent-kafka"],
+                              client="confluent-kafka", workdir=tmp_path)
+    assert result.verdict == runner.PASS, result.reason
+
+
+def test_a_copier_without_offsets_in_its_transactions_fails(tmp_path):
+    result = run_txn_scenario(TXN_CATALOGUE["txn_clean_bounce_clients"], BROKEN,
+                              client="broken", workdir=tmp_path)
+    assert result.verdict == runner.FAIL
+    rules = {v.rule for v in result.violations}
+    assert {"txn-duplicate", "copier-overcount"} <= rules, result.reason
+    assert "txn-lost" not in rules
+    # the failed run's recording is left for txn_verdicts.judge
+    assert (tmp_path / "txn_clean_bounce_clients" / "recording.json").exists()
+
+
+def test_a_bounce_after_the_copy_is_a_failure_not_a_pass(tmp_path, monkeypatch):
+    # the copiers finish before any bounce: the scenario must say it tested nothing
+    monkeypatch.setattr(txn_scenarios.TxnHarness, "bounce_brokers", lambda self: None)
+    result = run_txn_scenario(TXN_CATALOGUE["txn_clean_bounce_brokers"],
+                              COPIERS["confluent-kafka"], workdir=tmp_path)
+    assert result.verdict == runner.FAIL
+    assert {v.rule for v in result.violations} == {"txn-no-bounce"}
+
+
+def test_cli_lists_the_transactions_catalogue(capsys):
+    assert main(["conformance", "--transactions", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in TXN_CATALOGUE)
+    assert "TransactionsTest.test_transactions" in out
+
+
+def test_cli_refuses_unknown_scenarios_and_copiers(capsys):
+    assert main(["conformance", "--transactions", "--scenario", "nope"]) == 2
+    assert main(["conformance", "--transactions", "--client", "kafkajs"]) == 2
+    assert "no built-in copier" in capsys.readouterr().err
