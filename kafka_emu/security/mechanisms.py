@@ -11,6 +11,7 @@ ScramSaslServer, OAuthBearerSaslServer and the unsecured validator).
 from __future__ import annotations
 
 import base64
+import hmac
 import json
 import math
 
@@ -60,7 +61,7 @@ class PlainServer:
         if not password:
             raise SaslFailure("Authentication failed: password not specified")
         known = self.credentials.passwords.get(user)
-        if known is None or known != password:
+        if known is None or not hmac.compare_digest(known.encode(), password.encode()):
             raise SaslFailure("Authentication failed: Invalid username or password")
         if authzid and authzid != user:
             raise SaslFailure("Authentication failed: Client requested an authorization id "
