@@ -21,6 +21,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from . import matrix
 from .page_js import CSS, JS
 
 ERROR_NAMES = {
@@ -314,6 +315,7 @@ def render(results: dict[str, list], *, worst_runs: list[str], sources: list[str
                                  "member_id", "api", "seq", "detail"],
                     table_id="violations", view=True),
              "<h2>Conformance</h2>", _conformance_matrix(results["conformance"]),
+             matrix.section(matrix.load(sources)),  # `conformance --matrix` summaries
              "<h2>Runs</h2>",
              _table([r | {"started (UTC)": _when(r["started_ms"]),
                           "events lost by the writer": lost.get(r["run"])}

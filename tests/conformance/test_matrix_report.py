@@ -112,3 +112,16 @@ def test_the_terminal_table_names_each_failure_with_its_reason():
     assert "FAIL group_consumption on confluent-kafka 2.6.1 (consumer): timed out" in text
     assert "#2 confluent-kafka 2.16.1 (consumer): 1 pass, 0 fail, 0 skip" in text
     assert "aiokafka 0.1.0: not installable" in text
+
+
+def test_the_report_page_carries_the_matrix_found_under_its_inputs(tmp_path):
+    from kafka_emu.report import html as page_html
+    from tests.report.test_report_page import large_results
+    where = _recorded(tmp_path)
+    page = page_html.render(large_results(rebalances=30, timeline=30), worst_runs=[],
+                            sources=[str(where)])
+    assert "<h2>Conformance matrix</h2>" in page
+    assert "data-open-run='20261129T033814-9c090f'" in page
+    assert "overlapping-assignment: [c3] group_consumption-topic-2" in page
+    assert "Conformance matrix" not in page_html.render(
+        large_results(rebalances=30, timeline=30), worst_runs=[], sources=[str(tmp_path / "x")])
