@@ -219,10 +219,17 @@ async def test_describe_cluster_endpoint_types(start_broker):
     assert ok.error_code == 0
     assert [(b.broker_id, b.port) for b in ok.brokers] == [(1, bound.port)]
     assert ok.cluster_authorized_operations == -(2**31)  # not asked for
+    # AuthHelper.computeDescribeClusterResponse sets the code and message and nothing else
     controllers = await wire.request(api, 1, dc.DescribeClusterRequest(endpoint_type=2))
-    assert controllers.error_code == ErrorCode.MISMATCHED_ENDPOINT_TYPE
-    odd = await wire.request(api, 1, dc.DescribeClusterRequest(endpoint_type=9))
-    assert odd.error_code == ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
+    assert controllers == dc.DescribeClusterResponse(
+        error_code=ErrorCode.MISMATCHED_ENDPOINT_TYPE,
+        error_message="The request was sent to an endpoint of type BROKER, but we wanted an "
+                      "endpoint of type CONTROLLER",
+        endpoint_type=1, cluster_id="", controller_id=-1, brokers=[])
+    odd = await wire.request(api, 2, dc.DescribeClusterRequest(endpoint_type=9))
+    assert odd == dc.DescribeClusterResponse(
+        error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, error_message="Unsupported endpoint type 9",
+        endpoint_type=1, cluster_id="", controller_id=-1, brokers=[])
 
 
 async def test_describe_topic_partitions_pages_with_a_cursor(start_broker):

@@ -8,7 +8,7 @@ IsFenced only when v2 asks for fenced brokers, as KafkaApis.handleDescribeCluste
 
 from __future__ import annotations
 
-from ...errors import ErrorCode
+from ...errors import ErrorCode, KafkaError
 from ...protocol.messages.describe_cluster import (API, DescribeClusterBroker,
                                                    DescribeClusterResponse)
 from ...protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED
@@ -22,14 +22,15 @@ BROKERS, CONTROLLERS = 1, 2
 async def describe_cluster(ctx, request) -> DescribeClusterResponse:
     broker = ctx.broker
     if request.endpoint_type != BROKERS:
-        error = (ErrorCode.MISMATCHED_ENDPOINT_TYPE if request.endpoint_type == CONTROLLERS
-                 else ErrorCode.UNSUPPORTED_ENDPOINT_TYPE)
-        message = ("The request was sent to an endpoint of type BROKER, but we wanted an "
-                   "endpoint of type CONTROLLER" if error == ErrorCode.MISMATCHED_ENDPOINT_TYPE
-                   else f"Unsupported endpoint type {request.endpoint_type}")
-        return DescribeClusterResponse(error_code=error, error_message=message,
-                                       endpoint_type=request.endpoint_type,
-                                       cluster_id=broker.config.cluster_id)
+        # AuthHelper.computeDescribeClusterResponse: only the error code and message are set
+        # (no cluster id, the default endpoint type), which is the one error-response builder's
+        # shape for DescribeCluster
+        if request.endpoint_type == CONTROLLERS:
+            raise KafkaError(ErrorCode.MISMATCHED_ENDPOINT_TYPE,
+                             "The request was sent to an endpoint of type BROKER, but we wanted "
+                             "an endpoint of type CONTROLLER")
+        raise KafkaError(ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
+                         f"Unsupported endpoint type {request.endpoint_type}")
     cluster = broker.cluster
     if cluster.multi:
         controller_id = cluster.controller_id()
