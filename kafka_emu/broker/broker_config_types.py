@@ -66,6 +66,11 @@ BROKER_CONFIG_TYPES: dict[str, T] = {
     "transaction.state.log.num.partitions": T.INT,
 }
 
+# Kafka's internal configs (ConfigDef.defineInternal): listed only where set, as ConfigHelper
+# lists a broker's originals and its non-internal values
+INTERNAL = frozenset({"group.consumer.regex.refresh.interval.ms", "group.share.enable",
+                      "log.initial.task.delay.ms"})
+
 _LISTENER_PREFIX = "listener.name."
 
 

@@ -295,7 +295,7 @@ class ResourceConfigs:
         """Kafka's names only (broker_config_types.py), with Kafka's types; always
         advertised.listeners (null until configured, as Kafka's default) and
         min.insync.replicas, which Kafka lists for every broker."""
-        from .broker_config_types import broker_config_type
+        from .broker_config_types import INTERNAL, broker_config_type
         settings = self.broker_settings()
         values = self.broker.config.kafka_values()
         values.setdefault("advertised.listeners", None)
@@ -303,7 +303,7 @@ class ResourceConfigs:
         entries = []
         for name, value in sorted(values.items()):
             type_ = broker_config_type(name)
-            if type_ is None:
+            if type_ is None or (name in INTERNAL and name not in settings):
                 continue
             source = (ConfigSource.STATIC_BROKER_CONFIG if name in settings
                       else ConfigSource.DEFAULT_CONFIG)

@@ -73,3 +73,13 @@ async def test_broker_id_errors_as_config_helper(start_broker):
         (ErrorCode.INVALID_REQUEST, "Unexpected broker id, expected 1 but received 99"),
         (ErrorCode.INVALID_REQUEST, "Broker id must not be empty"),
         (ErrorCode.NONE, None)]  # Integer.parseInt("+1") is 1
+
+
+async def test_internal_configs_are_listed_only_where_set(start_broker):
+    (unset,) = await describe(start_broker, (ResourceType.BROKER, "1"))
+    assert "log.initial.task.delay.ms" not in {c.name for c in unset.configs}
+    (given,) = await describe(start_broker, (ResourceType.BROKER, "1"),
+                              settings={"log.initial.task.delay.ms": "5"})
+    [entry] = [c for c in given.configs if c.name == "log.initial.task.delay.ms"]
+    assert (entry.value, entry.config_source, entry.config_type) == (
+        "5", ConfigSource.STATIC_BROKER_CONFIG, ConfigType.LONG)
