@@ -110,6 +110,9 @@ class ClusterMoves:
         found.partitions[partition].become_leader(placement.leader_epoch)
         if topic == OFFSETS_TOPIC:
             self._coordinator_moved(partition, leader, load_ms)
+        share = self.broker.__dict__.get("share_fetching")  # only once share groups fetched
+        if share is not None:  # the new leader loads its share-partitions (KIP-932)
+            share.leader_changed(found.topic_id, partition)
 
     # -- coordinators --------------------------------------------------------------------------
     def _groups_on(self, partition: int) -> list[str]:

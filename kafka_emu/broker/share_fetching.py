@@ -102,6 +102,10 @@ class ShareFetching:
         if deadline is not None and (waits_for is None or deadline < waits_for):
             self.broker.timers_changed.set()
 
+    def leader_changed(self, topic_id, partition: int) -> None:
+        """A partition's leader moved (cluster_moves.py): its share-partitions reload."""
+        self.publish(self.delivery.leader_changed(topic_id, partition))
+
     def expire(self, now_ms: int) -> None:
         self.drain_departures()
         self.publish(self.delivery.expire(now_ms))
@@ -194,3 +198,10 @@ def leader_of(ctx, topic_id, index: int, log) -> tuple[int, int, object | None]:
     me = cluster.node(ctx.connection.node_id).node_id
     other = cluster.nodes.get(placement.leader) if placement.leader != me else None
     return placement.leader, placement.leader_epoch, other
+
+
+def sessions_for(ctx):
+    """The share sessions of the broker the request came to (one per broker in a cluster)."""
+    multi = ctx.broker.cluster.multi
+    return ctx.broker.share_fetching.delivery.sessions_at(
+        ctx.connection.node_id if multi else None)

@@ -19,7 +19,7 @@ from ...errors import ErrorCode, KafkaError
 from ...protocol.messages.share_acknowledge import (API, LeaderIdAndEpoch, NodeEndpoint,
                                                     PartitionData, ShareAcknowledgeResponse,
                                                     ShareAcknowledgeTopicResponse)
-from ..share_fetching import leader_of
+from ..share_fetching import leader_of, sessions_for
 from . import Handler
 from ._common import node_endpoint
 
@@ -86,7 +86,7 @@ async def share_acknowledge(ctx, request) -> ShareAcknowledgeResponse:
     fetching.drain_departures()  # a member that left must not keep what it held
     delivery = fetching.delivery
     try:
-        context = delivery.sessions.acknowledge_context(group_id, member_id,
+        context = sessions_for(ctx).acknowledge_context(group_id, member_id,
                                                         request.share_session_epoch)
     except SessionError as exc:
         return ShareAcknowledgeResponse(error_code=exc.code, error_message=str(exc))
@@ -98,8 +98,9 @@ async def share_acknowledge(ctx, request) -> ShareAcknowledgeResponse:
                 for b in p.acknowledgement_batches]
     results = apply_acks(ctx, group_id, member_id, acks, renew_supported(ctx.version))
     if context.final:
-        delivery.sessions.close(group_id, member_id)
-        fetching.publish(delivery.release_member(group_id, member_id))
+        sessions_for(ctx).close(group_id, member_id)
+        fetching.publish(delivery.release_member(group_id, member_id,
+                                                 only=set(context.session.partitions)))
     responses: dict = {}
     endpoints: dict = {}
     for (topic_id, index), (code, message) in results.items():

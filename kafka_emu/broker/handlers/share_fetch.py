@@ -29,7 +29,7 @@ from ...protocol.messages.share_fetch import (API, AcquiredRecords, LeaderIdAndE
                                               ShareFetchableTopicResponse, ShareFetchResponse)
 from . import Handler
 from .share_acknowledge import apply_acks, share_enabled
-from ..share_fetching import leader_of, pick_batches
+from ..share_fetching import leader_of, pick_batches, sessions_for
 from ._common import node_endpoint
 
 
@@ -174,7 +174,7 @@ async def share_fetch(ctx, request) -> ShareFetchResponse:
     wanted = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions]
     forgotten = [(t.topic_id, p) for t in request.forgotten_topics_data for p in t.partitions]
     try:
-        context = delivery.sessions.fetch_context(
+        context = sessions_for(ctx).fetch_context(
             group_id, member_id, request.share_session_epoch, connection_id=id(ctx.connection),
             wanted=wanted, forgotten=forgotten, has_acks=bool(acks))
     except SessionError as exc:
@@ -186,8 +186,9 @@ async def share_fetch(ctx, request) -> ShareFetchResponse:
     fetch.acks = ack_codes
     renew_only = renew_supported(ctx.version) and request.is_renew_ack
     if context.final:
-        delivery.sessions.close(group_id, member_id)
-        fetching.publish(delivery.release_member(group_id, member_id))
+        sessions_for(ctx).close(group_id, member_id)
+        fetching.publish(delivery.release_member(group_id, member_id,
+                                                 only=set(context.session.partitions)))
     elif not renew_only:
         fetch.run()
         wanted_bytes = max(request.min_bytes, 1)

@@ -392,6 +392,18 @@ class SharePartition:
         self._advance_start()
         return _sorted_runs(facts)
 
+    def reload_from_state(self) -> list[DeliveryEvent]:
+        """A new leader's view (share-group state: acquisitions are never written there): each
+        ACQUIRED record is released with the delivery count of its last write, one less."""
+        facts = []
+        for offset in sorted(self.records):
+            record = self.records[offset]
+            if record.state is RecordState.ACQUIRED:
+                record.delivery_count -= 1  # below the limit: _release makes it AVAILABLE
+                facts.append(self._release(record, offset, "release"))
+        self._advance_start()
+        return _sorted_runs(facts)
+
     def expire_locks(self, member_id: str | None = None, now_ms: int = 0) -> list[DeliveryEvent]:
         """Let every lock (of ``member_id`` only, if given) run out now (control plane)."""
         facts = []
