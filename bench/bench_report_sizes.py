@@ -47,7 +47,7 @@ def child_bare() -> dict:
     return {"seconds": time.perf_counter() - began}
 
 
-def child_report(traces: str, remote: str | None) -> dict:
+def child_report(traces: str, remote: str | None = None) -> dict:
     from kafka_emu.report import job
     from kafka_emu.report.spark import session
     out = Path(tempfile.mkdtemp())
