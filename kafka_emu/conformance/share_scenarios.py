@@ -36,15 +36,42 @@ NO_SHARE_CONSUMER = "{} has no share consumer program in the kit (KIP-932)"
 SHARE_CLIENTS = {"confluent-kafka": "kafka_emu.conformance.clients.confluent_kafka_share"}
 
 
+SHARE_SINCE = {"confluent-kafka": (2, 15)}  # the release that added ShareConsumer (KIP-932)
+
+
+def _release(version: str | None) -> tuple[int, ...]:
+    parts = []
+    for piece in (version or "").split(".")[:3]:
+        digits = "".join(ch for ch in piece if ch.isdigit()) if piece else ""
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
+
+
 def share_command(client) -> tuple[str, ...] | None:
-    """The client's verifiable share consumer (argv), or None."""
+    """The client's verifiable share consumer (argv), run by the same interpreter as its
+    consumer program (a matrix column's own venv), or None."""
     module = SHARE_CLIENTS.get(client.name)
-    return None if module is None else (sys.executable, "-m", module)
+    if module is None:
+        return None
+    argv = client.consumer
+    own = len(argv) > 2 and argv[1] == "-m" and argv[2].startswith("kafka_emu.conformance.")
+    python = argv[0] if own else sys.executable
+    return (python, "-m", module)
 
 
 def share_skip_reason(client) -> str | None:
-    """Why ``client`` cannot run the share scenarios (no share consumer program), or None."""
-    return None if share_command(client) is not None else NO_SHARE_CONSUMER.format(client.name)
+    """Why ``client`` cannot run the share scenarios (no share consumer program, or a release
+    before its library had one), or None."""
+    if share_command(client) is None:
+        return NO_SHARE_CONSUMER.format(client.name)
+    since = SHARE_SINCE.get(client.name)
+    have = _release(client.library_version)
+    if since and have and have < since:
+        return (f"{client.name} {client.library_version} has no ShareConsumer (KIP-932 came "
+                f"with {'.'.join(map(str, since))})")
+    return None
 
 
 class ShareHarness(Harness):

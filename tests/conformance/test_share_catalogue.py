@@ -43,6 +43,17 @@ def test_a_client_without_a_share_consumer_skips_with_the_reason():
     assert "no share consumer program" in result.reason
 
 
+def test_a_matrix_column_runs_its_own_interpreter_and_old_releases_skip():
+    import attrs
+    spec = built_in("confluent-kafka")
+    column = attrs.evolve(spec, consumer=("/venvs/ck-2.15.0/bin/python", *spec.consumer[1:]),
+                          library_version="2.15.0")
+    assert share_scenarios.share_command(column)[0] == "/venvs/ck-2.15.0/bin/python"
+    assert share_scenarios.share_skip_reason(column) is None
+    old = attrs.evolve(column, library_version="2.14.1")
+    assert "2.14.1 has no ShareConsumer" in share_scenarios.share_skip_reason(old)
+
+
 def test_share_scenarios_are_skipped_on_the_consumer_protocol_run():
     result = runner.run_scenario(CATALOGUE[SHARE[0]], built_in("confluent-kafka"),
                                  group_protocol="consumer")
