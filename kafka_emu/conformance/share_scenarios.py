@@ -20,7 +20,6 @@ Each node runs the client's share consumer program (:func:`share_command`; the k
 from __future__ import annotations
 
 import sys
-import time
 from typing import Any
 
 from .harness import Harness, ScenarioFailed, ScenarioSkipped
@@ -304,10 +303,16 @@ def share_broker_rolling_bounce(h: ShareHarness) -> list[Violation]:
         h.start(node)
     h.await_members(len(nodes()))
     h.await_consumed()
+    epochs = {p: h.emu.partition(h.topic, p)["leader_epoch"] for p in range(h.partitions)}
     for broker in h.emu.brokers():
         h.emu.stop_broker(broker["node_id"])
         h.await_consumed(30)
         h.emu.start_broker(broker["node_id"])
-        time.sleep(0.2)  # librdkafka reconnects with backoff; the wait below bounds it
     h.await_consumed(100)
-    return finish(h)
+    out = finish(h)
+    # the scenario is about leaders moving under share-partitions: check that they did
+    still = [p for p, e in epochs.items() if h.emu.partition(h.topic, p)["leader_epoch"] == e]
+    if still:
+        out.append(Violation("share-no-leader-move", f"partitions {still} kept their leader "
+                             "through the bounces: the scenario did not test a leader change"))
+    return out

@@ -37,6 +37,8 @@ RULES = {
     "share-start-offset": "a share-partition's start offset is not at the log end at the finish",
     "share-acknowledged-count": "without failures, the records acknowledged (as the consumers "
                                 "report) differ from those produced",
+    "share-no-leader-move": "a broker-bounce scenario ended with a partition whose leader "
+                            "never moved (it did not test what it claims)",
     "share-idle-consumer": "a consumer consumed or acknowledged nothing where each must work",
 }
 
