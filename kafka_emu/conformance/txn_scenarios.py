@@ -45,7 +45,8 @@ CLUSTER = {"default.replication.factor": 3, "emu.timeline.max.events": 1_000_000
 
 # Built-in copiers: name -> argv (the kit appends the contract's flags)
 COPIERS = {"confluent-kafka": (sys.executable, "-m",
-                               "kafka_emu.conformance.clients.confluent_copier")}
+                               "kafka_emu.conformance.clients.confluent_copier"),
+           "aiokafka": (sys.executable, "-m", "kafka_emu.conformance.clients.aiokafka_copier")}
 
 
 @attrs.frozen(kw_only=True)

@@ -39,24 +39,9 @@ import time
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
+from .copier_flags import parse
+
 POLL_S = 0.2  # Kafka's copier polls for 200 ms
-
-
-def parse(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="confluent_copier", description=__doc__.split("\n\n")[0])
-    p.add_argument("--bootstrap-server", "--broker-list", dest="bootstrap", required=True)
-    p.add_argument("--input-topic", required=True)
-    p.add_argument("--input-partition", type=int, default=0)
-    p.add_argument("--output-topic", required=True)
-    p.add_argument("--transactional-id", required=True)
-    p.add_argument("--group-id", "--consumer-group", dest="group_id", default="-1")
-    p.add_argument("--max-messages", type=int, default=-1)
-    p.add_argument("--transaction-size", type=int, default=200)
-    p.add_argument("--transaction-timeout", type=int, default=60000)
-    p.add_argument("--enable-random-aborts", action="store_true")
-    p.add_argument("--use-group-metadata", action="store_true")
-    p.add_argument("--group-mode", action="store_true")
-    return p.parse_args(argv)
 
 
 class Copier:
