@@ -80,7 +80,7 @@ class TxnHarness:
         argv = [*self.copier, "--bootstrap-server", self.emu.bootstrap_servers,
                 "--transactional-id", txn_id, "--group-id", GROUP, "--input-topic", INPUT,
                 "--input-partition", txn_id.rsplit("-", 1)[1], "--output-topic", OUTPUT,
-                "--transaction-size", str(TXN_SIZE),
+                "--transaction-size", str(self.sc.transaction_size),
                 "--transaction-timeout", str(TXN_TIMEOUT_MS),
                 *(["--use-group-metadata"] if self.sc.use_group_metadata else []),
                 *(["--enable-random-aborts"] if self.sc.random_aborts else [])]

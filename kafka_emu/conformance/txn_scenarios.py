@@ -38,7 +38,7 @@ from ..testing.emulator import make_config, run_in_thread
 from . import txn_verdicts
 from .harness import ScenarioFailed
 from .record import Violation
-from .txn_harness import INPUT, OUTPUT, WAIT_S, TxnHarness
+from .txn_harness import INPUT, OUTPUT, TXN_SIZE, WAIT_S, TxnHarness
 
 SEED = 3000  # Kafka: 100,000 (a third with check_order)
 CLUSTER = {"default.replication.factor": 3, "emu.timeline.max.events": 1_000_000}
@@ -59,6 +59,8 @@ class TxnScenario:
     check_order: bool = False
     use_group_metadata: bool = True
     random_aborts: bool = False
+    transaction_size: int = TXN_SIZE
+    seed: int = SEED
     brokers: int = 3
 
     @property
@@ -104,7 +106,7 @@ _add(name="txn_random_aborts", bounce=None, random_aborts=True, brokers=1,
 def copy_transactionally(h: TxnHarness) -> list[Violation]:
     """Kafka's test body: seed, start the copiers and the concurrent consumer, bounce, wait for
     every copier to finish, read everything read_committed, judge."""
-    h.seed(SEED // 3 if h.sc.check_order else SEED)
+    h.seed(h.sc.seed // 3 if h.sc.check_order else h.sc.seed)
     for txn_id in h.copier_ids():
         h.start(txn_id)
     h.start_concurrent_reader()

@@ -13,7 +13,8 @@ A *recording* (what the runner writes beside a failed run, and what the tests ha
 JSON object: ``inputs`` (input partition -> values in offset order), ``outputs`` and
 ``concurrent`` (values as each consumer read them, ``concurrent`` null when not run),
 ``copiers`` (transactional id -> ``[life, event]`` pairs, ``input_partition`` per copier in
-``copier_partitions``), ``check_order``. :func:`judge` reads one.
+``copier_partitions``), ``check_order``, ``group_mode`` (subscribed copiers: the bound on a
+copier's commits is the whole input). :func:`judge` reads one.
 """
 
 from __future__ import annotations
@@ -113,7 +114,9 @@ def judge(rec: Mapping[str, Any]) -> list[Violation]:
         out += exactly_once(inputs, rec["concurrent"], who="the concurrent consumer",
                             check_order=check_order)
     where = rec.get("copier_partitions", {})
+    group_mode = bool(rec.get("group_mode"))
     for copier, lives in sorted(rec.get("copiers", {}).items()):
-        count = len(parts.get(int(where.get(copier, 0)), []))
+        # subscribed copiers share every partition: bound each by the whole input
+        count = len(inputs) if group_mode else len(parts.get(int(where.get(copier, 0)), []))
         out += copier_rules(copier, [(int(life), ev) for life, ev in lives], count)
     return out
