@@ -79,6 +79,11 @@ def _committed(conn: BrokerConnection, group_id: str,
         error, topics = getattr(response, "error_code", 0), response.topics
     if error != ErrorCode.NONE:
         raise BrokerError(error, f"OffsetFetch for group {group_id!r}")
+    if version >= 10:  # KIP-848: topics by id; Metadata (v10+) names them
+        _, meta = conn.request("Metadata", MetadataRequest(topics=None,
+                                                           allow_auto_topic_creation=False))
+        names = {t.topic_id: t.name for t in meta.topics}
+        topics = [attrs.evolve(t, name=names[t.topic_id]) for t in topics if t.topic_id in names]
     return {(t.name, p.partition_index): p.committed_offset for t in topics for p in t.partitions
             if p.error_code == ErrorCode.NONE and p.committed_offset >= 0}
 

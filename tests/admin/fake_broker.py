@@ -15,6 +15,8 @@ OffsetFetch (each group's ``committed``) and ListOffsets (``LOG_END`` everywhere
 
 from __future__ import annotations
 
+import uuid
+
 import socket
 import threading
 from collections.abc import Callable
@@ -34,7 +36,8 @@ from kafka_emu.protocol.messages.find_coordinator import Coordinator, FindCoordi
 from kafka_emu.protocol.messages.list_groups import ListedGroup, ListGroupsResponse
 from kafka_emu.protocol.messages.list_offsets import (ListOffsetsPartitionResponse,
                                                       ListOffsetsResponse, ListOffsetsTopicResponse)
-from kafka_emu.protocol.messages.metadata import MetadataResponse, MetadataResponseBroker
+from kafka_emu.protocol.messages.metadata import (MetadataResponse, MetadataResponseBroker,
+                                                  MetadataResponseTopic)
 from kafka_emu.protocol.messages.offset_fetch import (
     OffsetFetchResponse, OffsetFetchResponseGroup, OffsetFetchResponsePartition,
     OffsetFetchResponsePartitions, OffsetFetchResponseTopic, OffsetFetchResponseTopics)
@@ -248,9 +251,15 @@ def group_handlers(groups: list[FakeGroup], *, coordinator: FakeBroker | None = 
                                       members=members))
         return DescribeGroupsResponse(groups=out)
 
+    def topic_id(name: str) -> uuid.UUID:  # stable per name: OffsetFetch v10 names topics by id
+        return uuid.uuid5(uuid.NAMESPACE_DNS, name)
+
     def metadata(broker: FakeBroker, version: int, req):
+        named = sorted({t for g in groups for t, _, _ in g.committed})
         return MetadataResponse(brokers=[MetadataResponseBroker(
-            node_id=broker.node_id, host=broker.host, port=broker.port)])
+            node_id=broker.node_id, host=broker.host, port=broker.port)],
+            topics=[MetadataResponseTopic(error_code=0, name=t, topic_id=topic_id(t))
+                    for t in named] if req.topics is None else [])
 
     def offset_fetch(broker: FakeBroker, version: int, req):
         def topics(group_id, topic_cls, partition_cls):
@@ -259,7 +268,9 @@ def group_handlers(groups: list[FakeGroup], *, coordinator: FakeBroker | None = 
             for topic, p, offset in (g.committed if g else ()):
                 by_topic.setdefault(topic, []).append(partition_cls(
                     partition_index=p, committed_offset=offset, metadata="", error_code=0))
-            return [topic_cls(name=t, partitions=ps) for t, ps in by_topic.items()]
+            return [topic_cls(name=t, topic_id=topic_id(t), partitions=ps)
+                    if topic_cls is OffsetFetchResponseTopics else topic_cls(name=t, partitions=ps)
+                    for t, ps in by_topic.items()]
 
         if version >= 8:
             return OffsetFetchResponse(groups=[OffsetFetchResponseGroup(

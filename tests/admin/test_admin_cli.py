@@ -18,7 +18,7 @@ def run(capsys, *argv):
 
 def test_versions_table(fake, capsys):
     broker = fake({"ListGroups": "0-3", "DescribeGroups": "2-9", "Heartbeat": "none",
-                   "Produce": "13-14", "key:1000": "0-1"})
+                   "Produce": "14-15", "key:1000": "0-1"})
     code, out, err = run(capsys, "versions", "--bootstrap-server", broker.bootstrap)
     assert (code, err) == (0, "")
     lines = out.splitlines()
@@ -32,7 +32,7 @@ def test_versions_table(fake, capsys):
     assert rows["Heartbeat12"] == ["Heartbeat", "12", "-", "0-4", "unusable"]
     assert rows["UNKNOWN1000"] == ["UNKNOWN", "1000", "0-1", "-", "unusable"]
     produce = rows["Produce0"]
-    assert produce[2] == "13-14" and produce[4] == "unusable"
+    assert produce[2] == "14-15" and produce[4] == "unusable"
     assert lines[-1] == "Known to kafka-emu but not advertised by the broker: Heartbeat"
     keys = [int(line.split()[1]) for line in lines[3:] if line and not line.startswith("Known")]
     assert keys == sorted(keys)

@@ -146,7 +146,7 @@ def test_describe_prints_members_with_decoded_assignments(fake, capsys):
     ]
     assert [(r.api, r.version) for r in broker.requests] == [
         ("ApiVersions", 3), ("FindCoordinator", 6), ("DescribeGroups", 6),
-        ("FindCoordinator", 6), ("OffsetFetch", 9), ("ListOffsets", 10)]
+        ("FindCoordinator", 6), ("OffsetFetch", 10), ("Metadata", 13), ("ListOffsets", 11)]
     find = broker.requests[1].body
     assert (find.coordinator_keys, find.key_type) == (["orders"], 0)
 
