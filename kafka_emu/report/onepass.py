@@ -141,20 +141,14 @@ def collect_all(frames: dict[str, Any]) -> dict[str, list[dict]]:
     from functools import reduce
 
     from pyspark.sql import functions as F
+    # (struct("*"): the columns named by Spark as it plans, not asked for first -- on Spark
+    # Connect each question about a DataFrame's columns is a round trip and an analysis)
     parts = [df.select(F.lit(name).alias("t"),
-                       F.to_json(F.struct(*(F.col(f"`{c}`") for c in df.columns)),
-                                 {"ignoreNullFields": "false"}).alias("j"))
+                       F.to_json(F.struct("*"), {"ignoreNullFields": "false"}).alias("j"))
              for name, df in frames.items()]
     rows: dict[str, list[dict]] = {name: [] for name in frames}
-    for r in reduce(lambda a, b: a.unionByName(b), parts).collect():
+    for r in reduce(lambda a, b: a.union(b), parts).collect():
         rows[r["t"]].append(json.loads(r["j"]))
-    for name, df in frames.items():
-        # JSON writes a NaN or an infinity as text: back to a float
-        doubles = [f.name for f in df.schema.fields if f.dataType.typeName() == "double"]
-        for r in rows[name] if doubles else ():
-            for c in doubles:
-                if isinstance(r[c], str):
-                    r[c] = float(r[c])
     return rows
 
 
@@ -210,6 +204,12 @@ def write(out: Path, name: str, schema: Any, rows: list[dict], csv: bool) -> Non
     import pyarrow.parquet as pq
     from pyspark.sql.pandas.types import to_arrow_schema
     arrow = to_arrow_schema(schema)
+    # JSON wrote a NaN or an infinity as text: back to a float (in the rows the page gets too)
+    doubles = [f.name for f in schema.fields if f.dataType.typeName() == "double"]
+    for r in rows if doubles else ():
+        for c in doubles:
+            if isinstance(r[c], str):
+                r[c] = float(r[c])
     table = pa.Table.from_pylist([_arrow_row(r, schema) for r in rows], schema=arrow)
     where = _fresh(out / "tables" / name)
     pq.write_table(table, where / "part-00000.parquet")
