@@ -131,8 +131,8 @@ def copy_transactionally(h: TxnHarness) -> list[Violation]:
 
 
 def run_txn_scenario(sc: TxnScenario, copier: tuple[str, ...], *, client: str = "external",
-                     workdir: Path | None = None, wait_s: float | None = None,
-                     trace_dir: Path | None = None):
+                     client_version: str = "", workdir: Path | None = None,
+                     wait_s: float | None = None, trace_dir: Path | None = None):
     """Run one scenario against a fresh emulator; a ``runner.Result`` (its verdict, reason,
     violations). A failed run leaves ``recording.json`` (``txn_verdicts.judge`` reads it) and
     the copiers' stderr in its directory."""
@@ -147,7 +147,8 @@ def run_txn_scenario(sc: TxnScenario, copier: tuple[str, ...], *, client: str = 
                          brokers=sc.brokers)
     tracing = {} if trace_dir is None else {
         "trace_dir": str(trace_dir),
-        "trace_labels": {"suite": "conformance", "scenario": sc.name, "client": client}}
+        "trace_labels": {"suite": "conformance", "scenario": sc.name, "client": client,
+                         "client_version": client_version}}
     violations: list[Violation] = []
     reason = ""
     try:
@@ -171,18 +172,30 @@ def run_txn_scenario(sc: TxnScenario, copier: tuple[str, ...], *, client: str = 
         reason += f" (copier logs in {where})"
     elif own_dir:
         shutil.rmtree(where, ignore_errors=True)
+    if trace_dir is not None:  # the verdict as a run of its own, as the consumer catalogue's
+        from ..trace.writer import write_scenario_verdict
+        write_scenario_verdict(trace_dir, scenario=sc.name, client=client,
+                               client_version=client_version, verdict=verdict.lower(),
+                               reason=reason, seconds=seconds)
     return Result(scenario=sc.name, client=client, verdict=verdict, seconds=seconds,
                   reason=reason, violations=tuple(violations))
 
 
-def copier_command(name: str | None, command: str | None) -> tuple[str, tuple[str, ...]]:
-    """(client name, argv) of a built-in copier or an external ``--copier CMD``."""
+def copier_command(name: str | None, command: str | None
+                   ) -> tuple[str, tuple[str, ...], str]:
+    """(client name, argv, library version) of a built-in copier or an external
+    ``--copier CMD`` (version unknown: "")."""
     if command:
-        return "external", tuple(shlex.split(command))
+        return "external", tuple(shlex.split(command)), ""
     name = name or "confluent-kafka"
     if name not in COPIERS:
         raise KeyError(f"no built-in copier {name!r} (have: {', '.join(COPIERS)})")
-    return name, COPIERS[name]
+    from importlib import metadata
+    try:
+        version = metadata.version(name)
+    except metadata.PackageNotFoundError:
+        raise KeyError(f"the {name} copier needs {name}, which is not installed") from None
+    return name, COPIERS[name], version
 
 
 def run_cli(args) -> int:
@@ -195,7 +208,7 @@ def run_cli(args) -> int:
             print(f"{sc.name:50} {sc.summary}\n{'':50} from {sc.kafka_test}")
         return 0
     try:
-        name, argv = copier_command(args.client, args.copier)
+        name, argv, version = copier_command(args.client, args.copier)
         unknown = [n for n in args.scenarios if n not in TXN_CATALOGUE]
         if unknown:
             raise KeyError(f"unknown transactions scenario(s): {', '.join(unknown)}")
@@ -203,13 +216,13 @@ def run_cli(args) -> int:
         print(f"kafka-emu conformance: error: {exc.args[0]}", file=sys.stderr)
         return 2
     chosen = [TXN_CATALOGUE[n] for n in args.scenarios] or list(TXN_CATALOGUE.values())
-    print(f"kafka-emu conformance: transactions, copier {name}, {len(chosen)} scenario(s)",
-          flush=True)
+    print(f"kafka-emu conformance: transactions, copier {name} {version}".rstrip()
+          + f", {len(chosen)} scenario(s)", flush=True)
     logs = args.trace_dir / "client-logs" / name if args.trace_dir else None
     results = []
     for sc in chosen:
-        results.append(run_txn_scenario(sc, argv, client=name, workdir=logs,
-                                        trace_dir=args.trace_dir))
+        results.append(run_txn_scenario(sc, argv, client=name, client_version=version,
+                                        workdir=logs, trace_dir=args.trace_dir))
         print(results[-1].line(), flush=True)
     failed = sum(r.verdict == runner.FAIL for r in results)
     print(f"{len(results) - failed} passed, {failed} failed in "

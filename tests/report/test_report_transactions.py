@@ -56,15 +56,20 @@ def _spark_tables(spark, trace: Path) -> dict[str, list[dict]]:
     from pyspark.sql import functions as F
 
     from kafka_emu.report.spark import struct_type
-    lines = spark.read.schema(struct_type()).json(str(trace))
+    lines = spark.read.schema(struct_type()).json(_trace_files(trace))
     runs = lines.where(F.col("kind") == "run_start").select("run", "labels")
     return tx.tables(lines, runs)
 
 
+def _trace_files(trace: Path) -> list[str]:
+    # the trace files only (a conformance run's directory also holds client logs)
+    return sorted(str(f) for f in trace.rglob("*.jsonl") if f.is_file())
+
+
 def _duckdb_tables(trace: Path) -> dict[str, list[dict]]:
     duckdb = pytest.importorskip("duckdb")
-    events = [json.loads(line) for f in sorted(trace.rglob("*.jsonl*")) if f.is_file()
-              for line in f.read_text().splitlines() if line.strip()]
+    events = [json.loads(line) for f in _trace_files(trace)
+              for line in Path(f).read_text().splitlines() if line.strip()]
     client = {e["run"]: (e.get("labels") or {}).get("client", "") for e in events
               if e["kind"] == "run_start"}
     con = duckdb.connect()
@@ -117,3 +122,19 @@ def test_section_renders_each_table_and_nothing_without_transactions(tables):
     page = tx.section(tables)
     assert page.count("<table") == 3 and "app-a" in page and "fenced" in page
     assert tx.section({name: [] for name in tables}) == ""
+
+
+def test_a_transactions_conformance_run_reads_into_the_tables(spark, tmp_path, capsys):
+    """``kafka-emu conformance --transactions --trace-dir``: the scenario's trace (labelled with
+    the copier) and its verdict run; the tables see the copiers' commits and the aborts the
+    SIGKILLs left (timed out by the kit)."""
+    from kafka_emu.cli import main
+    assert main(["conformance", "--transactions", "--client", "confluent-kafka", "--scenario",
+                 "txn_hard_bounce_clients", "--trace-dir", str(tmp_path)]) == 0
+    assert "PASS  txn_hard_bounce_clients" in capsys.readouterr().out
+    tables = _spark_tables(spark, tmp_path)
+    rows = {r["transactional_id"]: r for r in tables["transactions_per_client"]}
+    assert set(rows) == {"copier-0", "copier-1"}
+    assert all(r["client"] == "confluent-kafka" and r["committed"] > 0 for r in rows.values())
+    assert {r["cause"] for r in tables["transaction_abort_causes"]} <= {"timeout", "fenced"}
+    assert tables == _duckdb_tables(tmp_path)
