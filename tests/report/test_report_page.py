@@ -179,3 +179,31 @@ def test_a_page_of_large_results_opens_says_it_is_sampled_and_opens_a_run(tmp_pa
             "Run run-0001"
         assert page.evaluate("document.getElementById('chart-run').data.length") > 10
         assert errors(page.events) == []
+
+
+def test_the_page_of_a_generated_trace_draws_and_opens_a_rebalances_run(spark, tmp_path):
+    """bench/trace_gen.py's synthetic runs (six client versions, rebalances, errors, fast
+    heartbeats), 30,000 events through the job: the page draws, filters, opens a run."""
+    import sys
+    from pathlib import Path
+
+    from kafka_emu.report import job
+    sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
+    import trace_gen
+    trace_gen.generate(tmp_path / "traces", 30_000)
+    results = job.run(spark, [str(tmp_path / "traces")], tmp_path / "out")
+    assert len({r["run"] for r in results["timeline"]}) == len(results["runs"])
+    with browse(tmp_path / "out" / "report.html") as page:
+        _offline_and_drawn(page)
+        run = results["rebalances"][-1]["run"]
+        _select(page, "f-run", run)
+        lanes = page.evaluate("document.getElementById('chart-generations').data[0].y")
+        assert lanes and {lane.split(" / ")[0] for lane in lanes} == {run}
+        page.evaluate(f"""document.querySelector('#rebalances a[data-open-run="{run}"]')
+            .click()""")
+        assert page.evaluate("document.getElementById('run-title').textContent") == f"Run {run}"
+        bars = page.evaluate("""document.getElementById('chart-run').data
+            .filter(t => t.type === 'bar').length""")
+        assert bars == sum(1 for r in results["timeline"]
+                           if r["run"] == run and r["kind"] == "generation_changed")
+        assert errors(page.events) == []
