@@ -206,6 +206,9 @@ TABLE: dict[str, tuple[Whole | Split | After, ...]] = {
         Whole(cluster(Op.CLUSTER_ACTION), range(4, 1 << 15))),
     "AddOffsetsToTxn": (Whole(txn_id), READ_GROUP),
     "EndTxn": (Whole(txn_id),),
+    # from transaction coordinators (and kafka-transactions.sh abort): KafkaApis'
+    # handleWriteTxnMarkersRequest authorizes CLUSTER_ACTION on the cluster for the whole request
+    "WriteTxnMarkers": (Whole(cluster(Op.CLUSTER_ACTION)),),
     "TxnOffsetCommit": (Whole(txn_id), READ_GROUP, Split("topics", topic(Op.READ))),
     "DescribeAcls": (Whole(cluster(Op.DESCRIBE)),),
     "CreateAcls": (Whole(cluster(Op.ALTER)),),
