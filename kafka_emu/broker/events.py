@@ -121,6 +121,23 @@ class ShareRecordsChanged:
 
 
 @attrs.frozen(kw_only=True)
+class TransactionBegun:
+    """A transaction started: the first AddPartitionsToTxn / AddOffsetsToTxn (or Produce v12's
+    implicit add, KIP-890) of a transactional id with no transaction open moved it to Ongoing;
+    its timeout runs from here. ``partitions`` and ``groups`` are what that first request added
+    (an AddOffsetsToTxn adds the group's __consumer_offsets partition). Ends with
+    TransactionEnded."""
+
+    at_ms: int
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    timeout_ms: int
+    partitions: tuple[tuple[str, int], ...]
+    groups: tuple[str, ...]
+
+
+@attrs.frozen(kw_only=True)
 class TransactionEnded:
     """The transaction coordinator completed a transaction: its COMMIT/ABORT markers written to
     every partition and its groups' pending offsets completed (broker/txn_markers.py).

@@ -176,7 +176,18 @@ class Broker:
             TransactionConfig.from_broker(self.config), start_ms=self.now_ms(),
             allocate_producer_id=lambda: ids.init_producer_id().producer_id,
             group_partition=lambda g: ("__consumer_offsets", cluster.offsets_partition(g)),
-            on_start=lambda: self.timers_changed.set())
+            on_start=self._transaction_started)
+
+    def _transaction_started(self, md: Any, now_ms: int) -> None:
+        self.timers_changed.set()  # a new timeout deadline
+        emit = self.observation.emit
+        if emit is not None:  # built only while somebody listens (events.py)
+            from .events import TransactionBegun
+            emit(TransactionBegun(at_ms=now_ms, transactional_id=md.transactional_id,
+                                  producer_id=md.producer_id, producer_epoch=md.producer_epoch,
+                                  timeout_ms=md.timeout_ms,
+                                  partitions=tuple(sorted(md.partitions)),
+                                  groups=tuple(sorted(md.groups))))
 
     @functools.cached_property
     def share_fetching(self) -> Any:

@@ -161,6 +161,8 @@ _OVERRIDES: dict[tuple[str, str], Field] = {
                                             _named("topic", "partition")),
     ("TransactionEnded", "partitions"): Field("partitions", ArrayOf(TOPIC_PARTITION),
                                               _named("topic", "partition")),
+    ("TransactionBegun", "partitions"): Field("partitions", ArrayOf(TOPIC_PARTITION),
+                                              _named("topic", "partition")),
     ("MemberSubscribed", "metadata"): Field("metadata", SUBSCRIPTION),
     ("AssignmentsDistributed", "assignments"): Field("assignments", ArrayOf(ASSIGNMENT)),
     # the coordinator's request ids are the broker's integer counter

@@ -55,10 +55,12 @@ class TransactionCoordinator:
     def __init__(self, config: TransactionConfig | None = None, *,
                  allocate_producer_id: Callable[[], int] | None = None,
                  group_partition: Callable[[str], tuple[str, int]] | None = None,
-                 start_ms: int = 0, on_start: Callable[[], object] | None = None) -> None:
+                 start_ms: int = 0,
+                 on_start: Callable[[TransactionMetadata, int], object] | None = None) -> None:
         self.config = config or TransactionConfig()
-        # told when a transaction starts (a new timeout deadline): the broker wakes its timer
-        # task, whichever request path (AddPartitionsToTxn, Produce v12's implicit add) began it
+        # told (metadata, now_ms) when a transaction starts (a new timeout deadline): the broker
+        # wakes its timer task and emits TransactionBegun, whichever request path
+        # (AddPartitionsToTxn, AddOffsetsToTxn, Produce v12's implicit add) began it
         self._on_start = on_start
         # a group's __consumer_offsets partition (the broker knows the partition count)
         self._group_partition = group_partition or (lambda group_id: ("__consumer_offsets", 0))
@@ -202,12 +204,12 @@ class TransactionCoordinator:
         if starts:
             md.start_ms = now_ms
         md.transition_to(S.ONGOING)
-        if starts and self._on_start is not None:
-            self._on_start()
         md.partitions |= parts
         if group_id is not None:
             md.groups.add(group_id)
         md.last_update_ms = now_ms
+        if starts and self._on_start is not None:
+            self._on_start(md, now_ms)
         return E.NONE
 
     # -- EndTxn -----------------------------------------------------------------------------

@@ -274,8 +274,10 @@ def test_fencing_an_ongoing_transaction_keeps_its_start_time():
 
 def test_a_starting_transaction_tells_the_broker_its_deadline_moved():
     told = []
-    c = TransactionCoordinator(on_start=lambda: told.append(1))
+    c = TransactionCoordinator(
+        on_start=lambda md, now: told.append((md.transactional_id, sorted(md.partitions), now)))
     pid = c.init_producer_id("tx", 1000, None, 0).producer_id
     c.add_partition_implicitly("tx", pid, 0, "t", 0, 5)
     c.add_partitions("tx", pid, 0, [("t", 1)], 6)  # already ongoing: no new deadline
-    assert told == [1] and c.next_deadline() == 10_000
+    # told once, with what the first add put in the transaction
+    assert told == [("tx", [("t", 0)], 5)] and c.next_deadline() == 10_000
