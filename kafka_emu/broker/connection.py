@@ -547,7 +547,8 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
         from ..security.authorize import guarded
         handler = guarded(handler)
     faults = broker.faults  # None unless a control-plane fault rule can fire
-    fault = faults.match(api_key, version, ctx.client_id, request) if faults is not None else None
+    fault = (faults.match(api_key, version, ctx.client_id, request, info.principal, info.listener)
+             if faults is not None else None)
     if fault is None:
         try:
             response = await handler.fn(ctx, request)

@@ -69,3 +69,46 @@ async def carry_out(broker: Broker, conn: Connection, ctx: RequestContext, handl
             # before KIP-219 the broker itself held the response back for the throttle time
             await conn.park(partial(trio.sleep, fault.delay_ms / 1000))
     return response
+
+
+async def carry_out_login(auth, conn: Connection, api, version: int, correlation_id: int,
+                          client_id: str | None, request, answer: bytes) -> bytes:
+    """A fault rule naming SaslAuthenticate, on a login the authenticator (security/sasl.py)
+    would let pass: ``answer`` (the encoded response) unchanged when no rule fires. ``error``
+    fails the login as Kafka fails one -- that code in the SaslAuthenticate response (Kafka's
+    invalid-credentials message unless the rule has one) after the failed-authentication
+    delay, an AuthenticationFailed event naming the rule, and the connection closed."""
+    broker = auth.broker
+    server = auth.server
+    user = getattr(server, "attempted", None) or getattr(server, "user", None) or ""
+    fault = broker.faults.match(api.key, version, client_id or "", request, "User:" + user,
+                                conn.info.listener, login=True)
+    if fault is None:
+        return answer
+    action = fault.action
+    emit = broker.observer
+    if emit is not None:
+        from .events import FaultFired
+        emit(FaultFired(at_ms=broker.now_ms(), rule_id=fault.rule_id, action=action,
+                        connection_id=conn.id, peer=conn.peer, api=api.name, version=version,
+                        correlation_id=correlation_id, client_id=client_id,
+                        error_code=int(fault.error_code) if action == "error" else None,
+                        delay_ms=fault.delay_ms if action == "delay" else None))
+    if action == "error":
+        from ..protocol.headers import encode_response
+        from ..protocol.messages.sasl_authenticate import SaslAuthenticateResponse
+        message = fault.message or (f"Authentication failed during {auth.doing} due to invalid "
+                                    f"credentials with SASL mechanism {auth.mechanism}")
+        response = SaslAuthenticateResponse(error_code=fault.error_code, error_message=message,
+                                            auth_bytes=b"")
+        await auth._fail(conn, encode_response(api, version, correlation_id, response),
+                         f"fault rule {fault.rule_id}: {message}", fault.error_code)
+    if action == "close_before":
+        from .connection import CloseConnection
+        raise CloseConnection(f"closed by fault rule {fault.rule_id} before SaslAuthenticate "
+                              "was applied", "fault rule")
+    if action == "blackhole":
+        await conn.park(trio.sleep_forever)
+    if action == "delay":
+        await conn.park(partial(trio.sleep, fault.delay_ms / 1000))
+    return answer

@@ -1,9 +1,10 @@
 """Fault rules: which requests a test makes fail, and how.
 
 Theory of operation. A ``Rule`` is a matcher (API by name or key, an optional version range,
-a client id glob, group id, member id or group.instance.id, topic), an action, and a trigger.
-The broker asks ``FaultRules.match(api, version, client_id, request)`` for every request while
-any rule exists (``broker.faults`` is None otherwise: one attribute check on the hot path) and
+a client id glob, group id, member id or group.instance.id, topic, the connection's principal
+(a glob) and listener), an action, and a trigger. The broker asks
+``FaultRules.match(api, version, client_id, request, principal, listener)`` for every request
+while any rule exists (``broker.faults`` is None otherwise: one attribute check on the hot path) and
 gets the ``Firing`` of the first rule, in the order they were added, that matches and whose
 trigger says "now". The connection carries the action out (``broker/connection.py``):
 
@@ -18,6 +19,14 @@ trigger says "now". The connection carries the action out (``broker/connection.p
 - ``throttle``: as a quota does (KIP-219). The response carries ``throttle_time_ms`` = T. To a
   client whose version knows KIP-219 it is sent at once, and the broker then reads nothing more
   from that connection for T ms; to older versions the response itself is held back T ms.
+
+Logins. A SASL listener's SaslAuthenticate requests are answered by the authenticator at the
+connection (security/sasl.py), not by a handler; it asks ``match(..., login=True)`` once a
+token would pass, with the principal the client is logging in as. Only rules naming
+SaslAuthenticate match there (a rule for "every request of User:alice" must not break her
+login), and ``broker/fault_actions.py`` carries them out as Kafka fails a login: ``error``
+answers that code (SASL_AUTHENTICATION_FAILED, with Kafka's invalid-credentials message unless
+the rule has one) and closes the connection -- a failed login without a wrong password.
 
 Triggers (all deterministic): the rule ignores its first ``skip`` matches, then fires on the
 next ``count`` (default 1; ``always`` for no limit); with ``probability`` p each of those
@@ -45,6 +54,9 @@ from ..protocol.schema import Array, fields_of
 from .operations import ControlError
 
 ACTIONS = ("error", "delay", "close_before", "close_after", "blackhole", "throttle")
+SASL_AUTHENTICATE = 36
+# what the authenticator can do to a login (SaslAuthenticate has no throttle_time_ms)
+LOGIN_ACTIONS = ("error", "delay", "close_before", "close_after", "blackhole")
 MAX_VERSION = 0x7FFF  # an api version is an int16 on the wire
 
 def api_key_of(api: str | int) -> int:
@@ -100,6 +112,8 @@ class Rule:
     group_id: str | None = None
     member_id: str | None = None  # matches a member id or a group.instance.id
     topic: str | None = None
+    principal: str | None = None  # a glob over "User:alice" (KafkaPrincipal type:name)
+    listener: str | None = None  # a listener name (upper case, as Kafka normalizes them)
     error_code: ErrorCode | None = None
     message: str | None = None
     delay_ms: int = 0
@@ -118,8 +132,16 @@ class Rule:
     def exhausted(self) -> bool:
         return self.count is not None and self.fired >= self.count
 
-    def matches(self, api_key: int, version: int, client_id: str, request: Any) -> bool:
+    def matches(self, api_key: int, version: int, client_id: str, request: Any,
+                principal: str = "User:ANONYMOUS", listener: str = "PLAINTEXT",
+                login: bool = False) -> bool:
         if self.api_key is not None and api_key != self.api_key:
+            return False
+        if login and self.api_key is None:
+            return False  # only rules naming SaslAuthenticate touch a login
+        if self.principal is not None and not fnmatch.fnmatchcase(principal, self.principal):
+            return False
+        if self.listener is not None and listener != self.listener:
             return False
         if self.min_version is not None and version < self.min_version:
             return False
@@ -151,7 +173,8 @@ class Rule:
             ("api", APIS[self.api_key].name if self.api_key is not None else None),
             ("min_version", self.min_version), ("max_version", self.max_version),
             ("client_id", self.client_id), ("group_id", self.group_id),
-            ("member_id", self.member_id), ("topic", self.topic)) if v is not None}
+            ("member_id", self.member_id), ("topic", self.topic),
+            ("principal", self.principal), ("listener", self.listener)) if v is not None}
         action: dict[str, Any] = {"action": self.action}
         if self.action == "error":
             action["error"] = self.error_code.name
@@ -201,10 +224,15 @@ class FaultRules:
         self._sync()
         return n
 
-    def match(self, api_key: int, version: int, client_id: str, request: Any) -> Firing | None:
-        """The firing for this request, if a rule fires on it (counting the match)."""
+    def match(self, api_key: int, version: int, client_id: str, request: Any,
+              principal: str = "User:ANONYMOUS", listener: str = "PLAINTEXT",
+              login: bool = False) -> Firing | None:
+        """The firing for this request, if a rule fires on it (counting the match).
+        ``login``: a SaslAuthenticate at a SASL listener's door (``principal`` is the one the
+        client is logging in as)."""
         for rule in self.rules.values():
-            if rule.exhausted or not rule.matches(api_key, version, client_id, request):
+            if rule.exhausted or not rule.matches(api_key, version, client_id, request,
+                                                  principal, listener, login):
                 continue
             if not rule.trigger():
                 continue
@@ -280,7 +308,8 @@ def _collect_topics(struct: Any, found: set[str]) -> None:
 def rule_spec(*, action: str, api: str | int | None = None, min_version: int | None = None,
               max_version: int | None = None, client_id: str | None = None,
               group_id: str | None = None, member_id: str | None = None,
-              topic: str | None = None, error: str | int | None = None,
+              topic: str | None = None, principal: str | None = None,
+              listener: str | None = None, error: str | int | None = None,
               message: str | None = None, delay_ms: int | None = None,
               throttle_ms: int | None = None, count: int | None = None, always: bool = False,
               skip: int = 0, probability: float | None = None,
@@ -300,6 +329,20 @@ def rule_spec(*, action: str, api: str | int | None = None, min_version: int | N
         raise ControlError(f"min_version {min_version} is above max_version {max_version}")
     spec.update(min_version=min_version, max_version=max_version, client_id=client_id,
                 group_id=group_id, member_id=member_id, topic=topic)
+    if principal is not None:
+        # Kafka's KafkaPrincipal "type:name"; a glob may stand for either part ("User:*")
+        kind, sep, name = principal.partition(":")
+        if not sep or not kind or not name:
+            raise ControlError(f"principal must be a KafkaPrincipal type:name such as "
+                               f"User:alice (a glob: User:*), got {principal!r}")
+        spec["principal"] = principal
+    if listener is not None:
+        if not listener.strip():
+            raise ControlError("listener must be a listener name such as SASL_PLAINTEXT")
+        spec["listener"] = listener.strip().upper()
+    if spec.get("api_key") == SASL_AUTHENTICATE and action not in LOGIN_ACTIONS:
+        raise ControlError(f"action {action} does not apply to SaslAuthenticate (it has no "
+                           f"throttle_time_ms): one of {', '.join(LOGIN_ACTIONS)}")
     if action == "error":
         if error is None:
             raise ControlError("action error needs error (a code name or number)")

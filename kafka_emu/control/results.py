@@ -237,6 +237,8 @@ class FaultMatch(TypedDict, total=False):
     group_id: str
     member_id: str
     topic: str
+    principal: str
+    listener: str
 
 
 class _FaultRuleKeys(TypedDict):

@@ -21,6 +21,10 @@ States (Kafka's SaslState, reduced):
   re-authentication with the same mechanism and principal; a request after expiry closes the
   connection (Kafka's "Disconnecting expired channel").
 
+A control-plane fault rule naming SaslAuthenticate (control/faults.py) is asked once a token
+would pass, with the principal logging in (broker/fault_actions.carry_out_login): a test fails a
+login, or holds it, without a wrong password.
+
 Failed answers wait connection.failed.authentication.delay.ms first, as Kafka delays them.
 Time is the broker's clock (``now_ms``), so a test can expire sessions by advancing it.
 """
@@ -65,7 +69,8 @@ def _api_name(api_key: int) -> str:
 
 class SaslAuthenticator:
     __slots__ = ("broker", "security", "state", "mechanism", "server", "headers", "user",
-                 "expiry_ms", "last_reauth_ms", "previous", "bad_mechanism", "enabled")
+                 "expiry_ms", "last_reauth_ms", "previous", "bad_mechanism", "enabled",
+                 "client_id")
 
     def __init__(self, broker, listener: str) -> None:
         self.broker = broker
@@ -80,6 +85,7 @@ class SaslAuthenticator:
         self.last_reauth_ms = 0
         self.previous: tuple[str, str] | None = None  # (mechanism, user) while re-authenticating
         self.bad_mechanism = ""
+        self.client_id: str | None = None  # of the last request decoded (for fault rules)
 
     @property
     def doing(self) -> str:
@@ -131,7 +137,8 @@ class SaslAuthenticator:
         if supported is None or version not in supported:
             raise CloseConnection(f"unsupported {api.name} version {version}",
                                   "unsupported version")
-        _, request, _ = decode_request(api, version, frame)
+        header, request, _ = decode_request(api, version, frame)
+        self.client_id = header.client_id
         return api, version, correlation_id, request
 
     async def _fail(self, conn, response: bytes | bytearray | None, reason: str,
@@ -263,6 +270,10 @@ class SaslAuthenticator:
         response = SaslAuthenticateResponse(error_code=ErrorCode.NONE, auth_bytes=answer,
                                             session_lifetime_ms=lifetime)
         data = encode_response(api, version, correlation_id, response)
+        if self.broker.faults is not None:  # a control-plane rule may fail or hold this login
+            from ..broker.fault_actions import carry_out_login
+            data = await carry_out_login(self, conn, api, version, correlation_id,
+                                         self.client_id, request, data)
         if self.server.complete:  # type: ignore[union-attr]
             self.user = self.server.user  # type: ignore[union-attr]
             self._complete(conn, info, lifetime)

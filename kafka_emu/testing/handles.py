@@ -401,6 +401,7 @@ class _Handle:
                   min_version: int | None = None, max_version: int | None = None,
                   client_id: str | None = None, group_id: str | None = None,
                   member_id: str | None = None, topic: str | None = None,
+                  principal: str | None = None, listener: str | None = None,
                   error: str | int | None = None, message: str | None = None,
                   delay_ms: int | None = None, throttle_ms: int | None = None,
                   count: int | None = None, always: bool = False, skip: int = 0,
@@ -411,7 +412,7 @@ class _Handle:
         Bad input raises ControlError and adds nothing."""
         rule = dict(action=action, api=api, min_version=min_version, max_version=max_version,
                     client_id=client_id, group_id=group_id, member_id=member_id, topic=topic,
-                    error=error, message=message, delay_ms=delay_ms, throttle_ms=throttle_ms,
+                    principal=principal, listener=listener, error=error, message=message, delay_ms=delay_ms, throttle_ms=throttle_ms,
                     count=count, always=always, skip=skip, probability=probability, seed=seed)
         return op(fault_ops.add_fault, **{k: v for k, v in rule.items() if v is not None}).then(
             lambda added: added["id"])

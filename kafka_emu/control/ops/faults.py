@@ -10,13 +10,15 @@ import attrs
 
 from ..faults import rule_spec, rules_of
 from .. import results as r
-from ..operations import INT16_MAX, INT32_MAX, INT64_MAX, bounded, operation
+from ..operations import ControlError, INT16_MAX, INT32_MAX, INT64_MAX, bounded, operation
 
 
 @attrs.frozen(kw_only=True)
 class AddFault:
     """A fault rule. Match: api (name or key), min/max_version, client_id (glob), group_id,
-    member_id (member id or group.instance.id), topic; unset matches anything. Action: error
+    member_id (member id or group.instance.id), topic, principal (a glob over the connection's
+    KafkaPrincipal, User:alice), listener (its name); unset matches anything. A rule naming
+    SaslAuthenticate also matches a SASL login, by the principal logging in. Action: error
     (with error: a code name or number, optional message), delay (delay_ms), close_before,
     close_after, blackhole, throttle (throttle_ms). Trigger: the next ``count`` matches (1)
     after skipping ``skip``, or ``always``; with ``probability`` each fires under ``seed``.
@@ -32,6 +34,8 @@ class AddFault:
     group_id: str | None = None
     member_id: str | None = None
     topic: str | None = None
+    principal: str | None = None
+    listener: str | None = None
     error: str | int | None = bounded(-INT16_MAX - 1, INT16_MAX, default=None)
     message: str | None = None
     delay_ms: int | None = bounded(0, INT32_MAX, default=None)
@@ -53,6 +57,11 @@ class FaultId:
 def add_fault(broker, params: AddFault) -> r.FaultRule:
     """Add a fault rule; returns it with its id."""
     spec = rule_spec(**attrs.asdict(params))  # ControlError before anything changes
+    if spec.get("listener") is not None:
+        names = [li.name for li in broker.config.security.listeners] or ["PLAINTEXT"]
+        if spec["listener"] not in names:
+            raise ControlError(f"unknown listener {params.listener!r} (listeners: "
+                               f"{', '.join(names)})")
     return rules_of(broker).add(**spec).describe()
 
 
