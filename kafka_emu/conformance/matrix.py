@@ -61,6 +61,14 @@ _EARLY_KIP_848 = (
     "what it lost")
 
 
+# Capabilities (profiles.CAPABILITIES) a library gained at a release, read in its source: older
+# versions lack them, so the scenarios needing them are skipped naming why, never failed.
+CAPABILITY_FLOORS: dict[str, dict[str, tuple[tuple[int, ...], str]]] = {
+    "kafka-python": {"static": ((2, 3), "kafka-python {v} has no static membership (no "
+                                "group_instance_id config before 2.3.0)")},
+}
+
+
 class SpecError(ValueError):
     """A SPEC the matrix cannot read (the message says where)."""
 
@@ -141,6 +149,9 @@ def client_for(client: str, version: str, *, group_protocol: str = "classic",
     if "consumer" not in protocols(client, version):
         unsupported.setdefault("consumer_protocol", f"{client} {version} has no consumer group "
                                "protocol (KIP-848 came with librdkafka 2.4)")
+    for capability, (floor, why) in CAPABILITY_FLOORS.get(client, {}).items():
+        if _release(version) < floor:
+            unsupported.setdefault(capability, why.format(v=version))
     seen_on = KNOWN_BUGS_SEEN_ON.get(client)
     bugs = KNOWN_BUGS.get(client, {}) if seen_on is None or version.startswith(seen_on) else {}
     if client == "confluent-kafka" and group_protocol == "consumer" and \

@@ -97,3 +97,10 @@ def test_markdown_goes_with_list(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["conformance", "--markdown", "--client", "kafka-python"])
     assert exc.value.code == 2
+
+
+def test_kafka_python_before_2_3_lacks_static_membership(monkeypatch):
+    monkeypatch.setattr(matrix.envs, "python_env", lambda dist, version, log=None: "/py")
+    assert "static" in matrix.client_for("kafka-python", "2.2.21").unsupported
+    assert "group_instance_id" in matrix.client_for("kafka-python", "2.0.6").unsupported["static"]
+    assert "static" not in matrix.client_for("kafka-python", "2.3.3").unsupported
