@@ -1,0 +1,130 @@
+"""The report's authentication tables: failed logins and denied requests, from the traces.
+
+The SASL authenticator at the connection (kafka_emu/security/sasl.py; tls.py for a failed TLS
+handshake) puts an ``AuthenticationFailed`` on the observer seam for every failed login -- its
+listener, mechanism, the user the client named (when the mechanism says: PLAIN, SCRAM), the
+error and Kafka's reason, including a login failed by a fault rule ("fault rule N: ...") --
+and the authorizer (security/authorize.py) an ``AuthorizationDenied`` for every denial: the
+principal, the API, the ACL operation and the resource (type and name; no name when the check
+was on any resource of the type). Two tables:
+
+- ``failed_logins``: per listener, mechanism, user, error code and reason: failed logins, how
+  many were re-authentications (KIP-368), distinct client addresses and runs;
+- ``denied_requests``: per principal, API, operation, resource and error code: denials, distinct
+  client ids and runs -- who was refused what.
+
+DataFrame operations only (no UDFs) over the events' explicit schema (``COLUMNS`` are what
+``load.py`` must parse besides kind/run). A missing mechanism or user (a TLS handshake, an
+unparsable first token) is "" and a missing resource name "(any)", so both engines order the
+rows alike; ``DUCKDB_SQL`` gives the same rows. ``section`` renders them for the page.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+FAILED, DENIED = "authentication_failed", "authorization_denied"
+COLUMNS = ("listener", "mechanism", "user", "reauthentication", "error_code", "reason", "peer",
+           "principal", "api", "operation", "resource_type", "resource_name", "client_id")
+ANY_RESOURCE = "(any)"
+
+
+def _F():
+    from pyspark.sql import functions as F
+    return F
+
+
+def failed_logins(events: Any) -> Any:
+    F = _F()
+    return (events.where(F.col("kind") == FAILED)
+            .select("run", "listener", F.coalesce("mechanism", F.lit("")).alias("mechanism"),
+                    F.coalesce("user", F.lit("")).alias("user"), "error_code", "reason",
+                    "reauthentication", "peer")
+            .groupBy("listener", "mechanism", "user", "error_code", "reason")
+            .agg(F.count(F.lit(1)).alias("failed"),
+                 F.sum(F.when(F.col("reauthentication"), 1).otherwise(0))
+                 .alias("reauthentications"),
+                 F.countDistinct("peer").alias("peers"), F.countDistinct("run").alias("runs"))
+            .orderBy(F.col("failed").desc(), "listener", "mechanism", "user", "error_code",
+                     "reason"))
+
+
+def denied_requests(events: Any) -> Any:
+    F = _F()
+    return (events.where(F.col("kind") == DENIED)
+            .select("run", "principal", "api", "operation", "resource_type",
+                    F.coalesce("resource_name", F.lit(ANY_RESOURCE)).alias("resource_name"),
+                    "error_code", "client_id")
+            .groupBy("principal", "api", "operation", "resource_type", "resource_name",
+                     "error_code")
+            .agg(F.count(F.lit(1)).alias("denied"),
+                 F.countDistinct("client_id").alias("client_ids"),
+                 F.countDistinct("run").alias("runs"))
+            .orderBy("principal", F.col("denied").desc(), "api", "operation", "resource_type",
+                     "resource_name", "error_code"))
+
+
+def tables(events: Any, runs: Any = None) -> dict[str, list[dict]]:
+    """Both tables, collected (small: one row per distinct failure or denial). ``runs`` is
+    accepted for the job's common call and not needed."""
+    return {name: [r.asDict() for r in fn(events).collect()]
+            for name, fn in (("failed_logins", failed_logins),
+                             ("denied_requests", denied_requests))}
+
+
+# The same tables in DuckDB over tables ``failed`` (run, listener, mechanism, user, error_code,
+# reason, reauthentication, peer) and ``denied`` (run, principal, api, operation, resource_type,
+# resource_name, error_code, client_id): the tests check Spark's rows against these.
+DUCKDB_SQL = {
+    "failed_logins": """
+        SELECT listener, coalesce(mechanism, '') AS mechanism, coalesce("user", '') AS "user",
+               error_code, reason, count(*) AS failed,
+               sum(CASE WHEN reauthentication THEN 1 ELSE 0 END) AS reauthentications,
+               count(DISTINCT peer) AS peers, count(DISTINCT run) AS runs
+        FROM failed GROUP BY ALL
+        ORDER BY failed DESC, listener, mechanism, "user", error_code, reason""",
+    "denied_requests": f"""
+        SELECT principal, api, operation, resource_type,
+               coalesce(resource_name, '{ANY_RESOURCE}') AS resource_name, error_code,
+               count(*) AS denied, count(DISTINCT client_id) AS client_ids,
+               count(DISTINCT run) AS runs
+        FROM denied GROUP BY ALL
+        ORDER BY principal, denied DESC, api, operation, resource_type, resource_name,
+                 error_code""",
+}
+
+TITLES = {"failed_logins": "Failed logins (by listener, mechanism, user and reason)",
+          "denied_requests": "Denied requests by principal (API, ACL operation, resource)"}
+
+
+def _cell(column: str, value: Any) -> str:
+    if value is None:
+        return ""
+    if column == "error_code":
+        from ..errors import ErrorCode
+        try:
+            return html.escape(f"{ErrorCode(value).name} ({value})")
+        except ValueError:
+            return html.escape(str(value))  # -1: a TLS handshake, no Kafka code
+    return html.escape(str(value))
+
+
+def section(results: dict[str, list[dict]]) -> str:
+    """The page's "Authentication" section ('' when no login failed and nothing was denied)."""
+    if not any(results.get(name) for name in TITLES):
+        return ""
+    parts = ['<section id="authentication"><h2>Authentication and authorization</h2>']
+    for name, title in TITLES.items():
+        rows = results.get(name) or []
+        if not rows:
+            continue
+        cols = list(rows[0])
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+        body = "".join("<tr>" + "".join(f"<td>{_cell(c, r[c])}</td>" for c in cols) + "</tr>"
+                       for r in rows)
+        parts.append(f"<h3>{html.escape(title)}</h3><table class=\"folded\" "
+                     f"data-table=\"{name}\"><thead><tr>{head}</tr></thead>"
+                     f"<tbody>{body}</tbody></table>")
+    parts.append("</section>")
+    return "".join(parts)
