@@ -55,7 +55,7 @@ from .operations import ControlError
 
 ACTIONS = ("error", "delay", "close_before", "close_after", "blackhole", "throttle")
 SASL_AUTHENTICATE = 36
-# what the authenticator can do to a login (SaslAuthenticate has no throttle_time_ms)
+# what the authenticator can do to a login (security/sasl.py, broker/fault_actions.py)
 LOGIN_ACTIONS = ("error", "delay", "close_before", "close_after", "blackhole")
 MAX_VERSION = 0x7FFF  # an api version is an int16 on the wire
 
@@ -341,8 +341,10 @@ def rule_spec(*, action: str, api: str | int | None = None, min_version: int | N
             raise ControlError("listener must be a listener name such as SASL_PLAINTEXT")
         spec["listener"] = listener.strip().upper()
     if spec.get("api_key") == SASL_AUTHENTICATE and action not in LOGIN_ACTIONS:
-        raise ControlError(f"action {action} does not apply to SaslAuthenticate (it has no "
-                           f"throttle_time_ms): one of {', '.join(LOGIN_ACTIONS)}")
+        # a login is answered at the connection's door: it cannot be applied and then
+        # unanswered (close_after), and SaslAuthenticate has no throttle_time_ms (throttle)
+        raise ControlError(f"action {action} does not apply to SaslAuthenticate: one of "
+                           f"{', '.join(LOGIN_ACTIONS)}")
     if action == "error":
         if error is None:
             raise ControlError("action error needs error (a code name or number)")

@@ -74,6 +74,7 @@ def test_a_login_is_matched_only_by_rules_naming_sasl_authenticate():
     (dict(action="error", error=58, listener="  "), "listener name"),
     (dict(action="throttle", throttle_ms=5, api="SaslAuthenticate"), "does not apply to "
                                                                      "SaslAuthenticate"),
+    (dict(action="close_after", api=36), "does not apply to SaslAuthenticate"),
 ])
 def test_bad_auth_rules_are_refused_and_nothing_is_added(spec, problem):
     broker = FakeBroker()
