@@ -56,7 +56,7 @@ from .operations import ControlError
 ACTIONS = ("error", "delay", "close_before", "close_after", "blackhole", "throttle")
 SASL_AUTHENTICATE = 36
 # what the authenticator can do to a login (security/sasl.py, broker/fault_actions.py)
-LOGIN_ACTIONS = ("error", "delay", "close_before", "close_after", "blackhole")
+LOGIN_ACTIONS = ("error", "delay", "close_before", "blackhole")
 MAX_VERSION = 0x7FFF  # an api version is an int16 on the wire
 
 def api_key_of(api: str | int) -> int:
