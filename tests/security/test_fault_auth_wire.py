@@ -5,6 +5,9 @@ a rule for every request of a principal leaves that principal's login alone."""
 
 from __future__ import annotations
 
+import trio
+import trio.testing
+
 from kafka_emu.control.faults import rule_spec, rules_of
 
 from . import wire
@@ -97,3 +100,16 @@ async def test_a_rule_for_every_request_of_alice_leaves_her_login_alone(start_br
     assert await conn.closed()  # ... and her first request meets the rule
     bob, _ = await authed(bound, user="bob", password="pw")
     await metadata_works(bob)
+
+
+async def test_blackhole_never_answers_and_the_client_closing_frees_it(start_broker):
+    bound = await start_broker(USERS)
+    rule = add(bound.broker, action="blackhole", api="SaslAuthenticate", principal="User:alice")
+    conn = await login(bound, "alice", "secret")
+    bob, _ = await authed(bound, user="bob", password="pw")  # the broker serves others meanwhile
+    await metadata_works(bob)
+    await trio.testing.wait_all_tasks_blocked()  # (alice's login has reached the broker)
+    assert rules_of(bound.broker).rules[rule].fired == 1
+    await conn.stream.aclose()  # the parked login is forgotten, the connection closed
+    again, _ = await authed(bound)
+    await metadata_works(again)
