@@ -578,7 +578,7 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
     if emit is not None:
         # RequestHandled as a row (event_rows.py): the same fields, without building the object
         observation.mark = done = perf_now()
-        if (type(request) in observation.by_frame and started is not None
+        if (version <= observation.by_frame.get(type(request), -1) and started is not None
                 and fault is None):  # (a Heartbeat, a commit, traced alone: frame_rows.py)
             data = encode_response(api, version, correlation_id, response)
             if len(data) + len(frame) <= FRAME_RECORD_LIMIT:

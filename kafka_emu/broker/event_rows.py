@@ -92,9 +92,10 @@ REQUEST_REFS = "RequestHandled/refs"
 REPLY_REFS = sys.intern("ReplyEmitted/refs")
 # request classes recorded by reference (filled as ``request_row_maker`` meets them)
 BY_REFERENCE: set[type] = set()
-# request classes recorded by their frames: those, and those whose arrays the row reads from
-# the frames as well as from the objects (``_by_frame``: OffsetCommit, ...)
-BY_FRAME: set[type] = set()
+# request classes recorded by their frames -> the newest version that may be: those, and those
+# whose arrays the row reads from the frames as well as from the objects (``_by_frame``:
+# OffsetCommit below v10, which names topics by id, ...)
+BY_FRAME: dict[type, int] = {}
 # RequestHandled by its frames, for sinks that take them (``subscribe(frames=True)``), where the
 # request path would record by reference and no fault rule acted on the request: ``(REQUEST_FRAME,
 # frame, response_frame, started, done, at, connection_id, peer, client_software_name,
@@ -134,7 +135,7 @@ def _by_reference(request_cls: type, response_cls: type) -> bool:
             and not _struct_arrays(request_cls) and not _struct_arrays(response_cls))
 
 
-def _by_frame(request_cls: type, response_cls: type) -> bool:
+def _by_frame(request_cls: type, response_cls: type, version: int | None = None) -> bool:
     """Whether the row can be made from the two frames, decoded, in another process: the row's
     partitions and per-partition errors are read from the arrays of both by the same walk, so
     arrays are fine, unless the request names topics by id (``request_partitions`` asks the
@@ -142,11 +143,37 @@ def _by_frame(request_cls: type, response_cls: type) -> bool:
     are large, and a Fetch answer is written in parts). A field the row reads that a version
     does not carry would be lost: tests/trace/test_trace_frames_arrays.py decodes every
     (API, version) so recorded against the row the request path makes."""
+    limit = _frame_limit(request_cls, response_cls)
+    return limit >= 0 if version is None else version <= limit
+
+
+_ANY_VERSION = 1 << 15
+
+
+def _frame_limit(request_cls: type, response_cls: type) -> int:
+    """The newest version ``_by_frame`` holds for (-1: none): topic ids arrived in a later
+    version of some requests (OffsetCommit and OffsetFetch v10, Produce v13)."""
     if not (attrs.has(request_cls) and attrs.has(response_cls)):
-        return False
-    return (_by_reference(request_cls, response_cls)
-            or not (_names(request_cls, ("topic_id",)) or _holds_records(request_cls)
-                    or _holds_records(response_cls)))
+        return -1
+    if _by_reference(request_cls, response_cls):
+        return _ANY_VERSION
+    if _holds_records(request_cls) or _holds_records(response_cls):
+        return -1
+    ids_from = _first_version_of(request_cls, "topic_id")
+    return _ANY_VERSION if ids_from is None else ids_from - 1
+
+
+def _first_version_of(cls: type, name: str) -> int | None:
+    """The lowest version in which a field of ``cls`` or of a struct in it is named ``name``."""
+    found = []
+    for spec in fields_of(cls):
+        if spec.name == name:
+            found.append(spec.versions.lo)
+        elif isinstance(spec.type, Array) and isinstance(spec.type.element, type):
+            inner = _first_version_of(spec.type.element, name)
+            if inner is not None:
+                found.append(max(inner, spec.versions.lo))
+    return min(found, default=None)
 
 
 def _no_topic_id(topic_id: Any) -> Any:
@@ -349,8 +376,9 @@ def request_row_maker(request_cls: type, response_cls: type) -> Callable[..., tu
         make = makers[response_cls] = _facts_reader(request_cls, response_cls, whole_row=True)
         if _by_reference(request_cls, response_cls):
             BY_REFERENCE.add(request_cls)
-        if _by_frame(request_cls, response_cls):
-            BY_FRAME.add(request_cls)
+        limit = _frame_limit(request_cls, response_cls)
+        if limit >= 0:
+            BY_FRAME[request_cls] = limit
     return make
 
 

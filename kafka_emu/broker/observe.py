@@ -26,6 +26,7 @@ from .event_rows import BY_FRAME, BY_REFERENCE, as_event
 
 Sink = Callable[[Any], None]
 _NOTHING: frozenset[type] = frozenset()  # what a sink that takes no references or frames gets
+_NO_FRAMES: dict[type, int] = {}  # (never written: by_frame's value when no sink takes frames)
 
 
 class Observation:
@@ -49,7 +50,7 @@ class Observation:
         self.all_refs = False
         # The same classes, recorded by their frames instead (``REQUEST_FRAME``), while every
         # sink takes such records (the trace writer alone); none otherwise.
-        self.by_frame: set[type] | frozenset[type] = _NOTHING
+        self.by_frame: dict[type, int] = _NO_FRAMES  # request class -> newest version by frames
         self._pending: list = []  # deferred events (see ``deliver_deferred``)
         # When the request being served started (perf_now): the request path keeps it here,
         # one clock reading per observed request (broker/connection.py); None while the batch
@@ -111,7 +112,7 @@ class Observation:
         self.all_refs = bool(self._sinks) and all(e[3] for e in self._sinks)
         self.by_reference = BY_REFERENCE if self.all_refs else _NOTHING
         self.by_frame = (BY_FRAME if self._sinks and all(e[5] for e in self._sinks)
-                         else _NOTHING)
+                         else _NO_FRAMES)
         self.replies = any(e[4] for e in self._sinks)
         held_emit = None
         if self._deferring and row_sinks and not object_sinks:

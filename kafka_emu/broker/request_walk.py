@@ -81,6 +81,9 @@ def _walk_request(struct: Any, topic: str | None, lookup_id, found: list) -> Non
             item_topic = getattr(item, "name", None) or getattr(item, "topic", None)
             if not isinstance(item_topic, str) or not item_topic:
                 topic_id = getattr(item, "topic_id", None)
+                if topic_id is not None and not topic_id.int:
+                    # the zero id: a version before ids (OffsetCommit v0-9, ...) or none given
+                    topic_id = None
                 info = lookup_id(topic_id) if topic_id is not None else None
                 item_topic = info.name if info is not None else (
                     str(topic_id) if topic_id is not None else topic)

@@ -38,7 +38,7 @@ from test_trace_writer import only_file, read_trace
 
 COMMIT = BY_NAME["OffsetCommit"]
 WITH_ARRAYS = [(api, version) for api in APIS.values() for version in api.valid
-               if _by_frame(api.request, api.response)
+               if _by_frame(api.request, api.response, version)
                and not _by_reference(api.request, api.response)]
 
 
@@ -46,7 +46,12 @@ def test_what_is_recorded_by_its_frames():
     names = {api.name for api, _ in WITH_ARRAYS}
     assert {"OffsetCommit", "OffsetFetch", "LeaveGroup", "ListOffsets"} <= names
     # by topic id (the server resolves the names) or carrying records: rows, as before
-    assert not names & {"Metadata", "Fetch", "Produce", "ConsumerGroupHeartbeat"}
+    assert not names & {"Fetch", "Produce", "ConsumerGroupHeartbeat"}
+    by_frames = {(api.name, version) for api, version in WITH_ARRAYS}
+    # per version: OffsetCommit / OffsetFetch name topics by id from v10, Metadata from v10
+    assert ("OffsetCommit", 9) in by_frames and ("OffsetCommit", 10) not in by_frames
+    assert ("OffsetFetch", 9) in by_frames and ("OffsetFetch", 10) not in by_frames
+    assert not {("Metadata", v) for v in range(10, 14)} & by_frames
 
 
 @pytest.mark.parametrize(("api", "version"), WITH_ARRAYS,
