@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 
-import httpx
 import pytest
 
 from kafka_emu.cli import main
