@@ -84,7 +84,9 @@ for _mode in ("clean", "hard"):
     for _target in ("clients", "brokers"):
         for _order in (False, True):
             _name = f"txn_{_mode}_bounce_{_target}" + ("_ordered" if _order else "")
+            # broker bounces wait for the copiers' progress: a longer copy keeps them inside it
             _add(name=_name, bounce=_target, clean=_mode == "clean", check_order=_order,
+                 seed=SEED * 3 if _target == "brokers" else SEED,
                  kafka_test=f"TransactionsTest.test_transactions(failure_mode={_mode}_bounce, "
                             f"bounce_target={_target}, check_order={_order}, "
                             "use_group_metadata=True)",
