@@ -90,10 +90,12 @@ for _mode in ("clean", "hard"):
                  kafka_test=f"TransactionsTest.test_transactions(failure_mode={_mode}_bounce, "
                             f"bounce_target={_target}, check_order={_order}, "
                             "use_group_metadata=True)",
-                 summary=f"{'SIGTERM' if _mode == 'clean' else 'SIGKILL'} "
-                         f"{'each copier' if _target == 'clients' else 'each broker in turn'}"
-                         f"{', one partition in and out (order kept)' if _order else ''}; "
-                         "read_committed sees every record once")
+                 summary=(f"{'SIGTERM' if _mode == 'clean' else 'SIGKILL'} each copier"
+                          if _target == "clients" else
+                          "stop each of three brokers in turn and start it "
+                          + ("at once" if _mode == "clean" else "after 2 s down"))
+                         + (", one partition in and out (order kept)" if _order else "")
+                         + "; read_committed sees every record once")
 _add(name="txn_hard_bounce_clients_group_id", bounce="clients", clean=False,
      use_group_metadata=False,
      kafka_test="TransactionsTest.test_transactions(failure_mode=hard_bounce, bounce_target="
@@ -200,11 +202,22 @@ def copier_command(name: str | None, command: str | None
     return name, COPIERS[name], version
 
 
+def markdown() -> str:
+    """The catalogue as the README's table (``--transactions --list --markdown``)."""
+    rows = ["| scenario | what it checks | Kafka's test |", "| --- | --- | --- |"]
+    rows += [f"| `{sc.name}` | {sc.summary} | `{sc.kafka_test}` |"
+             for sc in TXN_CATALOGUE.values()]
+    return "\n".join(rows)
+
+
 def run_cli(args) -> int:
     """``kafka-emu conformance --transactions``: the transactions catalogue against a built-in
     copier (``--client``) or an external one (``--copier CMD``); the same lines, summary,
     JUnit XML and exit codes as the consumer catalogue."""
     from . import runner
+    if args.list and getattr(args, "markdown", False):
+        print(markdown())
+        return 0
     if args.list:
         for sc in TXN_CATALOGUE.values():
             print(f"{sc.name:50} {sc.summary}\n{'':50} from {sc.kafka_test}")

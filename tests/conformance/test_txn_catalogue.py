@@ -65,6 +65,13 @@ def test_cli_lists_the_transactions_catalogue(capsys):
     assert "TransactionsTest.test_transactions" in out
 
 
+def test_cli_prints_the_catalogue_as_a_markdown_table(capsys):
+    assert main(["conformance", "--transactions", "--list", "--markdown"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("| scenario |") and len(lines) == 2 + len(TXN_CATALOGUE)
+    assert all(f"| `{name}` |" in "\n".join(lines) for name in TXN_CATALOGUE)
+
+
 def test_cli_refuses_unknown_scenarios_and_copiers(capsys):
     assert main(["conformance", "--transactions", "--scenario", "nope"]) == 2
     assert main(["conformance", "--transactions", "--client", "kafkajs"]) == 2
