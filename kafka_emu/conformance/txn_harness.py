@@ -50,6 +50,7 @@ class TxnHarness:
         self.concurrent: list[str] | None = None
         self.last_outputs: list[str] = []  # what the verifying consumer read
         self.bounces_while_copying = 0
+        self.server_events: list[dict[str, Any]] | None = None  # read once the copy is done
         self._stop_reading = threading.Event()
         self._reader: threading.Thread | None = None
 
@@ -179,6 +180,11 @@ class TxnHarness:
             self._reader.join(10)
 
     # -- verification --------------------------------------------------------------------------
+    def read_server_events(self) -> None:
+        self.server_events = [
+            {k: e.get(k) for k in ("type", "at_ms", "transactional_id", "committed", "cause")}
+            for e in self.emu.timeline(types=["TransactionBegun", "TransactionEnded"])]
+
     def start_concurrent_reader(self) -> None:
         self.concurrent = []
         self._reader = threading.Thread(target=read_committed, daemon=True,
@@ -216,7 +222,7 @@ class TxnHarness:
                 "inputs": {str(p): v for p, v in self.inputs.items()}, "outputs": outputs,
                 "concurrent": self.concurrent,
                 "copier_partitions": {t: int(t.rsplit("-", 1)[1]) for t in self.copier_ids()},
-                "copiers": copiers}
+                "copiers": copiers, "server": self.server_events}
 
 
 def read_committed(bootstrap: str, partitions: int, into: list[str],

@@ -128,6 +128,7 @@ def copy_transactionally(h: TxnHarness) -> list[Violation]:
     h.wait_until("the concurrent consumer to read every record",
                  lambda: len(h.concurrent or ()) >= total)
     outputs = h.last_outputs = h.read_all(total)
+    h.read_server_events()
     h._stop_reading.set()
     if h._reader is not None:
         h._reader.join(10)

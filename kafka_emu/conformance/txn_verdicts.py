@@ -13,7 +13,8 @@ A *recording* (what the runner writes beside a failed run, and what the tests ha
 JSON object: ``inputs`` (input partition -> values in offset order), ``outputs`` and
 ``concurrent`` (values as each consumer read them, ``concurrent`` null when not run),
 ``copiers`` (transactional id -> ``[life, event]`` pairs, ``input_partition`` per copier in
-``copier_partitions``), ``check_order``, ``group_mode`` (subscribed copiers: the bound on a
+``copier_partitions``), ``server`` (the emulator's TransactionBegun / TransactionEnded
+events, null when not read), ``check_order``, ``group_mode`` (subscribed copiers: the bound on a
 copier's commits is the whole input). :func:`judge` reads one.
 """
 
@@ -38,6 +39,10 @@ RULES = {
                      "tested nothing)",
     "copier-overcount": "the copier's lives committed more records than its input partition "
                         "holds (a copy committed twice)",
+    "txn-left-open": "the emulator's timeline: a transaction begun and never ended once every "
+                     "copier finished (a hanging transaction holds the LSO back)",
+    "txn-unpaired": "the emulator's timeline: a transaction ended that had not begun, or began "
+                    "twice without ending",
 }
 
 
@@ -103,6 +108,27 @@ def copier_rules(copier: str, lives: Sequence[tuple[int, Mapping[str, Any]]],
     return out
 
 
+def transaction_events(events: Iterable[Mapping[str, Any]]) -> list[Violation]:
+    """The server side: the timeline's TransactionBegun / TransactionEnded, in order, pair up
+    per transactional id, and none is left open at the end."""
+    out: list[Violation] = []
+    open_since: dict[str, Any] = {}
+    for e in events:
+        tid = e.get("transactional_id")
+        if e.get("type") == "TransactionBegun":
+            if tid in open_since:
+                out.append(Violation("txn-unpaired", f"{tid} began again at {e.get('at_ms')} "
+                                     f"without ending the one begun at {open_since[tid]}"))
+            open_since[tid] = e.get("at_ms")
+        elif e.get("type") == "TransactionEnded":
+            if open_since.pop(tid, None) is None:
+                out.append(Violation("txn-unpaired", f"{tid} ended at {e.get('at_ms')} "
+                                     f"({e.get('cause')}) with no transaction begun"))
+    out += [Violation("txn-left-open", f"{tid}'s transaction begun at {at} never ended")
+            for tid, at in sorted(open_since.items())]
+    return out
+
+
 def judge(rec: Mapping[str, Any]) -> list[Violation]:
     """Every rule on a recording (see the module doc)."""
     parts = {int(p): list(v) for p, v in rec["inputs"].items()}
@@ -119,4 +145,6 @@ def judge(rec: Mapping[str, Any]) -> list[Violation]:
         # subscribed copiers share every partition: bound each by the whole input
         count = len(inputs) if group_mode else len(parts.get(int(where.get(copier, 0)), []))
         out += copier_rules(copier, [(int(life), ev) for life, ev in lives], count)
+    if rec.get("server") is not None:
+        out += transaction_events(rec["server"])
     return out

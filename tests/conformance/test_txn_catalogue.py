@@ -8,13 +8,14 @@ consumer catalogue does.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import pytest
 
 from kafka_emu.cli import main
-from kafka_emu.conformance import runner, txn_scenarios
+from kafka_emu.conformance import runner, txn_scenarios, txn_verdicts
 from kafka_emu.conformance.txn_scenarios import COPIERS, TXN_CATALOGUE, run_txn_scenario
 
 pytest.importorskip("confluent_kafka")
@@ -45,8 +46,10 @@ def test_a_copier_without_offsets_in_its_transactions_fails(tmp_path):
     rules = {v.rule for v in result.violations}
     assert {"txn-duplicate", "copier-overcount"} <= rules, result.reason
     assert "txn-lost" not in rules
-    # the failed run's recording is left for txn_verdicts.judge
-    assert (tmp_path / "txn_clean_bounce_clients" / "recording.json").exists()
+    # the failed run's recording is left for txn_verdicts.judge, the emulator's events in it
+    rec = json.loads((tmp_path / "txn_clean_bounce_clients" / "recording.json").read_text())
+    assert {e["type"] for e in rec["server"]} == {"TransactionBegun", "TransactionEnded"}
+    assert {v.rule for v in txn_verdicts.judge(rec)} == rules
 
 
 def test_a_bounce_after_the_copy_is_a_failure_not_a_pass(tmp_path, monkeypatch):
