@@ -34,6 +34,7 @@ from .clients import ClientSpec
 from .harness import (
     BROKER_SETTINGS,
     CONSUMER_PROTOCOL_SETTINGS,
+    HEARTBEAT_MS,
     Harness,
     ScenarioFailed,
     ScenarioSkipped,
@@ -108,7 +109,10 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
         "trace_dir": str(trace_dir),
         "trace_labels": {"suite": "conformance", "scenario": sc.name, "client": client.name,
                          "client_version": client.library_version or "",
-                         "group_protocol": group_protocol}}
+                         "group_protocol": group_protocol,
+                         # the interval the kit configures its clients with, so the report does
+                         # not flag as too fast what the kit itself asked for
+                         "heartbeat.interval.ms": str(HEARTBEAT_MS)}}
     violations: list[Violation] = []
     reason = ""
     skipped = None
