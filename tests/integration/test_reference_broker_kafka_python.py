@@ -18,9 +18,7 @@ REFERENCE = (4, 3)
 
 # Keys kafka-emu serves at another range than the reference release, each for a reason the
 # README lists; the range test below must not silently accept any other difference.
-OWN_RANGES: dict[int, tuple[int, int]] = {
-    66: (0, 1),  # ListTransactions v2 (KIP-1152 duration filter) belongs to the transactions work
-}
+OWN_RANGES: dict[int, tuple[int, int]] = {}
 
 
 def test_kafka_python_calls_the_emulator_the_reference_release(kafka_emu_factory):

@@ -220,6 +220,26 @@ async def test_describe_and_list_transactions(start_broker):
     assert listing(long_) == set()
 
 
+async def test_list_transactions_v2_filters_by_a_whole_match_of_the_id_pattern(start_broker):
+    bound, wire = await connect(start_broker)
+    for tid in ("orders-1", "orders-2", "payments-1", "xorders-3"):
+        await init(wire, tid)
+
+    async def ids(pattern):
+        resp = await call(wire, kpa.ListTransactionsRequest(
+            state_filters=[], producer_id_filters=[], duration_filter=-1,
+            transactional_id_pattern=pattern), 2, kpa.ListTransactionsResponse)
+        return resp.error_code, sorted(s.transactional_id for s in resp.transaction_states)
+
+    assert await ids("orders-.*") == (E.NONE, ["orders-1", "orders-2"])  # whole id, not a find
+    assert await ids(".*-1") == (E.NONE, ["orders-1", "payments-1"])
+    assert await ids(None) == (E.NONE, ["orders-1", "orders-2", "payments-1", "xorders-3"])
+    assert await ids("") == (E.NONE, ["orders-1", "orders-2", "payments-1", "xorders-3"])
+    assert await ids("orders-(") == (E.INVALID_REGULAR_EXPRESSION, [])
+    # a pattern that backtracks for ever in a backtracking engine answers at once here
+    assert await ids("(a*)*b") == (E.NONE, [])
+
+
 @pytest.mark.parametrize("version", range(1, 7))
 async def test_find_coordinator_for_a_transactional_id(start_broker, version):
     bound, wire = await connect(start_broker)

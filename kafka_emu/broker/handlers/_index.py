@@ -46,7 +46,7 @@ INDEX: dict[int, tuple[str, str]] = {
     60: ('describe_cluster', '0-2'),
     61: ('describe_producers', '0'),
     65: ('describe_transactions', '0'),
-    66: ('list_transactions', '0-1'),
+    66: ('list_transactions', '0-2'),
     68: ('consumer_group_heartbeat', '0-1'),
     69: ('consumer_group_describe', '0-1'),
     74: ('list_config_resources', '0-1'),

@@ -46,7 +46,7 @@ INDEX: dict[int, tuple[str, str, str, str]] = {
     60: ('DescribeCluster', 'describe_cluster', '0-2', '0+'),
     61: ('DescribeProducers', 'describe_producers', '0', '0+'),
     65: ('DescribeTransactions', 'describe_transactions', '0', '0+'),
-    66: ('ListTransactions', 'list_transactions', '0-1', '0+'),
+    66: ('ListTransactions', 'list_transactions', '0-2', '0+'),
     68: ('ConsumerGroupHeartbeat', 'consumer_group_heartbeat', '0-1', '0+'),
     69: ('ConsumerGroupDescribe', 'consumer_group_describe', '0-1', '0+'),
     74: ('ListConfigResources', 'list_config_resources', '0-1', '0+'),
