@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from . import matrix
+from . import auth, matrix, share, transactions
 from .page_js import CSS, JS
 
 ERROR_NAMES = {
@@ -316,6 +316,7 @@ def render(results: dict[str, list], *, worst_runs: list[str], sources: list[str
                     table_id="violations", view=True),
              "<h2>Conformance</h2>", _conformance_matrix(results["conformance"]),
              matrix.section(matrix.load(sources)),  # `conformance --matrix` summaries
+             transactions.section(results), share.section(results), auth.section(results),
              "<h2>Runs</h2>",
              _table([r | {"started (UTC)": _when(r["started_ms"]),
                           "events lost by the writer": lost.get(r["run"])}

@@ -25,7 +25,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from . import analyses, onepass, violations
+from . import analyses, auth, onepass, share, transactions, violations
 from .load import Traces, load
 from .spark import server_gone
 
@@ -58,7 +58,24 @@ def tables(t: Traces, counts: Any) -> dict[str, Any]:
         "rebalance_percentiles": analyses.rebalance_percentiles(reb),
         "violations": violations.violations(t),
         "conformance": analyses.conformance(t),
+        # transactions, share groups, logins and denials: modules of their own, DataFrames here
+        **transactions.frames(t.events, t.runs),
+        **_share_frames(t),
+        "failed_logins": auth.failed_logins(t.events),
+        "denied_requests": auth.denied_requests(t.events),
     }
+
+
+def _share_frames(t: Traces) -> dict[str, Any]:
+    from pyspark.sql import functions as F
+    # share.changed names a holder's client id from request_handled rows, which the traces
+    # keep apart (t.requests): the members' requests join the events for it
+    members = t.requests.where(F.col("member_id").isNotNull()).select(
+        F.lit("request_handled").alias("kind"), "run", "group_id", "member_id", "client_id")
+    rows = share.changed(t.events.unionByName(members, allowMissingColumns=True), t.runs)
+    return {"share_redeliveries": share.redeliveries(rows),
+            "share_poison_by_topic": share.poison_by_topic(rows),
+            "share_poison_records": share.poison_records(rows)}
 
 
 def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: str | None = None,
@@ -98,7 +115,9 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
 
 
 TABLES = ("runs", "client_matrix", "api_versions", "client_errors", "rebalances",
-          "rebalance_percentiles", "violations", "conformance")
+          "rebalance_percentiles", "violations", "conformance", "transactions_per_client",
+          "transaction_abort_causes", "transaction_commit_percentiles", "share_redeliveries",
+          "share_poison_by_topic", "share_poison_records", "failed_logins", "denied_requests")
 
 
 class Stages:

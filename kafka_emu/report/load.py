@@ -66,6 +66,12 @@ EVENT_COLUMNS = (
     "member_id", "generation_id", "new", "generation", "members", "offsets", "protocol_type",
     "assignments", "metadata", "topic_partitions", "scenario", "client", "client_version",
     "verdict", "dropped", "action", "old", "leader", "api",
+    # transaction_ended (transactions.py), share_records_changed (share.py), logins and
+    # denials (auth.py); client_id, a request column, comes top-level as the others do
+    "transactional_id", "committed", "cause", "duration_ms",
+    "topic", "partition", "first_offset", "last_offset", "delivery_count", "ack_type",
+    "listener", "mechanism", "user", "reauthentication", "error_code", "peer", "principal",
+    "operation", "resource_type", "resource_name", "client_id",
 )
 RUN_COLUMNS = ("emu_version", "labels", "broker_api_versions")  # of run_start lines
 # why a line was dropped (the readers give the first three; a line with no kind or run is

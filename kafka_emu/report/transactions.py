@@ -24,6 +24,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from .load import ordered
+
 KIND = "transaction_ended"
 COLUMNS = ("transactional_id", "committed", "cause", "duration_ms")
 ACCURACY = 10000
@@ -52,46 +54,50 @@ def _commit_ms() -> Any:
 def per_client(ended_df: Any) -> Any:
     F = _F()
     q = F.percentile_approx(_commit_ms(), [0.5, 0.95], ACCURACY)
-    return (ended_df.groupBy("client", "transactional_id")
+    return ordered(ended_df.groupBy("client", "transactional_id")
             .agg(F.count(F.lit(1)).alias("transactions"),
                  F.sum(F.when(F.col("committed"), 1).otherwise(0)).alias("committed"),
                  F.sum(F.when(F.col("committed"), 0).otherwise(1)).alias("aborted"),
                  q.alias("q"), F.max(_commit_ms()).alias("max_commit_ms"))
             .select("client", "transactional_id", "transactions", "committed", "aborted",
                     F.col("q")[0].alias("p50_commit_ms"), F.col("q")[1].alias("p95_commit_ms"),
-                    "max_commit_ms")
-            .orderBy("client", "transactional_id"))
+                    "max_commit_ms"), "client", "transactional_id")
 
 
 def abort_causes(ended_df: Any) -> Any:
     F = _F()
-    return (ended_df.where(~F.col("committed"))
-            .groupBy("cause")
-            .agg(F.count(F.lit(1)).alias("aborted"),
-                 F.countDistinct("transactional_id").alias("transactional_ids"),
-                 F.countDistinct("run").alias("runs"))
-            .orderBy(F.col("aborted").desc(), "cause"))
+    return ordered(ended_df.where(~F.col("committed"))
+                   .groupBy("cause")
+                   .agg(F.count(F.lit(1)).alias("aborted"),
+                        F.countDistinct("transactional_id").alias("transactional_ids"),
+                        F.countDistinct("run").alias("runs")),
+                   F.col("aborted").desc(), "cause")
 
 
 def commit_percentiles(ended_df: Any) -> Any:
     F = _F()
     q = F.percentile_approx("duration_ms", [0.5, 0.95, 0.99], ACCURACY)
-    return (ended_df.where(F.col("committed") & (F.col("duration_ms") >= 0))
-            .groupBy("client")
-            .agg(F.count(F.lit(1)).alias("committed"), q.alias("q"),
-                 F.max("duration_ms").alias("max_ms"))
-            .select("client", "committed", F.col("q")[0].alias("p50_ms"),
-                    F.col("q")[1].alias("p95_ms"), F.col("q")[2].alias("p99_ms"), "max_ms")
-            .orderBy("client"))
+    return ordered(ended_df.where(F.col("committed") & (F.col("duration_ms") >= 0))
+                   .groupBy("client")
+                   .agg(F.count(F.lit(1)).alias("committed"), q.alias("q"),
+                        F.max("duration_ms").alias("max_ms"))
+                   .select("client", "committed", F.col("q")[0].alias("p50_ms"),
+                           F.col("q")[1].alias("p95_ms"), F.col("q")[2].alias("p99_ms"),
+                           "max_ms"), "client")
+
+
+def frames(events: Any, runs: Any) -> dict[str, Any]:
+    """The three tables as DataFrames (what job.tables() adds to the report's)."""
+    e = ended(events, runs)
+    return {"transactions_per_client": per_client(e),
+            "transaction_abort_causes": abort_causes(e),
+            "transaction_commit_percentiles": commit_percentiles(e)}
 
 
 def tables(events: Any, runs: Any) -> dict[str, list[dict]]:
     """The three tables, collected (small: one row per id, cause or client)."""
-    e = ended(events, runs)
-    return {name: [r.asDict() for r in fn(e).collect()]
-            for name, fn in (("transactions_per_client", per_client),
-                             ("transaction_abort_causes", abort_causes),
-                             ("transaction_commit_percentiles", commit_percentiles))}
+    return {name: [r.asDict() for r in df.collect()]
+            for name, df in frames(events, runs).items()}
 
 
 # The same tables in DuckDB over a table ``ended`` (run, client, transactional_id, committed,

@@ -138,3 +138,11 @@ def test_a_transactions_conformance_run_reads_into_the_tables(spark, tmp_path, c
     assert all(r["client"] == "confluent-kafka" and r["committed"] > 0 for r in rows.values())
     assert {r["cause"] for r in tables["transaction_abort_causes"]} <= {"timeout", "fenced"}
     assert tables == _duckdb_tables(tmp_path)
+    # and the report job itself: the same rows in its results, the section on its page
+    from kafka_emu.report import job
+    out = tmp_path / "report"
+    results = job.run(spark, _trace_files(tmp_path), out)
+    for name, rows in tables.items():
+        assert results[name] == rows, name
+    page = (out / "report.html").read_text()
+    assert '<section id="transactions">' in page and "copier-0" in page
