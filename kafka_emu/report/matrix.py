@@ -85,6 +85,9 @@ def _cell(base: str, c: dict | None) -> str:
     verdict = str(c.get("verdict", ""))
     reason = str(c.get("reason") or "")
     first = reason.splitlines()[0] if reason else ""
+    if first.startswith("known ") and " -- " in first:
+        # "known X bug: <evidence> -- <what broke>": what broke on the page, the evidence on hover
+        first = f"{first.split(':', 1)[0]} (hover for it): {first.split(' -- ', 1)[1]}"
     shown = first if len(first) <= REASON_CHARS else first[:REASON_CHARS] + "..."
     bits = [f"<b>{html.escape(verdict)}</b>"]
     if verdict != "pass" and shown:

@@ -125,3 +125,15 @@ def test_the_report_page_carries_the_matrix_found_under_its_inputs(tmp_path):
     assert "overlapping-assignment: [c3] group_consumption-topic-2" in page
     assert "Conformance matrix" not in page_html.render(
         large_results(rebalances=30, timeline=30), worst_runs=[], sources=[str(tmp_path / "x")])
+
+
+def test_a_known_bug_cell_shows_what_broke_and_keeps_the_evidence_on_hover():
+    cell = {**RECORDED[0], "reason": "known aiokafka bug: a long story of evidence -- "
+            "consumed-behind-commit: [c1] t-0: consumed from 135, but 140 was already committed"}
+    parsed = _Cells()
+    parsed.feed(matrix.section([{**cell, "base": "/m"}]))
+    red = parsed.cells[1]
+    assert red["text"].startswith("fail")
+    assert "known aiokafka bug (hover for it): consumed-behind-commit: [c1]" in red["text"]
+    assert "long story" not in red["text"]
+    assert "long story of evidence" in matrix.section([{**cell, "base": "/m"}])  # the title
