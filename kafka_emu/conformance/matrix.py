@@ -266,8 +266,10 @@ def table(cells: list[dict]) -> str:
         lines.append(f"  {c}: {why}")
     for x in cells:
         if x["verdict"] == "fail":
-            lines.append(f"  FAIL {x['scenario']} on {x['column']}: "
-                         f"{x['reason'].splitlines()[0][:300]}")
+            first = x["reason"].splitlines()[0] if x["reason"] else ""
+            if first.startswith("known ") and " -- " in first:  # the bug's label, what broke
+                first = f"{first.split(':', 1)[0]}: {first.split(' -- ', 1)[1]}"
+            lines.append(f"  FAIL {x['scenario']} on {x['column']}: {first[:300]}")
     return "\n".join(lines)
 
 
