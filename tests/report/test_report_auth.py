@@ -132,3 +132,14 @@ def test_section_renders_both_tables_and_nothing_without_failures(tables):
     assert page.count("<table") == 2 and "bob is locked out" in page
     assert "SASL_AUTHENTICATION_FAILED (58)" in page and "TOPIC_AUTHORIZATION_FAILED (29)" in page
     assert auth.section({name: [] for name in tables}) == ""
+
+
+def test_the_report_job_gives_the_same_rows_and_draws_the_section(spark, trace, tables,
+                                                                   tmp_path):
+    from kafka_emu.report import job
+    out = tmp_path / "report"
+    results = job.run(spark, _trace_files(trace[0]), out)
+    for name, rows in tables.items():
+        assert results[name] == rows, name
+    page = (out / "report.html").read_text()
+    assert '<section id="authentication">' in page and "bob is locked out" in page
