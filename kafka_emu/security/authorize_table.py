@@ -217,6 +217,8 @@ TABLE: dict[str, tuple[Whole | Split | After, ...]] = {
     "AlterConfigs": (Split("resources", config_resource(Op.ALTER_CONFIGS)),),
     "IncrementalAlterConfigs": (Split("resources", config_resource(Op.ALTER_CONFIGS)),),
     "DescribeLogDirs": (Whole(cluster(Op.DESCRIBE)),),
+    # KIP-1142: listing config resources of any type needs DESCRIBE_CONFIGS on the cluster
+    "ListConfigResources": (Whole(cluster(Op.DESCRIBE_CONFIGS)),),
     "CreatePartitions": (Split("topics", topic(Op.ALTER)),),
     "DeleteGroups": (Split("groups_names", groups(Op.DELETE)),),
     "ElectLeaders": (Whole(cluster(Op.ALTER)),),
