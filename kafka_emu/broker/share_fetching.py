@@ -59,16 +59,18 @@ class ShareFetching:
         broker.coordinator.track_share_departures()
 
     def drain_departures(self) -> None:
-        """Release what departed members hold; forget deleted groups' share-partitions (Kafka's
-        ShareGroupListener: onMemberLeave / onGroupEmpty)."""
+        """Forget deleted groups' share-partitions. A member leaving or fenced by the group
+        coordinator changes nothing here: in Kafka the coordinator never reaches the share
+        sessions, which end with the client's final epoch or its connection (ShareSessionCache,
+        whose end of a session is what notifies ShareGroupListener.onMemberLeave and releases
+        the records). librdkafka's close sends its leave heartbeat before its final
+        acknowledgements, and those must still find the session."""
         coordinator = self.broker.__dict__.get("coordinator")
         if coordinator is None:
             return
         for group_id, member_id, _ in coordinator.take_share_departures():
             if member_id is None:
                 self.delivery.group_deleted(group_id)
-            else:
-                self.member_left(group_id, member_id)
 
     # -- events and wake-ups -----------------------------------------------------------------
     def publish(self, events) -> None:

@@ -339,11 +339,14 @@ async def test_max_records_ends_on_a_batch_boundary_and_max_bytes_holds(start):
     assert only_partition(await a.fetch(2, max_bytes=1))["acquired"] == [(3, 4, 1)]
 
 
-async def test_a_member_fenced_by_its_session_timeout_has_its_records_released(start):
+async def test_a_member_fenced_by_its_session_timeout_keeps_its_records_until_the_locks_expire(
+        start):
+    """The group coordinator's fencing never reaches the share sessions (Kafka: a session ends
+    with its final epoch or its connection, ShareSessionCache): the record comes back when its
+    lock runs out, not when the member's session timeout fences it."""
     from kafka_emu.protocol import BY_NAME
     from kafka_emu.protocol.messages.share_group_heartbeat import ShareGroupHeartbeatRequest
 
-    # locks outlive the session: only the member's departure can release the record at 46 s
     bound = await start({"group.share.record.lock.duration.ms": "60000",
                          "group.share.max.record.lock.duration.ms": "60000"})
     a, b = await client(bound), await client(bound)
@@ -357,7 +360,32 @@ async def test_a_member_fenced_by_its_session_timeout_has_its_records_released(s
     assert only_partition(await a.fetch(1))["acquired"] == [(0, 0, 1)]
     advance(bound.broker, 46_000)  # share.session.timeout.ms (45 s) without a heartbeat
     assert bound.broker.coordinator.share_member_epoch("g", a.member) is None
-    assert only_partition(await b.fetch(1))["acquired"] == [(0, 0, 2)]
+    assert only_partition(await b.fetch(1))["acquired"] == []  # still a's, locked
+    advance(bound.broker, 15_000)  # the 60 s lock runs out
+    assert only_partition(await b.fetch(2))["acquired"] == [(0, 0, 2)]
+
+
+async def test_acknowledgements_sent_after_the_leave_heartbeat_are_applied(start):
+    """librdkafka's close sends its leave heartbeat, then its final acknowledgements on the
+    leader's connection (test 0178 do_test_close_with_acknowledge): they must be applied."""
+    from kafka_emu.protocol import BY_NAME
+    from kafka_emu.protocol.messages.share_group_heartbeat import ShareGroupHeartbeatRequest
+
+    bound = await start()
+    a = await client(bound)
+    sghb = BY_NAME["ShareGroupHeartbeat"]
+    joined = await a.wire.request(sghb, 1, ShareGroupHeartbeatRequest(
+        group_id="g", member_id=a.member, member_epoch=0, subscribed_topic_names=["t"]))
+    await opened(bound, a)
+    produce(bound, [b"1", b"2"])
+    t = tid(bound)
+    assert only_partition(await a.fetch(1))["acquired"] == [(0, 1, 1)]
+    left = await a.wire.request(sghb, 1, ShareGroupHeartbeatRequest(
+        group_id="g", member_id=a.member, member_epoch=-1, subscribed_topic_names=None))
+    assert (joined.error_code, left.error_code) == (0, 0)
+    r = await a.ack(-1, [(t, [(0, [(0, 1, [ACCEPT])])])])
+    assert (r["error_code"], only_partition(r)["error_code"]) == (0, 0)
+    assert bound.broker.share_fetching.delivery.partition("g", t, 0).start_offset == 2
 
 
 async def test_delivery_events_reach_the_observer_seam(nursery):
