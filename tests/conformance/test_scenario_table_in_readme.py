@@ -18,3 +18,16 @@ def test_the_readme_scenario_table_is_the_generated_one():
     assert table == markdown(), (
         "README's scenario table differs from the declarations: paste the output of "
         "`kafka-emu conformance --list --markdown` between the markers")
+
+
+TXN_START = ("<!-- transactions scenarios: the output of `kafka-emu conformance --transactions "
+             "--list --markdown`; a test keeps it so -->\n")
+TXN_END = "\n<!-- end of transactions scenarios -->"
+
+
+def test_the_readme_transactions_table_is_the_generated_one():
+    from kafka_emu.conformance.txn_scenarios import markdown as txn_markdown
+
+    text = README.read_text()
+    assert TXN_START in text and TXN_END in text
+    assert text.split(TXN_START, 1)[1].split(TXN_END, 1)[0] == txn_markdown()
