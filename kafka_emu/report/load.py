@@ -322,7 +322,8 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
             # small traces (onepass.py): read now into one partition, kept as a local
             # checkpoint -- which, unlike a cached copy, tells the plans above it that the
             # rows are in one partition: Spark then knows every grouping, window and join
-            # has its rows in place and plans no shuffle for them
+            # has its rows in place and plans no shuffle for them (given the size estimates
+            # of onepass.small_confs())
             lines = lines.repartition(1).localCheckpoint()
         else:
             lines = lines.repartition("run").sortWithinPartitions("api", "kind").cache()
@@ -365,6 +366,10 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
                                                            CLIENT_ID_VERSION, 1)),
                                F.lit("unknown")).alias("client_version"),
                     "err"))
+    if one_partition:
+        # (a join's output names both sides' partitionings; Spark keeps a join above it in one
+        # partition only when each side is exactly "one partition": a coalesce says so)
+        events, requests = events.coalesce(1), requests.coalesce(1)
     drops = (lines.where(F.col("drop_reason").isNotNull())
              .groupBy(F.col("drop_file").alias("file"), F.col("drop_reason").alias("reason"))
              .agg(F.count(F.lit(1)).alias("lines")))
