@@ -24,6 +24,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from .sections import tables_section
+
 FAILED, DENIED = "authentication_failed", "authorization_denied"
 COLUMNS = ("listener", "mechanism", "user", "reauthentication", "error_code", "reason", "peer",
            "principal", "api", "operation", "resource_type", "resource_name", "client_id")
@@ -112,19 +114,4 @@ def _cell(column: str, value: Any) -> str:
 
 def section(results: dict[str, list[dict]]) -> str:
     """The page's "Authentication" section ('' when no login failed and nothing was denied)."""
-    if not any(results.get(name) for name in TITLES):
-        return ""
-    parts = ['<section id="authentication"><h2>Authentication and authorization</h2>']
-    for name, title in TITLES.items():
-        rows = results.get(name) or []
-        if not rows:
-            continue
-        cols = list(rows[0])
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-        body = "".join("<tr>" + "".join(f"<td>{_cell(c, r[c])}</td>" for c in cols) + "</tr>"
-                       for r in rows)
-        parts.append(f"<h3>{html.escape(title)}</h3><table class=\"folded\" "
-                     f"data-table=\"{name}\"><thead><tr>{head}</tr></thead>"
-                     f"<tbody>{body}</tbody></table>")
-    parts.append("</section>")
-    return "".join(parts)
+    return tables_section("authentication", "Authentication and authorization", TITLES, results, _cell)

@@ -25,8 +25,9 @@ tests check them row for row). ``section`` renders the tables for the page.
 
 from __future__ import annotations
 
-import html
 from typing import Any
+
+from .sections import tables_section
 
 KIND = "share_records_changed"
 COLUMNS = ("group_id", "topic", "partition", "action", "member_id", "first_offset",
@@ -176,20 +177,4 @@ TITLES = {"share_redeliveries": "Share groups: redeliveries (records, by group a
 
 def section(results: dict[str, list[dict]]) -> str:
     """The page's "Share groups" section ('' when no run had a share group)."""
-    if not any(results.get(name) for name in TITLES):
-        return ""
-    parts = ['<section id="share-groups"><h2>Share groups</h2>']
-    for name, title in TITLES.items():
-        rows = results.get(name) or []
-        if not rows:
-            continue
-        cols = list(rows[0])
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-        body = "".join("<tr>" + "".join(
-            f"<td>{'' if r[c] is None else html.escape(str(r[c]))}</td>" for c in cols) + "</tr>"
-            for r in rows)
-        parts.append(f"<h3>{html.escape(title)}</h3><table class=\"folded\" "
-                     f"data-table=\"{name}\"><thead><tr>{head}</tr></thead>"
-                     f"<tbody>{body}</tbody></table>")
-    parts.append("</section>")
-    return "".join(parts)
+    return tables_section("share-groups", "Share groups", TITLES, results)

@@ -21,8 +21,9 @@ DataFrame operations only (no UDFs), over the events' explicit schema (``COLUMNS
 
 from __future__ import annotations
 
-import html
 from typing import Any
+
+from .sections import tables_section
 
 from .load import ordered
 
@@ -132,20 +133,4 @@ TITLES = {"transactions_per_client": "Transactions per client (transactional id)
 
 def section(results: dict[str, list[dict]]) -> str:
     """The page's "Transactions" section ('' when no run had a transaction)."""
-    if not any(results.get(name) for name in TITLES):
-        return ""
-    parts = ['<section id="transactions"><h2>Transactions</h2>']
-    for name, title in TITLES.items():
-        rows = results.get(name) or []
-        if not rows:
-            continue
-        cols = list(rows[0])
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-        body = "".join("<tr>" + "".join(
-            f"<td>{'' if r[c] is None else html.escape(str(r[c]))}</td>" for c in cols) + "</tr>"
-            for r in rows)
-        parts.append(f"<h3>{html.escape(title)}</h3><table class=\"folded\" "
-                     f"data-table=\"{name}\"><thead><tr>{head}</tr></thead>"
-                     f"<tbody>{body}</tbody></table>")
-    parts.append("</section>")
-    return "".join(parts)
+    return tables_section("transactions", "Transactions", TITLES, results)
