@@ -12,7 +12,8 @@ In one run, each in a fresh process, interleaved N times (default 1):
 - with --10m, bench/bench_report.py's pair at 10M events (the job against DuckDB, target 3x).
 With --remote, the two small reports also run on that Spark Connect server (a warm
 `kafka-emu report-server`), timed from the client's side, session included.
-Every figure is wall-clock time on whatever machine this is, with its load average beside it:
+Each report line also says how many Spark stages its job ran (a local session's status
+tracker; every stage is a scheduling round, which small traces feel most). Every figure is wall-clock time on whatever machine this is, with its load average beside it:
 on a shared machine, read the ratios, not the seconds. A child that fails prints its error
 output and the bench goes on with the next. Not a test: it prints and exits 0.
 """
@@ -56,9 +57,15 @@ def child_report(traces: str, remote: str | None = None) -> dict:
     started = time.perf_counter()
     job.run(spark, [traces], out)
     ran = time.perf_counter()
+    stages = None
+    if remote is None:  # (Spark Connect has no status tracker)
+        tracker = spark.sparkContext.statusTracker()
+        stages = sum(len(info.stageIds) for info in map(tracker.getJobInfo,
+                                                         tracker.getJobIdsForGroup(None))
+                     if info is not None)
     spark.stop()
     return {"seconds": time.perf_counter() - began, "start": started - began,
-            "job": ran - started}
+            "job": ran - started, "stages": stages}
 
 
 def _child(*args: str) -> dict | None:
@@ -101,8 +108,9 @@ def main(argv: list[str]) -> int:
                 if result is None:
                     continue
                 times.setdefault(label, []).append(result["seconds"])
-                extra = (f" (session {result['start']:.1f} s + job {result['job']:.1f} s)"
-                         if "job" in result else "")
+                extra = (f" (session {result['start']:.1f} s + job {result['job']:.1f} s"
+                         + (f", {result['stages']} Spark stages" if result.get("stages") else "")
+                         + ")" if "job" in result else "")
                 print(f"  {label:<36} {result['seconds']:7.1f} s{extra}  load {_load()}",
                       flush=True)
         bare = statistics.median(times.get("bare session", [float("nan")]))
