@@ -28,7 +28,7 @@ from typing import Any, Callable
 import attrs
 
 from . import trace_jar
-from .spark import ReportError, struct_type
+from .spark import ReportError, server_gone, struct_type
 
 
 @attrs.frozen
@@ -175,7 +175,9 @@ def _read(spark: Any, paths: list[str], say: Callable[[str], None],
             # (Spark Connect looks for the data source only when asked for the schema)
             _ = ours.schema
             return ours, True
-        except Exception as exc:  # any failure here has the fallback below
+        except Exception as exc:  # any failure here has the fallback below ...
+            if server_gone(spark, exc):  # ... but a Spark Connect server that went: no reader
+                raise  # will do, and the job says so in one line
             say(f"reading with Spark's JSON reader: {_why_not_ours(exc)}")
     if not drops:
         return reader.option("mode", "DROPMALFORMED").json(list(paths)), False

@@ -39,7 +39,8 @@ def test_two_kafka_python_versions_each_in_its_own_env(tmp_path):
         assert first["run"] == c["run"]
         assert first["labels"] == {"suite": "conformance", "scenario": "group_consumption",
                                    "client": "kafka-python", "client_version": v,
-                                   "group_protocol": "classic"}
+                                   "group_protocol": "classic",
+                                   "heartbeat.interval.ms": "250"}
         assert (out / c["client_logs"]).is_dir()
     assert "#1 kafka-python 2.0.6: 1 pass, 0 fail, 0 skip" in proc.stdout
     page = report_matrix.section(report_matrix.load([out]))
