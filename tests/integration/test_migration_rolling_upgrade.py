@@ -99,13 +99,14 @@ class Member:
             # and as the leader its rejoin starts the next rebalance: committing after every
             # poll can keep such a group rebalancing for minutes (seen: generation 286). Its
             # commits are batched to one every half second, which the group's rebalances rarely
-            # meet, and retried until they land.
+            # meet. A refused one is dropped, not retried: its generation is gone, and the
+            # records are read again by whoever holds the partition now.
             if self.pending and time.monotonic() >= self.next_commit:
                 self.next_commit = time.monotonic() + 0.5
+                batch, self.pending = dict(self.pending), {}
                 try:
-                    self.client.commit(dict(self.pending))
-                    self.pending.clear()
-                except Exception:  # noqa: BLE001 -- refused mid-rebalance: the next turn retries
+                    self.client.commit(batch)
+                except Exception:  # noqa: BLE001 -- refused mid-rebalance: re-read later
                     pass
             return got
         msg = self.client.poll(0.02)
