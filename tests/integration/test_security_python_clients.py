@@ -96,7 +96,16 @@ def test_confluent_mtls_principal_from_certificate():
                              "ssl.ca.location": emu.ca_file, "ssl.certificate.location": cert,
                              "ssl.key.location": key})
         assert admin.list_topics(timeout=20).brokers
-        principals = emu._run(lambda: [i.principal for i in emu.broker.connections.values()])
+        # librdkafka swaps its bootstrap connection for one to the broker it learnt of: for a
+        # moment there may be no connection, or one still in its handshake, so look a while
+        deadline = time.monotonic() + 20
+        while True:
+            principals = emu._run(lambda: [i.principal
+                                           for i in emu.broker.connections.values()])
+            if (principals and set(principals) == {"User:CN=alice,O=acme"}) \
+                    or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         assert principals and set(principals) == {"User:CN=alice,O=acme"}
 
 
