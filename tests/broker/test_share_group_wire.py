@@ -21,27 +21,11 @@ from kafka_emu.protocol.messages.api_versions import ApiVersionsRequest
 from kafka_emu.protocol.messages.join_group import JoinGroupRequestProtocol as JoinGroupProtocol, JoinGroupRequest
 from kafka_emu.testing.wire import WireClient
 
+# the compact-string primitives are the share wire tests' own independent codec
+from integration.share_wire import cstr, uvarint
+
 
 # --------------------------------------------------------------- the independent codec
-def uvarint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def cstr(s: str | None) -> bytes:
-    if s is None:
-        return b"\x00"
-    data = s.encode()
-    return uvarint(len(data) + 1) + data
-
-
 def carray(items: list[bytes] | None) -> bytes:
     return b"\x00" if items is None else uvarint(len(items) + 1) + b"".join(items)
 
