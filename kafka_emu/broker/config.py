@@ -76,6 +76,12 @@ def _listener(text: str) -> tuple[str, int]:
 # no other authorizer can be loaded into the emulator
 STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
+# Kafka's default of each name whose kafka-emu default differs (the others are Kafka's)
+KAFKA_DEFAULTS: dict[str, str] = {
+    "node.id": "none (required)",
+    "broker.id": "-1",
+}
+
 
 def _authorizer(text: str) -> str:
     name = text.strip()

@@ -82,6 +82,15 @@ _ASSIGNOR_CLASSES = {
 # case-insensitively, as Kafka's parse does.
 _MIGRATION_POLICIES = ("disabled", "upgrade", "downgrade", "bidirectional")
 
+# Kafka's default of each name whose kafka-emu default differs (see the module doc); every other
+# default above is Kafka's. The reference page (docs/reference/configuration.md) shows both.
+KAFKA_DEFAULTS: dict[str, str] = {
+    "group.initial.rebalance.delay.ms": "3000",
+    "group.consumer.heartbeat.interval.ms": "5000",
+    "group.consumer.min.heartbeat.interval.ms": "5000",
+    "emu.group.consumer.regex.min.refresh.interval.ms": "10000 (a constant)",
+}
+
 
 @lazy_dunders  # __repr__, __eq__, __hash__ made on first use
 @attrs.frozen(kw_only=True, repr=False, eq=False)

@@ -24,6 +24,13 @@ from .listeners import Listener, parse_advertised, parse_listeners, parse_protoc
 
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 _JAAS_USER = re.compile(r'\buser_([^\s="]+)\s*=\s*"([^"]*)"')
+# Kafka's default of each name whose kafka-emu default differs: kafka-emu has no Kerberos and
+# reads no Java keystores
+KAFKA_DEFAULTS: dict[str, str] = {
+    "sasl.enabled.mechanisms": "GSSAPI",
+    "ssl.keystore.type": "JKS",
+    "ssl.truststore.type": "JKS",
+}
 
 
 def _int(lo: int) -> Callable[[str], int]:

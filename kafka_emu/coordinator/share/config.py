@@ -44,6 +44,11 @@ _FIELDS: dict[str, tuple[str, int, int]] = {
 }
 _ASSIGNORS = {"simple": "simple",
               "org.apache.kafka.coordinator.group.assignor.SimpleAssignor": "simple"}
+# Kafka's default of each name whose kafka-emu default differs (see the module doc)
+KAFKA_DEFAULTS: dict[str, str] = {
+    "group.share.heartbeat.interval.ms": "5000",
+    "group.share.min.heartbeat.interval.ms": "5000",
+}
 
 
 @attrs.frozen(kw_only=True)
