@@ -9,6 +9,7 @@
     kafka-emu conformance --matrix 'kafka-python==2.0.6,3.0.12;aiokafka==0.12.0' --trace-dir DIR
     kafka-emu conformance --matrix default [--scenario NAME ...]
     kafka-emu conformance --transactions [--client confluent-kafka | --copier CMD]
+    kafka-emu conformance --librdkafka-share-tests [0170 0178 ...] [--junit-xml FILE]
 
 ``--group-protocol consumer`` runs the consumers on KIP-848's protocol (the kit passes
 ``group.protocol=consumer``, to Kafka's VerifiableConsumer as ``--group-protocol consumer``);
@@ -67,6 +68,10 @@ def add_commands(sub) -> None:
     p.add_argument("--transactions", action="store_true", help="run Kafka's transactions "
                    "system test (txn_scenarios.py) against a transactional copier: --client "
                    "names a built-in one (confluent-kafka), --copier an external one")
+    p.add_argument("--librdkafka-share-tests", nargs="*", metavar="NUMBER", default=None,
+                   help="build librdkafka's own test runner (its source from npm, pinned) and "
+                   "run its real-broker share consumer test programs (0170-0190; default: all "
+                   "of them), each against a fresh emulator (librdkafka_share_tests.py)")
     p.add_argument("--producer", metavar="CMD", help="command of a verifiable producer "
                    "(with --consumer)")
     p.add_argument("--name", default="external", help="the external client's name in results")
@@ -104,6 +109,9 @@ def _run(parser: argparse.ArgumentParser, args) -> int:
     from .clients import ClientUnavailable, built_in, external
     from .scenarios import CATALOGUE
 
+    if args.librdkafka_share_tests is not None:
+        from .librdkafka_share_tests import run_cli as run_librdkafka_tests
+        return run_librdkafka_tests(args)
     if args.transactions or args.copier:
         from .txn_scenarios import run_cli
         return run_cli(args)
