@@ -12,6 +12,8 @@ import attrs
 
 @attrs.frozen(kw_only=True)
 class ConnectionOpened:
+    """A client connected to a listener (``local``: the listener's address)."""
+
     at_ms: int
     connection_id: int
     peer: str
@@ -20,6 +22,9 @@ class ConnectionOpened:
 
 @attrs.frozen(kw_only=True)
 class ConnectionClosed:
+    """A connection ended; ``reason`` says how: "closed by peer", or why the broker closed it
+    (idle too long, a frame it could not parse, a connection limit, a fault rule, ...)."""
+
     at_ms: int
     connection_id: int
     peer: str

@@ -39,6 +39,9 @@ class RemovalReason(enum.Enum):
 
 @attrs.frozen(kw_only=True)
 class StateChanged:
+    """A classic group moved between its states (Empty, PreparingRebalance, CompletingRebalance,
+    Stable, Dead)."""
+
     at_ms: int
     group_id: str
     old: GroupState
@@ -47,6 +50,9 @@ class StateChanged:
 
 @attrs.frozen(kw_only=True)
 class GenerationChanged:
+    """A classic group's rebalance completed: a new generation with its protocol, leader and
+    members."""
+
     at_ms: int
     group_id: str
     generation: int
@@ -66,6 +72,8 @@ class RebalanceTriggered:
 
 @attrs.frozen(kw_only=True)
 class LeaderChanged:
+    """A classic group's leader changed (None: no leader)."""
+
     at_ms: int
     group_id: str
     leader: str | None
@@ -73,6 +81,9 @@ class LeaderChanged:
 
 @attrs.frozen(kw_only=True)
 class MemberAdded:
+    """A member joined a classic group (a static member that replaced an older one names it in
+    ``replaces``)."""
+
     at_ms: int
     group_id: str
     member_id: str
@@ -93,6 +104,9 @@ class PendingMemberAdded:
 
 @attrs.frozen(kw_only=True)
 class MemberRemoved:
+    """A member left a classic group: ``reason`` says whether it left, expired, was fenced or
+    removed by an operator."""
+
     at_ms: int
     group_id: str
     member_id: str
@@ -103,6 +117,9 @@ class MemberRemoved:
 
 @attrs.frozen(kw_only=True)
 class RequestParked:
+    """A JoinGroup or SyncGroup is held until the rebalance completes (its ReplyEmitted answers
+    it)."""
+
     at_ms: int
     group_id: str
     request_id: Hashable
@@ -123,6 +140,8 @@ class RequestDropped:
 
 @attrs.frozen(kw_only=True)
 class ReplyEmitted:
+    """The coordinator answered a group request (``error``: the error code the reply carries)."""
+
     at_ms: int
     group_id: str | None
     request_id: Hashable
@@ -132,12 +151,16 @@ class ReplyEmitted:
 
 @attrs.frozen(kw_only=True)
 class GroupCreated:
+    """A group came into existence in the coordinator."""
+
     at_ms: int
     group_id: str
 
 
 @attrs.frozen(kw_only=True)
 class GroupDeleted:
+    """A group was deleted: by DeleteGroups, by offset retention, or by the control plane."""
+
     at_ms: int
     group_id: str
     reason: str  # "delete_groups", "retention" or "control" (the operator's DeleteGroup)
@@ -145,6 +168,9 @@ class GroupDeleted:
 
 @attrs.frozen(kw_only=True)
 class OffsetsCommitted:
+    """A group committed offsets: (topic, partition, offset) each, with the committing member and
+    generation."""
+
     at_ms: int
     group_id: str
     member_id: str
@@ -154,6 +180,9 @@ class OffsetsCommitted:
 
 @attrs.frozen(kw_only=True)
 class OffsetsRemoved:
+    """A group's committed offsets went away: expired, deleted by OffsetDelete, with the group, or
+    with the topics' partitions."""
+
     at_ms: int
     group_id: str
     partitions: tuple[tuple[str, int], ...]

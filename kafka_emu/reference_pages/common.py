@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 
@@ -17,8 +18,13 @@ def header(module: str, title: str, intro: str = "") -> str:
 
 
 def cell(text: object) -> str:
-    """One table cell: a single line, pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """One table cell: a single line, pipes escaped -- outside code spans only: Python-Markdown's
+    tables do not split a row at a pipe inside backticks, and would show the backslash."""
+    parts = _CODE_SPAN.split(" ".join(str(text).split()))
+    return "".join(part if i % 2 else part.replace("|", "\\|") for i, part in enumerate(parts))
+
+
+_CODE_SPAN = re.compile(r"(`+[^`]*?`+)")
 
 
 def code(text: object) -> str:
@@ -28,7 +34,7 @@ def code(text: object) -> str:
         return ""
     tick = "``" if "`" in text else "`"
     pad = " " if tick == "``" else ""
-    return f"{tick}{pad}{cell(text)}{pad}{tick}"
+    return f"{tick}{pad}{' '.join(text.split())}{pad}{tick}"
 
 
 def table(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> str:

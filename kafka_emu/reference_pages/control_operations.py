@@ -35,6 +35,10 @@ _SAMPLES: dict[str, Any] = {
     "rule_id": 1, "transactional_id": "my-txn", "ms": 1000, "action": "error",
     "error": "NOT_COORDINATOR",
 }
+# optional parameters an example needs all the same (an error rule names its error)
+_EXTRA: dict[str, dict[str, Any]] = {
+    "add_fault": {"api": "OffsetCommit", "error": "REBALANCE_IN_PROGRESS"},
+}
 _BY_TYPE = {"string": "text", "integer": 1, "number": 1.0, "boolean": True, "array": [],
             "object": {}}
 
@@ -117,12 +121,16 @@ def _sample(name: str, schema: dict[str, Any]) -> Any:
 
 
 def _request(path: str, op: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """(path with its placeholders filled, query, body) of the example: required params only."""
+    """(path with its placeholders filled, query, body) of the example: required params only,
+    and those of ``_EXTRA``."""
     query: dict[str, Any] = {}
     body: dict[str, Any] = {}
+    extra = _EXTRA.get(op["operationId"], {})
     for name, where, schema, required in _params(op):
         if where == "path":
             path = path.replace("{" + name + "}", str(_sample(name, schema)))
+        elif name in extra:
+            (query if where == "query" else body)[name] = extra[name]
         elif required:
             (query if where == "query" else body)[name] = _sample(name, schema)
     return path, query, body
@@ -152,6 +160,7 @@ def _examples(name: str, method: str, path: str, op: dict[str, Any],
             if param.default is inspect.Parameter.empty and param.kind not in (
                     param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 args.append(f"{pname}={samples.get(pname, _SAMPLES.get(pname, 'text'))!r}")
+        args += [f"{k}={v!r}" for k, v in _EXTRA.get(name, {}).items()]
         call = f"emu.{handle}({', '.join(args)})"
         lines += ["**Python, the fixture's handle** (`kafka_emu`, or what `run_in_thread()` / "
                   "`open_emulator()` give back; `await` it on an `AsyncEmulator`)", ""]

@@ -7,13 +7,15 @@ its attrs class's, with their annotations, in the order ``event_dict`` writes th
 
 from __future__ import annotations
 
+import inspect
+import re
 import typing
 
 import attrs
 
 from ..broker.event_rows import _event_classes
 from ..control.timeline import event_names
-from .common import code, header, prose, table
+from .common import cell, code, header, prose, table
 
 
 def _annotation(cls: type, name: str) -> str:
@@ -26,6 +28,33 @@ def _annotation(cls: type, name: str) -> str:
         return (shown or str(text).replace("typing.", "")).replace(" | ", " or ")
     except Exception:  # an annotation only a type checker resolves: show it as written
         return str(attrs.fields_dict(cls)[name].type).replace(" | ", " or ")
+
+
+_FIELD = re.compile(r"^    (\w+)\s*:[^#]*(?:#\s*(.*))?$")
+_COMMENT = re.compile(r"^    #\s?(.*)$")
+
+
+def field_comments(cls: type) -> dict[str, str]:
+    """Each field's comment in the class source: the one after it on its line, or the comment
+    lines just above it (where the event modules say what a field holds)."""
+    try:
+        source = inspect.getsource(cls)
+    except (OSError, TypeError):
+        return {}
+    out: dict[str, str] = {}
+    above: list[str] = []
+    for line in source.splitlines():
+        comment = _COMMENT.match(line)
+        if comment:
+            above.append(comment.group(1))
+            continue
+        field = _FIELD.match(line)
+        if field:
+            text = field.group(2) or " ".join(above)
+            if text:
+                out[field.group(1)] = text.strip()
+        above = []
+    return out
 
 
 def _module_label(cls: type) -> str:
@@ -57,7 +86,9 @@ def render() -> str:
         parts += [f"## {name}", ""]
         if cls.__doc__:
             parts += [prose(cls.__doc__), ""]
-        parts += [table(["field", "type"],
-                        [[code(f.name), code(_annotation(cls, f.name))]
+        comments = field_comments(cls)
+        parts += [table(["field", "type", "meaning"],
+                        [[code(f.name), code(_annotation(cls, f.name)),
+                          cell(comments.get(f.name, "").replace("``", "`"))]
                          for f in attrs.fields(cls)]), ""]
     return "\n".join(parts).rstrip("\n") + "\n"

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..trace.schema import COMMON, KINDS, SCHEMA_VERSION, ArrayOf, MapOf, Scalar, StructOf
-from .common import code, header, prose, table
+from .common import cell, code, header, prose, table
+from .timeline_events import field_comments
 
 
 def type_text(tp: Any) -> str:
@@ -51,8 +52,11 @@ def render() -> str:
         if kind.doc:
             parts += [prose(kind.doc), ""]
         if kind.fields:
-            parts += [table(["field", "type"],
-                            [[code(f.name), code(type_text(f.type))] for f in kind.fields]), ""]
+            comments = field_comments(kind.event_class) if kind.event_class else {}
+            parts += [table(["field", "type", "meaning"],
+                            [[code(f.name), code(type_text(f.type)),
+                              cell(comments.get(f.name, "").replace("``", "`"))]
+                             for f in kind.fields]), ""]
         else:
             parts += ["No fields beyond those of every record.", ""]
     return "\n".join(parts).rstrip("\n") + "\n"

@@ -9,6 +9,9 @@ import attrs
 
 @attrs.frozen(kw_only=True)
 class ConsumerGroupStateChanged:
+    """A KIP-848 consumer group moved between its states (Empty, Assigning, Reconciling, Stable,
+    Dead)."""
+
     at_ms: int
     group_id: str
     old: str
@@ -17,6 +20,9 @@ class ConsumerGroupStateChanged:
 
 @attrs.frozen(kw_only=True)
 class GroupEpochBumped:
+    """A consumer group's epoch went up: a member joined or left, a subscription, the topics'
+    metadata or a regex resolution changed (``reason``)."""
+
     at_ms: int
     group_id: str
     group_epoch: int
@@ -27,6 +33,8 @@ class GroupEpochBumped:
 
 @attrs.frozen(kw_only=True)
 class TargetAssignmentComputed:
+    """The server-side assignor computed a new target assignment for a consumer group's epoch."""
+
     at_ms: int
     group_id: str
     assignment_epoch: int
