@@ -80,6 +80,7 @@ STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 KAFKA_DEFAULTS: dict[str, str] = {
     "node.id": "none (required)",
     "broker.id": "-1",
+    "advertised.listeners": "the listeners' addresses",
 }
 
 

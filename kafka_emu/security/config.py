@@ -24,9 +24,12 @@ from .listeners import Listener, parse_advertised, parse_listeners, parse_protoc
 
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 _JAAS_USER = re.compile(r'\buser_([^\s="]+)\s*=\s*"([^"]*)"')
-# Kafka's default of each name whose kafka-emu default differs: kafka-emu has no Kerberos and
-# reads no Java keystores
+# Kafka's default of each name whose kafka-emu default differs: kafka-emu listens on its --host,
+# generates a CA and certificate for TLS listeners, has no Kerberos and reads no Java keystores
 KAFKA_DEFAULTS: dict[str, str] = {
+    "listeners": "PLAINTEXT://:9092 (every interface)",
+    "ssl.keystore.location": "none (no TLS listener without one)",
+    "ssl.truststore.location": "none",
     "sasl.enabled.mechanisms": "GSSAPI",
     "ssl.keystore.type": "JKS",
     "ssl.truststore.type": "JKS",
