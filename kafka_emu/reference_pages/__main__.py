@@ -14,6 +14,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 naming each page that would change")
     args = parser.parse_args(argv)
+    if not (reference_dir().parents[1] / "mkdocs.yml").exists():  # an installed copy
+        print("run this from a kafka-emu checkout (no mkdocs.yml beside docs/ here)",
+              file=sys.stderr)
+        return 2
     if args.check:
         changed = stale()
         for page in changed:

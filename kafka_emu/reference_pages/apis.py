@@ -15,7 +15,7 @@ import importlib
 from ..broker import handlers
 from ..broker.handlers._index import INDEX as SERVED
 from ..protocol.messages._index import INDEX as DECLARED
-from .common import anchor, cell, code, header, prose, table
+from .common import anchor, code, header, prose, table
 
 
 def _notes(module: str) -> str:
