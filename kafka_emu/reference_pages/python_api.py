@@ -11,6 +11,7 @@ plugin entry is in mkdocs.yml). Directives name each object by the module that d
 from __future__ import annotations
 
 import inspect
+import re
 
 from .common import cell, code, header, table
 
@@ -53,6 +54,34 @@ def handle_members() -> list[tuple[str, str, str]]:
     return out
 
 
+_ATTRIBUTE = re.compile(r"^\s+self\.([a-z]\w*)\s*(?::[^=]*)?=")
+_COMMENT = re.compile(r"^\s+#\s?(.*)$")
+# what an attribute set in the handle's __init__ without a comment above it is
+_ATTRIBUTE_NOTES = {"config": "The `BrokerConfig` it was started with.",
+                    "host": "The (first) broker's bound host.",
+                    "port": "The (first) broker's bound port."}
+
+
+def handle_attributes() -> list[tuple[str, str]]:
+    """(name, what it is) of each public attribute the handle's ``__init__`` sets: the comment
+    above the assignment, else ``_ATTRIBUTE_NOTES``."""
+    from ..testing.handles import _Handle
+
+    out, above = [], []
+    for line in inspect.getsource(_Handle.__init__).splitlines():
+        comment = _COMMENT.match(line)
+        if comment:
+            above.append(comment.group(1))
+            continue
+        found = _ATTRIBUTE.match(line)
+        if found:
+            name = found.group(1)
+            text = " ".join(above) or _ATTRIBUTE_NOTES.get(name, "")
+            out.append((name, text[:1].upper() + text[1:]))
+        above = []
+    return out
+
+
 def _parameters(member: object) -> str:
     """``(a, b=..., *, c=...)``: the parameters' names (the types are in the API below)."""
     try:
@@ -84,6 +113,7 @@ def _directive(target: str, options: tuple[str, ...]) -> list[str]:
 
 def render() -> str:
     members = handle_members()
+    attributes = handle_attributes()
     parts = [header(
         "python_api", "Python API",
         "`kafka_emu.testing` is the Python API: `run_in_thread()` (any code, any event loop) "
@@ -97,7 +127,10 @@ def render() -> str:
         f"`Emulator` has {len(members)} public members:", "",
         table(["member", "what it does"],
               [[code(f"{name}{signature}" if signature else name), cell(doc.replace("``", "`"))]
-               for name, signature, doc in members]), ""]
+               for name, signature, doc in members]), "",
+        "Attributes set when it starts:", "",
+        table(["attribute", "what it is"],
+              [[code(name), cell(text.replace("``", "`"))] for name, text in attributes]), ""]
     parts += ["The sections below are rendered from the docstrings. A handle method's signature "
               "there is its declaration, `-> Job[X]`: called on an `Emulator` it returns `X`, on "
               "an `AsyncEmulator` an awaitable of `X`.", ""]

@@ -231,6 +231,8 @@ def test_every_handle_member_and_fixture_is_on_the_python_api_page() -> None:
     assert len(members) >= 40
     for name in members:
         assert re.search(rf"^\| `{name}[`(]", text, re.M), name
+    for attribute in ("control_url", "control_token", "config", "host", "port"):
+        assert f"| `{attribute}` |" in text, attribute
     fixtures = re.findall(r"@pytest\.fixture[^\n]*\n(?:async )?def (\w+)",
                           inspect.getsource(pytest_plugin))
     assert len(fixtures) >= 5
