@@ -33,7 +33,10 @@ class GroupEpochBumped:
 
 @attrs.frozen(kw_only=True)
 class TargetAssignmentComputed:
-    """The server-side assignor computed a new target assignment for a consumer group's epoch."""
+    """The server-side assignor computed a new target assignment for a consumer group's epoch;
+    or a classic group's upgrade carried its members' last assignments over as their targets
+    (``assignor`` is then empty, ``changed`` every member, and the target may leave partitions
+    unassigned: those of a member that left during the classic group's last rebalance)."""
 
     at_ms: int
     group_id: str

@@ -28,7 +28,10 @@ which a classic JoinGroup replaces whatever the policy (shared.py), as Kafka con
 regardless of it. Committed offsets stay where they are: they are keyed by group id.
 
 On the observer seam each conversion shows as GroupDeleted (reason ``converted_to_consumer`` or
-``converted_to_classic``), GroupCreated, and MemberAdded for each member carried over.
+``converted_to_classic``), GroupCreated, and MemberAdded for each member carried over; an upgrade
+also shows the carried-over targets (TargetAssignmentComputed at the classic generation, with no
+assignor: none computed them, and a group converted mid-rebalance leaves a departed member's
+partitions unassigned until the joiner's epoch) and each member's partitions (MemberReconciled).
 """
 
 from __future__ import annotations
@@ -47,7 +50,9 @@ from ..group import CONSUMER_PROTOCOL_TYPE, Group, StoredGroup
 from ..rebalance import JOIN, SYNC, prepare_rebalance
 from ..results import JoinGroupResult, SyncGroupResult
 from ..state import GroupState
+from .commands import as_partitions
 from .epochs import cancel_member_timers, schedule_retention, session_key, update_state
+from .events import MemberReconciled, TargetAssignmentComputed
 from .model import Assignment, ClassicMetadata, ConsumerGroup, ConsumerMember, MemberState
 from .regexes import member_topics, set_subscribed
 
@@ -174,6 +179,18 @@ def upgrade(core: Core, classic: Group, topics: Mapping[str, int]) -> ConsumerGr
                                   group_instance_id=member.instance_id, client_id=member.client_id))
     group.subscription_metadata = {t: topics[t] for t in group.topic_subscribers if t in topics}
     group.target_metadata = dict(group.subscription_metadata)
+    if core.observing:
+        # The carried-over targets and assignments are on the timeline as the assignor's are
+        # (Kafka writes them as the converted group's target assignment records): a group
+        # converted mid-rebalance keeps its members' last classic partitions, and a reader of
+        # the timeline would otherwise see only the joiner's target after the next epoch.
+        core.emit(TargetAssignmentComputed(
+            at_ms=core.now, group_id=gid, assignment_epoch=generation, assignor="",
+            changed=tuple((m.member_id, as_partitions(m.assigned)) for m in converted)))
+        for m in converted:
+            core.emit(MemberReconciled(
+                at_ms=core.now, group_id=gid, member_id=m.member_id, member_epoch=generation,
+                state=m.state.value, assigned=as_partitions(m.assigned), pending_revocation=()))
     update_state(core, group)
     return group
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from kafka_emu.conformance.timeline_rules import consumer_group_rules
+from kafka_emu.control.timeline import event_dict
 from kafka_emu.coordinator import CoordinatorConfig, JoinGroup, ListGroups
 from kafka_emu.coordinator.events import GroupCreated, GroupDeleted
 from kafka_emu.coordinator.state import GroupState
 from kafka_emu.coordinator.consumer import ConsumerGroupHeartbeat, MemberState
+from kafka_emu.coordinator.consumer.events import MemberReconciled, TargetAssignmentComputed
 
 from .migration_harness import (E, Mixed, assignment_v0, parts, read_assignment, sub_v0,
                                 sub_v1)
@@ -79,6 +82,30 @@ def test_classic_members_rejoin_and_the_group_settles():
     assert {x.member_id: x.member_type for x in d.members} == {c1: 0, c2: 0, "n1": 1}
     listed = m.one(ListGroups(request_id="l")).groups
     assert [(x.group_id, x.protocol_type, x.group_type) for x in listed] == [("g", "consumer", "consumer")]
+
+
+def test_an_upgrade_mid_rebalance_puts_the_carried_over_targets_on_the_timeline():
+    """confluent-kafka 2.10.1's consumer_rolling_upgrade (#34): the first consumer-protocol
+    member arrived while the classic group rebalanced after a member left, so the members kept
+    their last classic partitions (2-3, 4-5) and the next target changed only the joiner's
+    (0-1). The carried-over targets were on no event, and the conformance kit's timeline rule,
+    which builds each epoch's target from the events, saw 2-5 assigned to no member."""
+    m = Mixed()
+    (c1, c2, c3), gen = m.classic_group(members=("c1", "c2", "c3"))
+    assert m.leave(c1).error == E.NONE
+    assert m.c.group("g").state is GroupState.PREPARING_REBALANCE
+    r = m.hb("n1", 0)
+    assert r.error == E.NONE and parts(r.assignment) == {"t": {0, 1}}
+    assert {c: m.cgroup().target[c] for c in (c2, c3)} == {
+        c2: {"t": frozenset({2, 3})}, c3: {"t": frozenset({4, 5})}}
+    carried = [e for e in m.events if isinstance(e, TargetAssignmentComputed)][0]
+    assert (carried.assignment_epoch, carried.assignor, dict(carried.changed)) == (
+        gen, "", {c2: (("t", (2, 3)),), c3: (("t", (4, 5)),)})
+    assert {e.member_id: e.assigned for e in m.events if isinstance(e, MemberReconciled)
+            and e.member_epoch == gen} == {c2: (("t", (2, 3)),), c3: (("t", (4, 5)),)}
+    timeline = [event_dict(i, e) for i, e in enumerate(m.events)]
+    assert consumer_group_rules(timeline, group_id="g",
+                                partitions=[("t", p) for p in range(6)]) == []
 
 
 def test_upgrade_answers_parked_requests_rebalance_in_progress():
@@ -264,6 +291,43 @@ def test_last_consumer_member_leaving_converts_back_and_rebalances():
     assert m.fetch() == {("t", 0): 5, ("t", 3): 7}
     assert [e.reason for e in m.events if isinstance(e, GroupDeleted)] == [
         "converted_to_consumer", "converted_to_classic"]
+
+
+def test_after_a_rollback_the_leader_rejoining_in_stable_rebalances_a_follower_does_not():
+    """The range rollback with real clients (#34): after the downgrade the classic group's leader
+    is the first member kept (kafka-python there); once the group is Stable again, a JoinGroup
+    from the leader forces a rebalance and one from a follower with unchanged metadata gets the
+    current generation back (Kafka's classicGroupJoinExistingMember in Stable). kafka-python
+    3.0.12 sends that leader JoinGroup whenever a rebalance completes while no poll() waits for
+    it, which kept the group rebalancing; the coordinator's part is this, as Kafka's."""
+    m, (c1, c2), gen, r = upgraded()
+    rejoin(m, c1)
+    m.hb("n1", -1, owned=None)
+    group = m.c.group("g")
+    epoch = group.generation
+    assert (group.state, group.leader_id) == (GroupState.PREPARING_REBALANCE, c1)
+    assert m.heartbeat(c2, gen) == E.ILLEGAL_GENERATION  # its epoch never reached the group's
+    assert m.run(m.join_cmd(c1)) == {}
+    joined = m.run(m.join_cmd(c2))
+    by_member = {j.member_id: j for j in joined.values()}
+    assert by_member[c1].leader == c1 and len(by_member[c1].members) == 2
+    assert by_member[c2].members == () and by_member[c2].generation_id == epoch + 1
+    split = {c1: {"t": {0, 1, 2}}, c2: {"t": {3, 4, 5}}}
+    assert m.sync(c1, epoch + 1, [(c, assignment_v0(split[c])) for c in (c1, c2)]).error == E.NONE
+    assert read_assignment(m.sync(c2, epoch + 1).assignment) == split[c2]
+    assert group.state is GroupState.STABLE
+
+    m.now += 10
+    again = m.join(c2)  # a follower, same protocols: the current generation, no rebalance
+    assert (again.error, again.generation_id, again.leader, again.members) == (
+        E.NONE, epoch + 1, c1, ())
+    assert group.state is GroupState.STABLE and m.heartbeat(c1, epoch + 1) == E.NONE
+
+    assert m.run(m.join_cmd(c1)) == {}  # the leader: a new rebalance, parked until c2 rejoins
+    assert group.state is GroupState.PREPARING_REBALANCE
+    assert m.heartbeat(c2, epoch + 1) == E.REBALANCE_IN_PROGRESS
+    assert {j.generation_id for j in m.run(m.join_cmd(c2)).values()} == {epoch + 2}
+    assert m.fetch() == {("t", 0): 5, ("t", 3): 7}  # commits of the first classic generation
 
 
 def test_consumer_member_session_expiry_converts_back():
