@@ -44,7 +44,7 @@ EVENT_SCHEMA: dict[str, Any] = {
     "properties": {
         "seq": {"type": "integer", "description": "the event's sequence number (timeline reads)"},
         "type": {"type": "string", "description": "the event class, e.g. RequestHandled, "
-                 "MemberJoined, MemberRemoved, RebalanceTriggered, GenerationChanged, "
+                 "MemberAdded, MemberRemoved, RebalanceTriggered, GenerationChanged, "
                  "TimeAdvanced, FaultFired; its fields follow (enums by value, error codes as "
                  "integers, bytes as hex)"},
         "at_ms": {"type": "integer"},
