@@ -59,6 +59,8 @@ def _default(action: argparse.Action) -> str:
     value = action.default
     if value in (None, argparse.SUPPRESS, False, [], ()) or action.nargs == 0:
         return ""
+    if "default" in (action.help or ""):  # the help words it (a value after its type's
+        return ""                         # conversion, e.g. seconds for an "ms" flag, would not)
     return code(value)
 
 
