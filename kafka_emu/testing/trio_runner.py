@@ -28,7 +28,7 @@ async def open_emulator(config: BrokerConfig | None = None, *,
                         trace_labels: Mapping[str, str] | None = None,
                         trace_compress: str | None = None) -> AsyncIterator[AsyncEmulator]:
     """Start kafka-emu as a task of the calling trio program; stop it on exit (control and
-    tracing as in ``run_in_thread``). Yields an :class:`AsyncEmulator`."""
+    tracing as in ``run_in_thread``). Yields an ``AsyncEmulator``."""
     config = config or make_config()
     writer = trace_writer(trace_dir, trace_labels, trace_compress)
     try:
