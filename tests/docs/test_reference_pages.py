@@ -254,3 +254,27 @@ def test_every_conformance_scenario_is_on_the_page(catalogue: str) -> None:
     for name in scenarios:
         assert f"| `{name}` |" in text, name
     assert any(sc.kind == "share" for sc in CATALOGUE.values())
+
+
+def test_the_python_api_pages_docstrings_use_no_sphinx_roles() -> None:
+    """mkdocstrings renders the docstrings as Markdown: ``:class:`X``` would show as text."""
+    import importlib
+
+    from kafka_emu.reference_pages.python_api import FIXTURES, RESULTS_MODULE, SECTIONS
+    from kafka_emu.testing.handles import Emulator
+
+    objects = []
+    for _, target, _ in SECTIONS:
+        module, _, name = target.rpartition(".")
+        objects.append(getattr(importlib.import_module(module), name))
+    plugin = importlib.import_module("kafka_emu.testing.pytest_plugin")
+    objects += [getattr(plugin, name) for name in FIXTURES]
+    objects += [getattr(Emulator, n) for n in dir(Emulator) if not n.startswith("_")]
+    results = importlib.import_module(RESULTS_MODULE)
+    objects += [v for v in vars(results).values()
+                if isinstance(v, type) and v.__module__ == RESULTS_MODULE]
+    assert len(objects) > 70
+    role = re.compile(r":(class|func|meth|attr|mod|exc|data|obj):`")
+    offenders = [getattr(o, "__qualname__", repr(o)) for o in objects
+                 if role.search(inspect.getdoc(o) or "")]
+    assert not offenders, offenders
