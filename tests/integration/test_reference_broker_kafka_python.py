@@ -17,7 +17,8 @@ from kafka_emu.broker.handlers._index import INDEX as SERVED
 REFERENCE = (4, 3)
 
 # Keys kafka-emu serves at another range than the reference release, each for a reason the
-# README lists; the range test below must not silently accept any other difference.
+# differences page lists (docs/explanation/differences-from-kafka.md, "API versions"); the range
+# test below must not silently accept any other difference.
 OWN_RANGES: dict[int, tuple[int, int]] = {}
 
 
