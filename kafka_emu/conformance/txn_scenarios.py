@@ -15,9 +15,9 @@ the transaction and group coordinators move as brokers stop), plus one scenario 
 copier's ``--enable-random-aborts``. A hard broker bounce leaves the broker down longer (Kafka's
 waits out the broker session, 18 s + 5 s). The copier is any program taking the contract's
 flags (``--copier CMD``; the kit appends ``--bootstrap-server`` and the rest) or a built-in one
-(``COPIERS``). The seed goes straight into the input logs (Kafka's uses an idempotent
-VerifiableProducer); verification reads with confluent-kafka's read_committed consumer, the
-kit's own (Kafka's ConsoleConsumer). Verdict rules: ``txn_verdicts.py``.
+(``COPIERS``; ``NODE_COPIERS`` for kafkajs). The seed goes straight into the input logs (Kafka's
+uses an idempotent VerifiableProducer); verification reads with confluent-kafka's read_committed
+consumer, the kit's own (Kafka's ConsoleConsumer). Verdict rules: ``txn_verdicts.py``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,28 @@ CLUSTER = {"default.replication.factor": 3, "emu.timeline.max.events": 1_000_000
 # Built-in copiers: name -> argv (the kit appends the contract's flags)
 COPIERS = {"confluent-kafka": (sys.executable, "-m",
                                "kafka_emu.conformance.clients.confluent_copier"),
-           "aiokafka": (sys.executable, "-m", "kafka_emu.conformance.clients.aiokafka_copier")}
+           "aiokafka": (sys.executable, "-m", "kafka_emu.conformance.clients.aiokafka_copier"),
+           "kafka-python": (sys.executable, "-m",
+                            "kafka_emu.conformance.clients.kafka_python_copier")}
+# Built-in copiers that are Node scripts (clients/node.py installs kafkajs): name -> script
+NODE_COPIERS = {"kafkajs": "kafkajs_copier.mjs"}
+
+# A built-in copier's library bug that makes it fail a scenario, with the evidence: the verdict
+# stays FAIL (the copier does not copy exactly once through it) and the reason names the bug.
+_KAFKA_PYTHON_TXN_RETRY = (
+    "kafka-python 3.0.12 drops a transactional request when the connection to the transaction "
+    "coordinator fails while it is being sent: Sender._maybe_send_transactional_request catches "
+    "the error of await_ready (a stopped broker refuses the connection), looks the coordinator "
+    "up again, but skips TransactionManager.retry because target_node is already set (Java's "
+    "Sender.maybeFindCoordinatorAndRetry always re-enqueues). A lost AddPartitionsToTxn leaves "
+    "its partition pending forever: the sender loops 'Nodes with data ready to send' / 'Created "
+    "0 produce requests' and commit_transaction never returns, so the copier stalls after a "
+    "broker bounce (FindCoordinator answers the live new coordinator, as Kafka)")
+KNOWN_COPIER_BUGS: dict[str, dict[str, str]] = {
+    "kafka-python": {name: _KAFKA_PYTHON_TXN_RETRY for name in (
+        "txn_clean_bounce_brokers", "txn_clean_bounce_brokers_ordered",
+        "txn_hard_bounce_brokers", "txn_hard_bounce_brokers_ordered")},
+}
 
 
 @attrs.frozen(kw_only=True)
@@ -175,6 +196,8 @@ def run_txn_scenario(sc: TxnScenario, copier: tuple[str, ...], *, client: str = 
         reason = "; ".join(str(v) for v in violations[:4])
     if verdict == FAIL:
         reason += f" (copier logs in {where})"
+        if sc.name in KNOWN_COPIER_BUGS.get(client, {}):
+            reason = f"known {client} bug: {KNOWN_COPIER_BUGS[client][sc.name]} -- {reason}"
     elif own_dir:
         shutil.rmtree(where, ignore_errors=True)
     if trace_dir is not None:  # the verdict as a run of its own, as the consumer catalogue's
@@ -193,8 +216,15 @@ def copier_command(name: str | None, command: str | None
     if command:
         return "external", tuple(shlex.split(command)), ""
     name = name or "confluent-kafka"
+    if name in NODE_COPIERS:
+        from .clients.node import KAFKAJS_VERSION, NodeMissing, kafkajs_command
+        try:
+            return name, tuple(kafkajs_command(script=NODE_COPIERS[name])), KAFKAJS_VERSION
+        except NodeMissing as exc:
+            raise KeyError(f"the {name} copier needs Node.js: {exc}") from None
     if name not in COPIERS:
-        raise KeyError(f"no built-in copier {name!r} (have: {', '.join(COPIERS)})")
+        have = ", ".join([*COPIERS, *NODE_COPIERS])
+        raise KeyError(f"no built-in copier {name!r} (have: {have})")
     from importlib import metadata
     try:
         version = metadata.version(name)

@@ -1,15 +1,18 @@
-"""The built-in copiers speak Kafka's TransactionalMessageCopier contract: its flags (Kafka's
-service passes --broker-list and --consumer-group), its JSON keys, remaining 0 at the end of a
---max-messages run, and the records copied exactly once to the same output partition."""
+"""The built-in copiers (confluent-kafka, aiokafka, kafka-python, kafkajs) speak Kafka's
+TransactionalMessageCopier contract: its flags (Kafka's service passes --broker-list and
+--consumer-group), its JSON keys, remaining 0 at the end of a --max-messages run, and the records
+copied exactly once to the same output partition."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 
 import pytest
 
-from kafka_emu.conformance.txn_scenarios import COPIERS
+from kafka_emu.conformance.txn_scenarios import copier_command
 from kafka_emu.log.records import Record, build_batch
 from kafka_emu.testing.emulator import make_config, run_in_thread
 
@@ -17,9 +20,20 @@ PROGRESS_KEYS = {"progress", "totalProcessed", "consumed", "remaining", "time", 
 SHUTDOWN_KEYS = {"shutdown_complete", "totalProcessed", "consumed", "remaining", "time"}
 
 
-@pytest.mark.parametrize("copier", ["confluent-kafka", "aiokafka"])
+def built_in(copier: str) -> tuple[str, ...]:
+    if copier == "kafkajs":
+        if shutil.which("node") is None:
+            if os.environ.get("CI", "").lower() == "true":
+                pytest.fail("CI must provide Node.js for the kafkajs copier")
+            pytest.skip("Node.js is not installed")
+    else:
+        pytest.importorskip({"kafka-python": "kafka"}.get(copier, copier.replace("-", "_")))
+    return copier_command(copier, None)[1]
+
+
+@pytest.mark.parametrize("copier", ["confluent-kafka", "aiokafka", "kafka-python", "kafkajs"])
 def test_a_copier_prints_kafkas_events_and_copies_max_messages(copier):
-    pytest.importorskip(copier.replace("-", "_"))
+    argv = built_in(copier)
     with run_in_thread(make_config(topics={"in": 2, "out": 2})) as emu:
         def seed():
             log = emu.broker.topics.partition("in", 1)
@@ -27,7 +41,7 @@ def test_a_copier_prints_kafkas_events_and_copies_max_messages(copier):
                                     for i in range(20)]), emu.broker.now_ms())
         emu._call(seed)
         out = subprocess.run(
-            [*COPIERS[copier], "--broker-list", emu.bootstrap_servers, "--input-topic", "in",
+            [*argv, "--broker-list", emu.bootstrap_servers, "--input-topic", "in",
              "--input-partition", "1", "--output-topic", "out", "--transactional-id", "c-1",
              "--consumer-group", "g", "--max-messages", "12", "--transaction-size", "5"],
             capture_output=True, text=True, timeout=120, check=True).stdout

@@ -31,9 +31,10 @@ def cache_dir(version: str = KAFKAJS_VERSION) -> Path:
     return cache_root() / f"kafkajs-{version}"
 
 
-def kafkajs_command(version: str = KAFKAJS_VERSION) -> list[str]:
-    """``["node", "<cache>/kafkajs_verifiable.mjs"]``, installing kafkajs ``version`` (the
-    kit's pinned one unless the matrix asks for another) on first use."""
+def kafkajs_command(version: str = KAFKAJS_VERSION, script: str = SCRIPT) -> list[str]:
+    """``["node", "<cache>/kafkajs_verifiable.mjs"]`` (or another of the package's scripts,
+    e.g. ``kafkajs_copier.mjs``), installing kafkajs ``version`` (the kit's pinned one unless
+    the matrix asks for another) on first use."""
     node = shutil.which("node")
     if node is None:
         raise NodeMissing("the kafkajs client needs Node.js: `node` is not on PATH "
@@ -55,8 +56,8 @@ def kafkajs_command(version: str = KAFKAJS_VERSION) -> list[str]:
         if proc.returncode != 0:
             raise NodeMissing(f"npm install kafkajs@{version} in {where} failed: "
                               f"{(proc.stderr or proc.stdout).strip()[-500:]}")
-    source = resources.files(__package__).joinpath(SCRIPT).read_text(encoding="utf-8")
-    target = where / SCRIPT
+    source = resources.files(__package__).joinpath(script).read_text(encoding="utf-8")
+    target = where / script
     if not target.exists() or target.read_text(encoding="utf-8") != source:
         target.write_text(source, encoding="utf-8")
     return [node, str(target)]
