@@ -245,3 +245,30 @@ def test_the_built_index_opens_from_disk(site: Path) -> None:
     assert styled in ("sticky", "fixed")       # Material's stylesheet loaded from disk
     assert browser.errors(events) == []
     assert [u for u in browser.requests(events) if not u.startswith(("file:", "data:"))] == []
+
+
+# -- the answers a newcomer could not find (#41), each on one page --------------------------------
+
+def test_the_fixture_page_lists_every_member_of_the_handle():
+    """tutorial/pytest-fixture.md lists the handle's members by purpose: a member added to
+    Emulator without a place there fails here."""
+    from kafka_emu.testing import Emulator
+
+    page = (ROOT / "docs" / "tutorial" / "pytest-fixture.md").read_text(encoding="utf-8")
+    members = {name for name in dir(Emulator) if not name.startswith("_")}
+    members |= {"host", "port", "config", "control_url", "control_token"}   # instance attributes
+    assert len(members) >= 40
+    missing = sorted(m for m in members if f"`{m}" not in page)
+    assert missing == []
+
+
+def test_each_newcomer_answer_is_on_its_page():
+    fixture = (ROOT / "docs" / "tutorial" / "pytest-fixture.md").read_text(encoding="utf-8")
+    assert "../reference/timeline-events.md" in fixture            # the event types
+    assert "../how-to/asyncio.md" in fixture                       # the waiters under asyncio
+    assert "../reference/python-api.md" in fixture                 # every signature
+    delay = fixture[fixture.index("## A manual clock"):]
+    assert "re-arms" in delay and 'kind="initial_delay"' in delay  # the manual clock's delay
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = readme[readme.index("## Two commands"):readme.index("## One test")]
+    assert ".ci/run" in commands and "does not install system tools" in commands
