@@ -120,9 +120,20 @@ async function main (a) {
   // whether that transaction committed).
   const replaceProducer = async () => {
     try { await producer.disconnect() } catch (err) { log(`producer disconnect failed: ${err}`) }
-    producer = newProducer()
-    await producer.connect()
-    const now = (await committedOffset()).next
+    let now
+    for (let attempt = 1; ; attempt++) { // a broker may be down for a while: as a restart would
+      try {
+        producer = newProducer()
+        await producer.connect()
+        now = (await committedOffset()).next
+        break
+      } catch (err) {
+        if (isFatal(err) || attempt >= 60) throw err
+        log(`a new producer failed (${err}); again in 1 s`)
+        try { await producer.disconnect() } catch (_) {}
+        await new Promise(resolve => setTimeout(resolve, 1000))
+      }
+    }
     if (now > next) { // the failed commit did commit
       state.remaining -= now - next
       state.consumed += now - next
@@ -207,7 +218,8 @@ async function main (a) {
           state.consumed += chunk.length
           state.total += chunk.length
           emit({ progress: a.transactionalId, stage: 'ProcessLoop' })
-          await heartbeat()
+          // the copier's own group's coordinator may be down: kafkajs's runner rejoins later
+          try { await heartbeat() } catch (err) { log(`heartbeat failed: ${err}`) }
         }
       } catch (err) {
         log(`fatal: ${err && err.stack ? err.stack : err}`)
