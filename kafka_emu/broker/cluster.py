@@ -34,6 +34,10 @@ from .config import BrokerConfig
 
 OFFSETS_TOPIC = "__consumer_offsets"
 NO_LEADER = -1
+# Kafka's transaction.state.log.replication.factor default (TransactionLogConfig), capped at
+# the number of brokers as offsets.topic.replication.factor is: the coordinator of a
+# transactional id moves when its broker stops instead of leaving the id without one
+TRANSACTION_STATE_TOPIC, TRANSACTION_STATE_REPLICATION = "__transaction_state", 3
 
 
 @attrs.define(eq=False)
@@ -109,6 +113,8 @@ class Cluster:
         live = [n.node_id for n in self.live_nodes()] or list(self.nodes)
         if name == OFFSETS_TOPIC:
             factor = self.config.offsets_topic_replication_factor
+        elif name == TRANSACTION_STATE_TOPIC:
+            factor = TRANSACTION_STATE_REPLICATION
         else:
             factor = self.replication.get(topic_id, self.config.default_replication_factor)
         factor = max(1, min(factor, len(live)))
