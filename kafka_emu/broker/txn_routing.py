@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from ..coordinator.java_order import string_hash
 from ..errors import ErrorCode
-from .cluster import java_abs
+from .cluster import TRANSACTION_STATE_TOPIC, java_abs
 
-TRANSACTION_STATE_TOPIC = "__transaction_state"
+__all__ = ["TRANSACTION_STATE_TOPIC", "coordinator_of", "partition_for", "transaction_topic",
+           "txn_error"]
 
 
 def partition_for(transactional_id: str, partitions: int) -> int:
