@@ -3,7 +3,15 @@
 Handlers ask this module whether a partition exists (offsets), list topics (Metadata) and
 create or delete them (CreateTopics, DeleteTopics, auto-creation). Logs themselves live in
 ``kafka_emu.log``; this façade adds the broker policy (num.partitions, auto-creation,
-log.retention.bytes and .ms) and the wake-up that long-polling Fetch requests wait on.
+log.retention.bytes and .ms) and the wake-ups that long-polling fetches wait on.
+
+Wake-ups are per partition: a waiting Fetch watches the partition logs it read (``watch``), and
+an append wakes only the watches of the logs it wrote (``notify_append(logs)``), so a Produce
+does not make every long-polling Fetch of every topic re-read its partitions -- with several
+brokers a client holds one waiting Fetch per broker, and every Produce used to wake them all.
+``data_arrived`` stays for waits on any partition (ShareFetch): made when someone reads it, set
+and dropped by the next append. ``notify_append()`` without logs (transaction markers: the last
+stable offset moves) wakes everyone.
 """
 
 from __future__ import annotations
@@ -27,10 +35,21 @@ class TopicInfo:
     partitions: int
 
 
+class Watch:
+    """One waiting fetch: the logs it watches, and the event their next append sets."""
+
+    __slots__ = ("logs", "event")
+
+    def __init__(self, logs) -> None:
+        self.logs = logs
+        self.event = trio.Event()
+
+
 class Topics:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
-        self.data_arrived = trio.Event()  # replaced after each append; Fetch waits on it
+        self._arrived: trio.Event | None = None  # data_arrived, while someone holds it
+        self._watches: dict[Any, set[Watch]] = {}  # partition log -> watches of it
         for name, partitions in config.topics:
             self.create(name, partitions)
 
@@ -90,7 +109,53 @@ class Topics:
     def auto_create(self, name: str) -> TopicInfo:
         return self.create(name, self.config.num_partitions)
 
-    def notify_append(self) -> None:
-        """Wake every Fetch waiting for data; they re-check their own partitions."""
-        self.data_arrived.set()
-        self.data_arrived = trio.Event()
+    # -- wake-ups -------------------------------------------------------------------------
+    @property
+    def data_arrived(self) -> trio.Event:
+        """Set by the next append to any partition (take it before reading, then wait)."""
+        arrived = self._arrived
+        if arrived is None:
+            arrived = self._arrived = trio.Event()
+        return arrived
+
+    def watch(self, logs) -> Watch:
+        """Watch these partition logs until ``unwatch``: each append to one sets
+        ``Watch.event`` (replace it with a fresh one before re-reading)."""
+        watch = Watch(logs)
+        watches = self._watches
+        for log in logs:
+            found = watches.get(log)
+            if found is None:
+                watches[log] = {watch}
+            else:
+                found.add(watch)
+        return watch
+
+    def unwatch(self, watch: Watch) -> None:
+        watches = self._watches
+        for log in watch.logs:
+            found = watches.get(log)
+            if found is not None:
+                found.discard(watch)
+                if not found:
+                    del watches[log]
+
+    def notify_append(self, logs=None) -> None:
+        """Wake the fetches waiting on these logs (every waiting fetch when None)."""
+        arrived = self._arrived
+        if arrived is not None:
+            self._arrived = None
+            arrived.set()
+        watches = self._watches
+        if not watches:
+            return
+        if logs is None:
+            for found in watches.values():
+                for watch in found:
+                    watch.event.set()
+            return
+        for log in logs:
+            found = watches.get(log)
+            if found is not None:
+                for watch in found:
+                    watch.event.set()

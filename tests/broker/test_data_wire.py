@@ -58,6 +58,44 @@ async def test_long_poll_fetch_returns_as_soon_as_a_produce_arrives(start_broker
     assert [r.value for r in decode_records(part.records)] == [b"a", b"b"]
 
 
+async def test_long_poll_fetch_is_woken_only_by_a_produce_to_a_partition_it_reads(
+        start_broker, autojump_clock, monkeypatch):
+    # wake-ups are per partition (issue 40): a Produce to another topic or partition leaves a
+    # waiting Fetch asleep (it does not even re-read); one to its own partition answers it; no
+    # watch outlives its fetch
+    from kafka_emu.broker.handlers import fetch as fetch_handler
+    reads = []
+    read_all = fetch_handler._read_all
+    monkeypatch.setattr(fetch_handler, "_read_all",
+                        lambda *args: reads.append(1) or read_all(*args))
+    bound = await start_broker(topics={"t": 2, "u": 1})
+    consumer = await WireClient.connect(bound.host, bound.port)
+    producer = await WireClient.connect(bound.host, bound.port)
+    result = {}
+
+    async def poll():
+        start = trio.current_time()
+        result["resp"] = await consumer.request(FETCH, 12, fetch_request(max_wait_ms=10_000))
+        result["waited"] = trio.current_time() - start
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(poll)
+        await trio.sleep(1)
+        for topic, partition in (("u", 0), ("t", 1)):
+            answer = await producer.request(PRODUCE, 9, produce_request(
+                batch(b"elsewhere"), topic=topic, partition=partition))
+            assert answer.responses[0].partition_responses[0].error_code == ErrorCode.NONE
+        await trio.sleep(2)
+        assert "resp" not in result  # still waiting
+        assert bound.broker.topics._watches  # its partition is watched meanwhile
+        await producer.request(PRODUCE, 9, produce_request(batch(b"mine")))
+    assert 3 <= result["waited"] < 3.5
+    part = result["resp"].responses[0].partitions[0]
+    assert [r.value for r in decode_records(part.records)] == [b"mine"]
+    assert len(reads) == 2  # the first read, and the one its own partition's append woke
+    assert bound.broker.topics._watches == {}
+
+
 async def test_long_poll_fetch_without_data_waits_max_wait(start_broker, autojump_clock):
     bound = await start_broker(topics={"t": 1})
     client = await WireClient.connect(bound.host, bound.port)

@@ -10,7 +10,8 @@ UNKNOWN_LEADER_EPOCH (broker/cluster.py).
 Whole batches from each partition's fetch offset, bounded by partition_max_bytes and the
 response's max_bytes, but the first partition with data returns at least one batch even if it
 is larger (Kafka's minOneMessage). Until min_bytes are available the request waits up to
-max_wait_ms, woken by Produce (Topics.data_arrived), never by polling. The batches are never
+max_wait_ms, woken by a Produce to one of the partitions it read (Topics.watch), never by
+polling. The batches are never
 joined or copied here: each partition's records are the stored ``bytes`` objects in a
 RecordsParts, which the connection writes to the socket as they are (protocol/spliced.py).
 
@@ -25,8 +26,9 @@ from __future__ import annotations
 import trio
 
 from ...errors import ErrorCode, KafkaError
-from ...protocol.messages.fetch import (API, AbortedTransaction, FetchableTopicResponse,
-                                        FetchResponse, PartitionData)
+from ...protocol.messages.fetch import (API, AbortedTransaction, EpochEndOffset,
+                                        FetchableTopicResponse, FetchResponse, LeaderIdAndEpoch,
+                                        PartitionData, SnapshotId)
 from ...protocol.spliced import RecordsParts
 from . import Handler
 
@@ -37,14 +39,29 @@ def uses_topic_ids(version: int) -> bool:
     return version >= 13
 
 
+# The tagged fields a consumer's fetch never gets, shared (frozen) rather than built for every
+# partition of every answer by the struct defaults' factories.
+_NO_DIVERGING_EPOCH = EpochEndOffset()
+_NO_CURRENT_LEADER = LeaderIdAndEpoch()
+_NO_SNAPSHOT = SnapshotId()
+_NONE = ErrorCode.NONE
+
+
 def _error(index: int, code: ErrorCode) -> PartitionData:
     return PartitionData(partition_index=index, error_code=code, high_watermark=-1,
-                         last_stable_offset=-1, log_start_offset=-1, records=b"")
+                         last_stable_offset=-1, log_start_offset=-1, records=b"",
+                         diverging_epoch=_NO_DIVERGING_EPOCH, current_leader=_NO_CURRENT_LEADER,
+                         snapshot_id=_NO_SNAPSHOT)
 
 
-def _read_all(ctx, request) -> tuple[list[FetchableTopicResponse], int]:
-    topics = ctx.broker.topics
+def _read_all(ctx, request, logs: list | None = None) -> tuple[list[FetchableTopicResponse], int]:
+    """Every partition's answer and the bytes returned; ``logs``, if given, gets the partition
+    logs read (what a waiting fetch watches). A long-polling fetch reads all its partitions
+    again on each wake-up and at the end, so each partition's read is kept short: its topic is
+    looked up once per topic, and a partition fetched at its high watermark is not read."""
+    catalogue = ctx.broker.topics.catalogue
     cluster = ctx.broker.cluster
+    multi = cluster.multi
     node_id = ctx.connection.node_id
     by_id = uses_topic_ids(ctx.version)
     budget = request.max_bytes
@@ -55,33 +72,49 @@ def _read_all(ctx, request) -> tuple[list[FetchableTopicResponse], int]:
     aborted: list | None = None
     for t in request.topics:
         parts = []
+        if by_id:
+            topic = catalogue.get_by_id(t.topic_id)
+            missing = ErrorCode.UNKNOWN_TOPIC_ID
+        else:
+            topic = catalogue.get(t.topic)
+            missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        partitions = () if topic is None else topic.partitions
+        count = len(partitions)
         for p in t.partitions:
-            try:
-                log = (topics.partition_by_id(t.topic_id, p.partition) if by_id
-                       else topics.partition(t.topic, p.partition))
-            except KafkaError as exc:
-                parts.append(_error(p.partition, exc.code))
+            index = p.partition
+            if not 0 <= index < count:
+                parts.append(_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                                    if topic is not None else missing))
                 continue
-            if cluster.multi:
-                refused = (cluster.check_partition_id(node_id, t.topic_id, p.partition,
-                                                      p.current_leader_epoch) if by_id else
-                           cluster.check_partition(node_id, t.topic, p.partition,
-                                                   p.current_leader_epoch))
+            log = partitions[index]
+            if multi:
+                refused = cluster.partition_error(node_id, topic.topic_id, topic.name, index,
+                                                  p.current_leader_epoch)
                 if refused is not None:
-                    parts.append(_error(p.partition, refused))
+                    parts.append(_error(index, refused))
                     continue
-            try:
+            if logs is not None:
+                logs.append(log)
+            offset = p.fetch_offset
+            hwm = log.high_watermark
+            if offset == hwm:  # caught up: nothing to read (in range: hwm >= the log start)
+                size = 0
                 if committed:
-                    batches, size, hwm, found = log.read_committed(
-                        p.fetch_offset, min(p.partition_max_bytes, budget), min_one=min_one)
-                    aborted = [AbortedTransaction(producer_id=a.producer_id,
-                                                  first_offset=a.first_offset) for a in found]
-                else:
-                    batches, size, hwm = log.read_sized(
-                        p.fetch_offset, min(p.partition_max_bytes, budget), min_one=min_one)
-            except KafkaError as exc:
-                parts.append(_error(p.partition, exc.code))
-                continue
+                    aborted = []
+            else:
+                try:
+                    if committed:
+                        batches, size, hwm, found = log.read_committed(
+                            offset, min(p.partition_max_bytes, budget), min_one=min_one)
+                        aborted = [AbortedTransaction(producer_id=a.producer_id,
+                                                      first_offset=a.first_offset)
+                                   for a in found]
+                    else:
+                        batches, size, hwm = log.read_sized(
+                            offset, min(p.partition_max_bytes, budget), min_one=min_one)
+                except KafkaError as exc:
+                    parts.append(_error(index, exc.code))
+                    continue
             if size:
                 min_one = False
                 budget = max(budget - size, 0)
@@ -91,10 +124,11 @@ def _read_all(ctx, request) -> tuple[list[FetchableTopicResponse], int]:
             else:
                 records = b""
             parts.append(PartitionData(
-                partition_index=p.partition, error_code=ErrorCode.NONE, high_watermark=hwm,
+                partition_index=index, error_code=_NONE, high_watermark=hwm,
                 last_stable_offset=log.last_stable_offset,
                 log_start_offset=log.log_start_offset, aborted_transactions=aborted,
-                records=records))
+                records=records, diverging_epoch=_NO_DIVERGING_EPOCH,
+                current_leader=_NO_CURRENT_LEADER, snapshot_id=_NO_SNAPSHOT))
         responses.append(FetchableTopicResponse(topic=t.topic if not by_id else "",
                                                 topic_id=t.topic_id, partitions=parts))
     return responses, total
@@ -107,21 +141,27 @@ def _has_error(responses) -> bool:
 async def fetch(ctx, request) -> FetchResponse:
     topics = ctx.broker.topics
     wanted = max(request.min_bytes, 1)
-    arrived = topics.data_arrived  # taken before reading, so no append is missed
-    responses, total = _read_all(ctx, request)
+    logs: list = []
+    responses, total = _read_all(ctx, request, logs)
     if total < wanted and not _has_error(responses) and request.max_wait_ms > 0:
+        # watched from the read on (no await between): no append to these logs is missed
+        watch = topics.watch(logs)
+
         async def long_poll():
             # Wall time, also under the control plane's clock: an I/O wait, not group semantics.
-            nonlocal arrived, responses, total
+            nonlocal responses, total
             with trio.move_on_after(request.max_wait_ms / 1000):
                 while True:
-                    await arrived.wait()
-                    arrived = topics.data_arrived
+                    await watch.event.wait()
+                    watch.event = trio.Event()
                     responses, total = _read_all(ctx, request)
                     if total >= wanted or _has_error(responses):
                         return
             responses, _ = _read_all(ctx, request)  # max_wait_ms is up: whatever is there now
-        await ctx.park(long_poll)
+        try:
+            await ctx.park(long_poll)
+        finally:
+            topics.unwatch(watch)
     return FetchResponse(error_code=ErrorCode.NONE, session_id=0, responses=responses)
 
 

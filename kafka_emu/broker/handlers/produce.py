@@ -137,7 +137,7 @@ async def produce(ctx, request) -> ProduceResponse | None:
     node_id = ctx.connection.node_id
     now = ctx.now_ms()
     responses = []
-    appended = False
+    appended = []  # the logs written: their waiting fetches are woken
     transactional_id = request.transactional_id
     if transactional_id is None and any(_transactional(p.records) for t in request.topic_data
                                         for p in t.partition_data):
@@ -155,7 +155,7 @@ async def produce(ctx, request) -> ProduceResponse | None:
                 continue
             name = known.name
         internal = name in INTERNAL_TOPICS
-        if request.acks in VALID_ACKS and not internal and topics.lookup(name) is None \
+        if request.acks in VALID_ACKS and not internal and topics.catalogue.get(name) is None \
                 and ctx.broker.config.auto_create_topics_enable:
             try:
                 topics.auto_create(name)
@@ -182,7 +182,8 @@ async def produce(ctx, request) -> ProduceResponse | None:
             except KafkaError as exc:
                 parts.append(_failed(name, p.index, exc, ctx.version))
                 continue
-            appended = appended or not result.duplicate
+            if not result.duplicate:
+                appended.append(log)
             parts.append(PartitionProduceResponse(
                 index=p.index, error_code=ErrorCode.NONE, base_offset=result.base_offset,
                 log_append_time_ms=result.log_append_time_ms,
@@ -190,7 +191,7 @@ async def produce(ctx, request) -> ProduceResponse | None:
         responses.append(TopicProduceResponse(name=name, topic_id=t.topic_id,
                                               partition_responses=parts))
     if appended:
-        topics.notify_append()
+        topics.notify_append(appended)
     if request.acks == 0:
         return None  # Kafka sends nothing back for acks=0
     return ProduceResponse(responses=responses)
