@@ -33,6 +33,7 @@ server.
 Target (issue 40): kafka-emu within 1.5x the peer's CPU, for the data path and the 3-broker loop.
 
     python bench/bench_data_path_peers.py [--only data|etl] [--records N] [--rounds R] [--quick]
+                                          [--baseline DIR]  # A/B: DIR/kafka_emu as well
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ TARGET = 1.5
 VALUE_SIZE = 100
 LIMIT_S = 120.0
 HERE = os.path.dirname(os.path.abspath(__file__))
+BASELINE = "kafka-emu@base"
+BASELINE_DIR: list[str] = []  # set by --baseline: a directory holding another kafka_emu/
 
 MOCK_SERVER = r"""
 import sys
@@ -77,6 +80,9 @@ class Server:
     def __init__(self, kind: str, brokers: int, topics: dict[str, int],
                  extra: tuple[str, ...] = ()) -> None:
         self.name = f"{kind} x{brokers}"
+        cwd, env = None, None
+        if kind == BASELINE:  # another checkout's kafka_emu, for A/B runs (--baseline DIR)
+            cwd, env = BASELINE_DIR[0], {**os.environ, "PYTHONPATH": BASELINE_DIR[0]}
         if kind == "mock":
             args = [sys.executable, "-c", MOCK_SERVER, HERE, str(brokers),
                     *(f"{t}:{n}" for t, n in topics.items())]
@@ -85,7 +91,7 @@ class Server:
                     "--log-level", "WARNING", "--brokers", str(brokers), *extra,
                     *(a for t, n in topics.items() for a in ("--topic", f"{t}:{n}"))]
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True)
+                                     stderr=subprocess.DEVNULL, text=True, cwd=cwd, env=env)
         self.bootstrap = self.proc.stdout.readline().strip()
         if not self.bootstrap:
             raise RuntimeError(f"{self.name} did not start")
@@ -305,7 +311,7 @@ def print_data(records: int, rounds: int) -> None:
           f"{rounds} rounds interleaved, medians")
     print("   peer: librdkafka's mock cluster (franz-go's kfake cannot be built here: Go 1.19, "
           "no module proxy)")
-    kinds = ("kafka-emu", "mock")
+    kinds = ("kafka-emu", "mock", *((BASELINE,) if BASELINE_DIR else ()))
     results: dict[str, dict[str, list[tuple[float, float]]]] = {k: {} for k in kinds}
     for _ in range(rounds):
         for kind in kinds:
@@ -326,6 +332,11 @@ def print_data(records: int, rounds: int) -> None:
         verdict = "ok" if ratio <= TARGET else "target missed"
         print(f"  {cell:<48} {oq:16.1f} {orec:8.2f} {pq:12.1f} {prec:8.2f} {ratio:8.2f}x "
               f"{verdict}")
+    if BASELINE_DIR:
+        print(f"  A/B, per record, this checkout / {BASELINE_DIR[0]}: " + ", ".join(
+            f"{cell.split(',')[0]}{'' if ',' not in cell else ' ' + cell.split(',', 1)[1].strip()}"
+            f" {statistics.median(f[1] for f in results['kafka-emu'][cell]) / statistics.median(f[1] for f in results[BASELINE][cell]):.2f}"
+            for cell in results["kafka-emu"] if results[BASELINE].get(cell)))
     print(f"  (long-poll µs/req: per Produce or Fetch request; target: kafka-emu <= {TARGET:g}x "
           "the peer per record)")
     print()
@@ -429,8 +440,9 @@ def print_etl(records: int, rounds: int) -> None:
           "no module proxy)")
     topics = {"etl-in": ETL_PARTITIONS, "etl-out": ETL_PARTITIONS}
     runs: dict[str, list[tuple[float, float, dict[str, int]]]] = {}
+    servers = ETL_SERVERS + (((BASELINE, 3), (BASELINE, 1)) if BASELINE_DIR else ())
     for _ in range(rounds):
-        for kind, brokers in ETL_SERVERS:
+        for kind, brokers in servers:
             with Server(kind, brokers, topics) as server:
                 server.settle()
                 try:
@@ -451,10 +463,11 @@ def print_etl(records: int, rounds: int) -> None:
         print(f"  {name:<14} {wall:7.1f} {cpu:7.2f} {cpu * 1e6 / records:10.1f} "
               + " ".join(f"{counts.get(a, 0):12,.0f}" for a in apis) + f"  {other:,.0f}")
     for ours, peer in (("kafka-emu x3", "mock x3"), ("kafka-emu x1", "mock x1"),
-                       ("kafka-emu x3", "kafka-emu x1")):
+                       ("kafka-emu x3", "kafka-emu x1"), ("kafka-emu x3", f"{BASELINE} x3"),
+                       ("kafka-emu x1", f"{BASELINE} x1")):
         if ours in medians and peer in medians:
             ratio = medians[ours] / medians[peer]
-            verdict = ("" if peer.startswith("kafka-emu")
+            verdict = ("" if peer.startswith("kafka-emu") or ours.startswith("kafka-emu@")
                        else " ok" if ratio <= TARGET else " target missed")
             print(f"  server CPU {ours} / {peer}: {ratio:.2f}x{verdict}")
     print()
@@ -467,7 +480,11 @@ def main() -> int:
     parser.add_argument("--etl-records", type=int, default=500_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="a fifth of the records, 1 round")
+    parser.add_argument("--baseline", metavar="DIR",
+                        help="also run the kafka_emu package found in DIR (A/B, interleaved)")
     args = parser.parse_args()
+    if args.baseline:
+        BASELINE_DIR.append(os.path.abspath(args.baseline))
     if args.quick:
         args.records, args.etl_records, args.rounds = (args.records // 5, args.etl_records // 5,
                                                        1)
