@@ -34,17 +34,23 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 import attrs
 
+from kafka_emu.log.records import Record, build_batch
 from kafka_emu.protocol import BY_NAME
 from kafka_emu.protocol.codec import read_from
 from kafka_emu.protocol.headers import ResponseHeader, encode_request, response_header_version
+from kafka_emu.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from kafka_emu.protocol.messages.heartbeat import HeartbeatRequest
 from kafka_emu.protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from kafka_emu.protocol.messages.offset_commit import (OffsetCommitRequest,
                                                        OffsetCommitRequestPartition,
                                                        OffsetCommitRequestTopic)
+from kafka_emu.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from kafka_emu.protocol.messages.produce import (PartitionProduceData, ProduceRequest,
+                                                 TopicProduceData)
 from kafka_emu.protocol.messages.sync_group import SyncGroupRequest
 from kafka_emu.protocol.primitives import Reader
 
@@ -54,23 +60,73 @@ CONNECTIONS, IN_FLIGHT = 4, 64
 WARMUP = 2000  # heartbeats before each measured window
 TARGET_RATIO = 0.90
 JOIN, SYNC, HEARTBEAT = BY_NAME["JoinGroup"], BY_NAME["SyncGroup"], BY_NAME["Heartbeat"]
-COMMIT = BY_NAME["OffsetCommit"]
-# the request kind measured: "Heartbeat" or "OffsetCommit" (one partition, v8, offset 0 each
-# time: what a consumer committing after each poll of an idle partition sends); --kind
+COMMIT, FETCH, PRODUCE = BY_NAME["OffsetCommit"], BY_NAME["Fetch"], BY_NAME["Produce"]
+METADATA = BY_NAME["Metadata"]
+# every request kind a consumer group sends, measured in this order by default (--kind one)
+KINDS = ("Heartbeat", "OffsetCommit", "Fetch", "JoinGroup", "SyncGroup")
+# the request kind measured (--kind): Heartbeat (v4); OffsetCommit (one partition, v8, offset 0
+# each time: what a consumer committing after each poll of an idle partition sends); Fetch (v16,
+# by topic id as librdkafka 2.16 and Java 4 consumers send it, no wait, one partition from offset
+# 0 holding one small record: the answer carries one batch); JoinGroup (v5, the leader of a
+# one-member group rejoining while its group awaits the SyncGroup: answered at once with the
+# current generation, as Kafka answers a member whose join response was lost); SyncGroup (v3, the
+# member of a stable group: answered at once with its assignment)
 KIND = "Heartbeat"
-TOPIC = "t"  # (every server is started with it, one partition, for the commits)
+FETCH_VERSION = int(os.environ.get("BENCH_TRACE_FETCH_VERSION", "16"))
+TOPIC = "t"  # (every server is started with it, one partition, for the commits and fetches)
+_JOIN = JoinGroupRequest(group_id="bench", session_timeout_ms=60000, rebalance_timeout_ms=60000,
+                         member_id="", group_instance_id=None, protocol_type="consumer",
+                         protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")])
 
 
-def request_frame(member: str, generation: int) -> bytes:
+@attrs.frozen
+class Setup:
+    """What the measured requests need of the server: the member, its generation, the topic's id."""
+    member: str
+    generation: int
+    topic_id: uuid.UUID = uuid.UUID(int=0)
+
+
+def request_frame(setup: Setup) -> bytes:
     """One request of the kind measured, as a member of the group sends it."""
+    member, generation = setup.member, setup.generation
     if KIND == "OffsetCommit":
         return encode_request(COMMIT, 8, 1, "bench-trace", OffsetCommitRequest(
             group_id="bench", generation_id_or_member_epoch=generation, member_id=member,
             topics=[OffsetCommitRequestTopic(name=TOPIC, partitions=[
                 OffsetCommitRequestPartition(partition_index=0, committed_offset=0,
                                              committed_metadata="")])]))
+    if KIND == "Fetch":
+        return encode_request(FETCH, FETCH_VERSION, 1, "bench-trace", FetchRequest(
+            max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, isolation_level=0, session_id=0,
+            session_epoch=-1, rack_id="", forgotten_topics_data=[],
+            topics=[FetchTopic(topic=TOPIC, topic_id=setup.topic_id, partitions=[
+                FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1 << 20)])]))
+    if KIND == "JoinGroup":
+        return encode_request(JOIN, 5, 1, "bench-trace", attrs.evolve(_JOIN, member_id=member))
+    if KIND == "SyncGroup":
+        return encode_request(SYNC, 3, 1, "bench-trace", SyncGroupRequest(
+            group_id="bench", generation_id=generation, member_id=member, assignments=[]))
     return encode_request(HEARTBEAT, 4, 1, "bench-trace", HeartbeatRequest(
         group_id="bench", generation_id=generation, member_id=member))
+
+
+# How a connection's requests are sent again as they are answered. In lock step (the default), a
+# connection sends its next IN_FLIGHT requests in one write once all its previous ones are
+# answered, so the server reads batches of IN_FLIGHT whole frames every time. Refilling as
+# answers arrive (BENCH_TRACE_LOCKSTEP=0, as before) lets batches fragment, in whatever way the
+# timing of a run decides, and never merge again: the per-batch share of each request's cost
+# then moved an instruction count by up to a fifth from run to run (a traced run counted fewer
+# than an untraced one for Heartbeat, OffsetCommit and JoinGroup alike).
+LOCKSTEP = os.environ.get("BENCH_TRACE_LOCKSTEP", "1") != "0"
+
+
+def _refill(outstanding: int, answered: int) -> int:
+    """How many requests a connection sends now, with ``outstanding`` still unanswered after
+    ``answered`` more answers."""
+    if not LOCKSTEP:
+        return answered
+    return IN_FLIGHT if outstanding == 0 else 0
 
 
 def _recv_frame(sock: socket.socket) -> bytes:
@@ -105,18 +161,30 @@ def _call(sock: socket.socket, api, version: int, body, corr: int = 1):
     return read_from(api.response, version, r)
 
 
-def _member(host: str, port: int) -> tuple[str, int]:
+def _setup(host: str, port: int) -> Setup:
+    """Form the group (one member; a JoinGroup's leader left awaiting its SyncGroup) and, for
+    Fetch, put one record in the partition and learn the topic's id."""
     sock = socket.create_connection((host, port))
-    join = JoinGroupRequest(group_id="bench", session_timeout_ms=60000,
-                            rebalance_timeout_ms=60000, member_id="", group_instance_id=None,
-                            protocol_type="consumer",
-                            protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")])
-    first = _call(sock, JOIN, 5, join)
-    joined = _call(sock, JOIN, 5, attrs.evolve(join, member_id=first.member_id))
-    _call(sock, SYNC, 3, SyncGroupRequest(group_id="bench", generation_id=joined.generation_id,
-                                          member_id=first.member_id, assignments=[]))
+    first = _call(sock, JOIN, 5, _JOIN)
+    joined = _call(sock, JOIN, 5, attrs.evolve(_JOIN, member_id=first.member_id))
+    if KIND != "JoinGroup":
+        _call(sock, SYNC, 3, SyncGroupRequest(generation_id=joined.generation_id,
+                                              group_id="bench", member_id=first.member_id,
+                                              assignments=[]))
+    topic_id = uuid.UUID(int=0)
+    if KIND == "Fetch":
+        batch = build_batch([Record(value=b"v" * 100, timestamp_ms=1)])
+        produced = _call(sock, PRODUCE, 9, ProduceRequest(
+            transactional_id=None, acks=1, timeout_ms=30000, topic_data=[
+                TopicProduceData(name=TOPIC, partition_data=[
+                    PartitionProduceData(index=0, records=batch)])]))
+        assert produced.responses[0].partition_responses[0].error_code == 0, produced
+        meta = _call(sock, METADATA, 12, MetadataRequest(
+            topics=[MetadataRequestTopic(name=TOPIC)], allow_auto_topic_creation=False,
+            include_topic_authorized_operations=False))
+        topic_id = meta.topics[0].topic_id
     sock.close()
-    return first.member_id, joined.generation_id
+    return Setup(first.member_id, joined.generation_id, topic_id)
 
 
 def _cpu_s(pid: int | None) -> float:
@@ -128,6 +196,22 @@ def _cpu_s(pid: int | None) -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def until_idle(pid: int, limit_s: float = 600.0, busy_s: float = 0.005) -> None:
+    """Until the server has used less than ``busy_s`` of CPU in 0.2 s: it has finished loading
+    what a first group needs while idle (broker/warm.py), about 250 ms of CPU after start, some
+    50 times that under callgrind. Measured before that, the loading ran in every gap between
+    batches and was counted as the requests' cost (an untraced JoinGroup 199 thousand
+    instructions, a traced one, whose run waited longer for its trace lines, 181)."""
+    deadline = time.monotonic() + limit_s
+    last = _cpu_s(pid)
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        now = _cpu_s(pid)
+        if now - last < busy_s:
+            return
+        last = now
 
 
 def _children(pid: int) -> list[int]:
@@ -151,20 +235,22 @@ last_with_children = 0.0
 
 def heartbeats_per_s(host: str, port: int, pid: int | None = None) -> tuple[float, float]:
     """(heartbeats per wall second, heartbeats per server CPU second)."""
-    member, generation = _member(host, port)
+    if pid is not None:
+        until_idle(pid, 30.0)
+    setup = _setup(host, port)
     # warm up first, and let the trace encoder (a fresh Python) finish starting: its start is
     # not what a traced request costs
-    send_heartbeats(host, port, member, generation, WARMUP)
+    send_heartbeats(host, port, setup, WARMUP)
     time.sleep(0.5)
-    frame = request_frame(member, generation)
+    frame = request_frame(setup)
     sel = selectors.DefaultSelector()
     socks = [socket.create_connection((host, port)) for _ in range(CONNECTIONS)]
-    pending = {}
+    pending, outstanding = {}, {}
     for s in socks:
         s.sendall(frame * IN_FLIGHT)
         s.setblocking(False)
         sel.register(s, selectors.EVENT_READ)
-        pending[s] = bytearray()
+        pending[s], outstanding[s] = bytearray(), IN_FLIGHT
     done = 0
     children = _children(pid) if pid is not None else []
     children_start = sum(_cpu_s(c) for c in children)
@@ -179,9 +265,13 @@ def heartbeats_per_s(host: str, port: int, pid: int | None = None) -> tuple[floa
             answered = _drop_whole_frames(buf)
             if answered:
                 done += answered
-                s.setblocking(True)
-                s.sendall(frame * answered)
-                s.setblocking(False)
+                outstanding[s] -= answered
+                more = _refill(outstanding[s], answered)
+                if more:
+                    s.setblocking(True)
+                    s.sendall(frame * more)
+                    s.setblocking(False)
+                    outstanding[s] += more
     elapsed = time.perf_counter() - start
     cpu = _cpu_s(pid) - cpu_start
     global last_with_children
@@ -242,21 +332,21 @@ CG_WARMUP = int(os.environ.get("BENCH_TRACE_CG_WARMUP", "1500"))
 CG_CONFIGS = os.environ.get("BENCH_TRACE_CG_CONFIGS", "off,seam only,on (jsonl)").split(",")
 
 
-def send_heartbeats(host: str, port: int, member: str, generation: int, count: int) -> None:
-    """Send exactly ``count`` heartbeats over CONNECTIONS connections, IN_FLIGHT pipelined on
-    each, and return when every one is answered."""
-    frame = request_frame(member, generation)
+def send_heartbeats(host: str, port: int, setup: Setup, count: int) -> None:
+    """Send exactly ``count`` requests of the kind measured over CONNECTIONS connections,
+    IN_FLIGHT pipelined on each, and return when every one is answered."""
+    frame = request_frame(setup)
     sel = selectors.DefaultSelector()
     socks = [socket.create_connection((host, port)) for _ in range(CONNECTIONS)]
     sent = answered_all = 0
-    pending = {}
+    pending, outstanding = {}, {}
     for s in socks:
         n = min(IN_FLIGHT, count - sent)
         s.sendall(frame * n)
         sent += n
         s.setblocking(False)
         sel.register(s, selectors.EVENT_READ)
-        pending[s] = bytearray()
+        pending[s], outstanding[s] = bytearray(), n
     while answered_all < count:
         for key, _ in sel.select(timeout=120):
             s = key.fileobj
@@ -267,12 +357,14 @@ def send_heartbeats(host: str, port: int, member: str, generation: int, count: i
             buf += chunk
             answered = _drop_whole_frames(buf)
             answered_all += answered
-            more = min(answered, count - sent)
+            outstanding[s] -= answered
+            more = min(_refill(outstanding[s], answered), count - sent)
             if more:
                 s.setblocking(True)
                 s.sendall(frame * more)
                 s.setblocking(False)
                 sent += more
+                outstanding[s] += more
     for s in socks:
         s.close()
 
@@ -307,14 +399,17 @@ def callgrind_run(extra: list[str] | None, out_dir: str, name: str,
                             env=env)
     try:
         host, port = proc.stdout.readline().strip().rsplit(":", 1)
-        member, generation = _member(host, int(port))
-        send_heartbeats(host, int(port), member, generation, CG_WARMUP)
-        _wait_for_lines(trace_dir, CG_WARMUP)  # (so the warm-up's flushes are not counted)
+        until_idle(proc.pid, busy_s=0.02)  # (valgrind's own work while the server waits)
+        setup = _setup(host, int(port))
+        send_heartbeats(host, int(port), setup, CG_WARMUP)
+        # (so the warm-up's flushes are not counted; the setup's own joins and sync are lines too)
+        setup_lines = {"JoinGroup": 2, "SyncGroup": 1}.get(KIND, 0)
+        _wait_for_lines(trace_dir, setup_lines + CG_WARMUP)
         encoders = _children(proc.pid)
         for pid in (proc.pid, *encoders):
             _control("--zero", pid)
-        send_heartbeats(host, int(port), member, generation, CG_REQUESTS)
-        _wait_for_lines(trace_dir, CG_WARMUP + CG_REQUESTS)
+        send_heartbeats(host, int(port), setup, CG_REQUESTS)
+        _wait_for_lines(trace_dir, setup_lines + CG_WARMUP + CG_REQUESTS)
         counts = []
         for pid in (proc.pid, *encoders):
             for old in _dumps(prefix, pid):
@@ -390,7 +485,7 @@ def callgrind_main() -> int:
 def main() -> int:
     global KIND
     args = sys.argv[1:]
-    kinds = ["Heartbeat", "OffsetCommit"]
+    kinds = list(KINDS)
     if "--kind" in args:
         kinds = [args[args.index("--kind") + 1]]
     for kind in kinds:

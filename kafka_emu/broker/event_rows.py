@@ -43,7 +43,8 @@ import attrs
 from ..protocol.schema import RECORDS, Array, fields_of
 
 # the walks over a declaration (request_facts compiles calls to them)
-from .request_walk import _struct_arrays, request_partitions, response_errors
+from .request_walk import (_struct_arrays, compiled_errors, compiled_partitions,
+                           request_partitions, response_errors)
 
 
 def _event_classes() -> dict[str, type]:
@@ -392,8 +393,10 @@ def _facts_reader(request_cls: type, response_cls: type,
     identity = _identity_parts(request_cls, "q") or "*identity(q)"
     if response_cls is type(None):
         errors = "None, ()"
-    elif not attrs.has(response_cls) or _struct_arrays(response_cls):
+    elif not attrs.has(response_cls):
         errors = "*errors(r)"
+    elif _struct_arrays(response_cls):
+        errors = "*errors_walk(r)"  # (the walk written out for the class: request_walk.py)
     else:
         # int(): the code by value (a row holds plain values; ErrorCode members are objects),
         # asked only of a code that is not zero: no error is the usual answer
@@ -403,8 +406,11 @@ def _facts_reader(request_cls: type, response_cls: type,
         throttle = "getattr(r, 'throttle_time_ms', 0) or 0"
     else:
         throttle = "r.throttle_time_ms or 0" if "throttle_time_ms" in resp else "0"
-    if not attrs.has(request_cls) or _struct_arrays(request_cls):
+    if not attrs.has(request_cls):
         partitions = "partitions(q, lookup.lookup_id)" if whole_row else "partitions(q, lookup)"
+    elif _struct_arrays(request_cls):
+        partitions = ("partitions_walk(q, lookup.lookup_id)" if whole_row
+                      else "partitions_walk(q, lookup)")
     else:
         partitions = "()"
 
@@ -423,5 +429,9 @@ def _facts_reader(request_cls: type, response_cls: type,
               f"{optional('rebalance_timeout_ms')})\n")
     namespace: dict[str, Any] = {"identity": request_identity, "errors": response_errors,
                                  "partitions": request_partitions}
+    if attrs.has(request_cls) and _struct_arrays(request_cls):
+        namespace["partitions_walk"] = compiled_partitions(request_cls)
+    if attrs.has(response_cls) and _struct_arrays(response_cls):
+        namespace["errors_walk"] = compiled_errors(response_cls)
     exec(source, namespace)  # noqa: S102 - field names of the declarations
     return namespace["facts"]
