@@ -49,6 +49,7 @@ from .event_rows import REQUEST_FRAME, REQUEST_REFS, REQUEST_ROWS, request_row_m
 from .request_facts import answer_parked, parked_request
 from .state import Broker, Pending
 from .throttle import client_throttles
+from .topics import Watch
 from .vectored import RECEIVE_SIZE, recv_nowait, send_all, send_nowait, send_vectored
 
 log = logging.getLogger("kafka_emu")
@@ -225,6 +226,10 @@ class Connection:
         await self.flush()  # answers to earlier requests must not wait behind a parked one
         if isinstance(wait, Pending):
             await self._park_pending(wait)
+            return None
+        if wait.__class__ is Watch:  # a long-polling fetch: one cancel scope, as _park_pending
+            if not await wait.wait(self._until_hangup):
+                raise PeerGone("closed by peer while its request was parked")
             return None
         result: list[T] = []
         async with trio.open_nursery() as nursery:

@@ -36,13 +36,44 @@ class TopicInfo:
 
 
 class Watch:
-    """One waiting fetch: the logs it watches, and the event their next append sets."""
+    """One waiting fetch: the logs it watches, whether an append to one has come since it last
+    read (``woken``), and its wait -- one cancel scope up to a deadline, which an append cancels
+    (``wake``). A connection waits on it while reading on for the client's hang-up
+    (connection.Connection.park); without one it is awaited as it is."""
 
-    __slots__ = ("logs", "event")
+    __slots__ = ("logs", "woken", "wake", "seconds", "deadline")
 
-    def __init__(self, logs) -> None:
+    def __init__(self, logs, seconds: float) -> None:
         self.logs = logs
-        self.event = trio.Event()
+        self.woken = False
+        self.wake = None  # the waiting scope's cancel, while it waits
+        self.seconds = seconds  # from the first wait (wall time: an I/O wait)
+        self.deadline: float | None = None
+
+    async def wait(self, until=None) -> bool:
+        """Until an append (``woken``) or the deadline: True; or until ``until()`` returns
+        first (the client hung up): False. The caller clears ``woken`` before it reads again."""
+        if self.woken:
+            return True
+        with (trio.CancelScope(relative_deadline=self.seconds) if self.deadline is None
+              else trio.CancelScope(deadline=self.deadline)) as scope:
+            if self.deadline is None:
+                self.deadline = scope.deadline
+            self.wake = scope.cancel
+            if until is None:
+                await trio.sleep_forever()
+            else:
+                await until()
+        self.wake = None
+        return scope.cancelled_caught
+
+    def __call__(self):
+        return self.wait()
+
+    def notify(self) -> None:
+        self.woken = True
+        if self.wake is not None:
+            self.wake()
 
 
 class Topics:
@@ -118,10 +149,10 @@ class Topics:
             arrived = self._arrived = trio.Event()
         return arrived
 
-    def watch(self, logs) -> Watch:
-        """Watch these partition logs until ``unwatch``: each append to one sets
-        ``Watch.event`` (replace it with a fresh one before re-reading)."""
-        watch = Watch(logs)
+    def watch(self, logs, seconds: float) -> Watch:
+        """Watch these partition logs until ``unwatch``, for a wait of at most ``seconds``:
+        each append to one wakes it (Watch.notify)."""
+        watch = Watch(logs, seconds)
         watches = self._watches
         for log in logs:
             found = watches.get(log)
@@ -152,10 +183,10 @@ class Topics:
         if logs is None:
             for found in watches.values():
                 for watch in found:
-                    watch.event.set()
+                    watch.notify()
             return
         for log in logs:
             found = watches.get(log)
             if found is not None:
                 for watch in found:
-                    watch.event.set()
+                    watch.notify()

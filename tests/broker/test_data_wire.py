@@ -96,6 +96,32 @@ async def test_long_poll_fetch_is_woken_only_by_a_produce_to_a_partition_it_read
     assert bound.broker.topics._watches == {}
 
 
+async def test_long_poll_fetch_woken_below_min_bytes_still_answers_at_its_first_deadline(
+        start_broker, autojump_clock):
+    # each wake-up re-reads and waits on to the same deadline (max_wait_ms from the request),
+    # not max_wait_ms from the last append; at the deadline it answers what is there
+    bound = await start_broker(topics={"t": 1})
+    consumer = await WireClient.connect(bound.host, bound.port)
+    producer = await WireClient.connect(bound.host, bound.port)
+    result = {}
+
+    async def poll():
+        start = trio.current_time()
+        result["resp"] = await consumer.request(FETCH, 12, fetch_request(max_wait_ms=3000,
+                                                                         min_bytes=1 << 20))
+        result["waited"] = trio.current_time() - start
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(poll)
+        for value in (b"a", b"b"):
+            await trio.sleep(1)
+            await producer.request(PRODUCE, 9, produce_request(batch(value)))
+    assert 3 <= result["waited"] < 3.5
+    part = result["resp"].responses[0].partitions[0]
+    assert part.high_watermark == 2
+    assert len(part.records) == 2 * len(batch(b"a"))  # both batches, whole
+
+
 async def test_long_poll_fetch_without_data_waits_max_wait(start_broker, autojump_clock):
     bound = await start_broker(topics={"t": 1})
     client = await WireClient.connect(bound.host, bound.port)

@@ -118,6 +118,7 @@ async def test_long_poll_fetch_is_released_when_its_client_goes(start_broker):
     with trio.fail_after(30):  # a hang guard: the long poll itself would wait 600 s
         await closed.wait()
     assert reasons == ["closed by peer while its request was parked"]
+    assert bound.broker.topics._watches == {}  # its partitions are no longer watched
 
 
 async def test_parked_join_is_forgotten_when_its_client_goes(start_broker):

@@ -23,8 +23,6 @@ empty list. read_uncommitted gets null. last_stable_offset is reported at either
 
 from __future__ import annotations
 
-import trio
-
 from ...errors import ErrorCode, KafkaError
 from ...protocol.messages.fetch import (API, AbortedTransaction, EpochEndOffset,
                                         FetchableTopicResponse, FetchResponse, LeaderIdAndEpoch,
@@ -144,22 +142,19 @@ async def fetch(ctx, request) -> FetchResponse:
     logs: list = []
     responses, total = _read_all(ctx, request, logs)
     if total < wanted and not _has_error(responses) and request.max_wait_ms > 0:
-        # watched from the read on (no await between): no append to these logs is missed
-        watch = topics.watch(logs)
-
-        async def long_poll():
-            # Wall time, also under the control plane's clock: an I/O wait, not group semantics.
-            nonlocal responses, total
-            with trio.move_on_after(request.max_wait_ms / 1000):
-                while True:
-                    await watch.event.wait()
-                    watch.event = trio.Event()
-                    responses, total = _read_all(ctx, request)
-                    if total >= wanted or _has_error(responses):
-                        return
-            responses, _ = _read_all(ctx, request)  # max_wait_ms is up: whatever is there now
+        # watched from the read on (no await between): no append to these logs is missed.
+        # Wall time, also under the control plane's clock: an I/O wait, not group semantics.
+        watch = topics.watch(logs, request.max_wait_ms / 1000)
         try:
-            await ctx.park(long_poll)
+            while True:
+                await ctx.park(watch)  # until an append to one of them, or max_wait_ms
+                if not watch.woken:  # max_wait_ms is up: whatever is there now
+                    responses, _ = _read_all(ctx, request)
+                    break
+                watch.woken = False
+                responses, total = _read_all(ctx, request)
+                if total >= wanted or _has_error(responses):
+                    break
         finally:
             topics.unwatch(watch)
     return FetchResponse(error_code=ErrorCode.NONE, session_id=0, responses=responses)
