@@ -133,6 +133,7 @@ def _failed(topic: str, index: int, exc: KafkaError, version: int) -> PartitionP
 
 async def produce(ctx, request) -> ProduceResponse | None:
     topics = ctx.broker.topics
+    catalogue = topics.catalogue
     cluster = ctx.broker.cluster
     node_id = ctx.connection.node_id
     now = ctx.now_ms()
@@ -147,7 +148,7 @@ async def produce(ctx, request) -> ProduceResponse | None:
         parts = []
         name = t.name
         if by_id:
-            known = topics.catalogue.get_by_id(t.topic_id)
+            known = catalogue.get_by_id(t.topic_id)
             if known is None:
                 responses.append(TopicProduceResponse(topic_id=t.topic_id, partition_responses=[
                     PartitionProduceResponse(index=p.index, error_code=ErrorCode.UNKNOWN_TOPIC_ID,
@@ -155,22 +156,26 @@ async def produce(ctx, request) -> ProduceResponse | None:
                 continue
             name = known.name
         internal = name in INTERNAL_TOPICS
-        if request.acks in VALID_ACKS and not internal and topics.catalogue.get(name) is None \
+        topic = catalogue.get(name)  # once per topic, not per partition
+        if topic is None and request.acks in VALID_ACKS and not internal \
                 and ctx.broker.config.auto_create_topics_enable:
             try:
                 topics.auto_create(name)
             except KafkaError:
                 pass  # an invalid name: each partition reports UNKNOWN_TOPIC_OR_PARTITION
+            topic = catalogue.get(name)
         for p in t.partition_data:
             try:
                 if request.acks not in VALID_ACKS:
                     raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS)
-                log = topics.partition(name, p.index)
+                # the catalogue's own error (UNKNOWN_TOPIC_OR_PARTITION) for what is not there
+                log = (topic.partition(p.index) if topic is not None
+                       else topics.partition(name, p.index))
                 if internal:  # ReplicaManager: clients may not write internal topics
                     raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION,
                                      f"Cannot append to internal topic {name}")
                 if cluster.multi:
-                    refused = cluster.check_partition(node_id, name, p.index)
+                    refused = cluster.partition_error(node_id, topic.topic_id, name, p.index)
                     if refused is not None:
                         raise KafkaError(refused)
                 _check_codec(p.records, ctx.version)
