@@ -60,9 +60,11 @@ _KAFKA_PYTHON_TXN_RETRY = (
     "the error of await_ready (a stopped broker refuses the connection), looks the coordinator "
     "up again, but skips TransactionManager.retry because target_node is already set (Java's "
     "Sender.maybeFindCoordinatorAndRetry always re-enqueues). A lost AddPartitionsToTxn leaves "
-    "its partition pending forever: the sender loops 'Nodes with data ready to send' / 'Created "
-    "0 produce requests' and commit_transaction never returns, so the copier stalls after a "
-    "broker bounce (FindCoordinator answers the live new coordinator, as Kafka)")
+    "its partition pending forever (the sender loops 'Nodes with data ready to send' / 'Created "
+    "0 produce requests' and commit_transaction never returns); a lost AddOffsetsToTxn leaves "
+    "send_offsets_to_transaction waiting forever, silently. Either way the copier stalls after a "
+    "broker bounce, while FindCoordinator answers the live new coordinator, as Kafka "
+    "(tests/integration/test_txn_coordinator_after_bounce.py)")
 KNOWN_COPIER_BUGS: dict[str, dict[str, str]] = {
     "kafka-python": {name: _KAFKA_PYTHON_TXN_RETRY for name in (
         "txn_clean_bounce_brokers", "txn_clean_bounce_brokers_ordered",
