@@ -7,13 +7,14 @@ whole tree (``package/deps/librdkafka``, tests included), pinned by version and 
 registry's sha512 integrity, which is checked before anything is unpacked.
 
 - the source: ``npm pack @confluentinc/kafka-javascript@NPM_VERSION`` into
-  ``<cache>/librdkafka-tests-LIBRDKAFKA_VERSION/`` (kafka_emu/cache.py), its digest compared
+  ``<cache>/librdkafka-tests-LIBRDKAFKA_VERSION-<build id>/`` (kafka_emu/cache.py; the id
+  is a digest of the flags and programs below, so a change builds anew), its digest compared
   with ``INTEGRITY``, ``package/deps/librdkafka`` unpacked beside it (and its ``rdkafka.h``
   checked to be ``LIBRDKAFKA_VERSION``);
 - the libraries: librdkafka's ``./configure`` (``CONFIGURE_FLAGS``: no TLS, SASL or libcurl,
-  which the share tests do not use; zstd required, for 0171's codecs; no optimisation: the
-  unoptimised build compiles about ten times faster and the tests wait on the broker, not the
-  CPU) and ``make libs``;
+  which the share tests do not use; zlib and zstd required, for 0171's codecs; no
+  optimisation: the unoptimised build compiles about ten times faster and the tests wait on the
+  broker, not the CPU) and ``make libs``;
 - the runner: ``make -C tests test-runner`` with the Makefile's own ``TESTSRCS_C`` variable
   naming only the share test programs (``TEST_PROGRAMS``) plus one generated file that
   defines every other program of ``test.c``'s list as a skip -- no upstream file is changed,
@@ -56,12 +57,14 @@ LIBRDKAFKA_VERSION = "2.15.1"
 RD_KAFKA_VERSION = 0x020F01FF  # rdkafka.h's RD_KAFKA_VERSION for LIBRDKAFKA_VERSION
 TREE_IN_PACKAGE = "package/deps/librdkafka/"
 CONFIGURE_FLAGS = ("--disable-ssl", "--disable-sasl", "--disable-gssapi", "--disable-curl",
-                   "--disable-lz4-ext", "--enable-zstd", "--disable-optimization",
+                   "--disable-lz4-ext", "--disable-optimization",
                    "--disable-debug-symbols")
 # librdkafka's share consumer tests that need a real broker (TEST_BRKVER(4, 2, 0, 0)); the
 # mock-cluster ones (0155-0158, 0182, 0183) test librdkafka against its own mock.
 TEST_PROGRAMS = ("0170", "0171", "0172", "0173", "0174", "0175", "0176", "0177", "0178",
                  "0179", "0180", "0181", "0184", "0185", "0186", "0190")
+# what 0171's do_test_all_compression_codecs needs beside the built-in lz4 and snappy
+REQUIRED_FEATURES = {"ZLIB": "zlib1g-dev", "ZSTD": "libzstd-dev"}
 UNBUILT = "kafka_emu_unbuilt_tests.c"
 INSTALL_HINT = "apt-get install g++ make libzstd-dev zlib1g-dev"
 JOBS = "-j2"
@@ -73,7 +76,9 @@ class BuildUnavailable(Exception):
 
 
 def build_dir() -> Path:
-    return cache_root() / f"librdkafka-tests-{LIBRDKAFKA_VERSION}"
+    """One directory per librdkafka version and way of building it (flags, programs)."""
+    how = hashlib.sha256(repr((NPM_VERSION, CONFIGURE_FLAGS, TEST_PROGRAMS)).encode())
+    return cache_root() / f"librdkafka-tests-{LIBRDKAFKA_VERSION}-{how.hexdigest()[:8]}"
 
 
 def tree() -> Path:
@@ -208,9 +213,12 @@ def _configure(where: Path) -> None:
     # configure is mklove's: sh, reading only the tree (it does not write outside it)
     out = _run(["./configure", *CONFIGURE_FLAGS], tree(), what="librdkafka's ./configure")
     built_with = re.search(r"BUILT_WITH\s+(.*)", out)
-    if built_with is None or "ZSTD" not in built_with.group(1).split():
-        raise BuildUnavailable("librdkafka's ./configure found no zstd (libzstd-dev), which "
-                               f"test 0171 needs ({INSTALL_HINT})")
+    features = built_with.group(1).split() if built_with else []
+    for feature, package in REQUIRED_FEATURES.items():
+        if feature not in features:
+            raise BuildUnavailable(f"librdkafka's ./configure found no {feature.lower()} "
+                                   f"({package}), which test 0171's codecs need "
+                                   f"({INSTALL_HINT})")
 
 
 def _make_libs(where: Path) -> None:
