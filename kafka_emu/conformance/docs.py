@@ -1,10 +1,18 @@
 """The catalogue as Markdown, from the scenario declarations (``kafka-emu conformance --list
---markdown``): the README's scenario table is this output, never written by hand."""
+--markdown``): the documentation's scenario tables are this output (and the transactions
+catalogue's, ``txn_scenarios.markdown``), never written by hand. They live in ``PAGE``, the
+reference page kafka_emu/reference_pages/ generates; tests/conformance/test_scenario_tables_in_docs.py
+fails when a row there differs from the declarations."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .profiles import CAPABILITIES
 from .scenarios import CATALOGUE
+
+# where the tables are published (a source checkout's docs/; not shipped in the wheel)
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "reference" / "conformance-scenarios.md"
 
 
 def _cell(text: str) -> str:
