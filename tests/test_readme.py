@@ -1,7 +1,7 @@
 """The README is the landing page (#41): what it shows runs, what it links to exists, and it
 lists every deviation from Kafka.
 
-- The landing part's python blocks run as written, read from README.md here (not copied): a block defining
+- Its python blocks run as written, read from README.md here (not copied): a block defining
   ``test_`` functions (the "One test") runs under pytest as a user's test file, the others as
   programs. The tutorial's snippets, which the README's Quickstart used to hold, are run by
   tests/docs/test_examples.py with every other example of the site.
@@ -10,8 +10,7 @@ lists every deviation from Kafka.
 - The house rule: every deviation from Kafka is listed in the README. Its "Differences from
   Apache Kafka" list has one line per bullet of docs/explanation/differences-from-kafka.md, each
   linking into that page.
-- The landing part (everything before the sections still waiting for their how-to pages) reads
-  in two minutes: at most 160 lines.
+- It reads in two minutes: at most 160 lines.
 """
 
 from __future__ import annotations
@@ -58,13 +57,7 @@ def _anchors(page: Path) -> set[str]:
     return anchors
 
 
-def _landing(text: str) -> str:
-    end = text.find("\n## Guides still here\n")
-    return text[:end if end != -1 else len(text)]
-
-
-# the landing part's blocks; the guides below it have their own tests (tests/control/, ...)
-SNIPPETS = [m.group(1) for m in FENCE.finditer(_landing(_text()))]
+SNIPPETS = [m.group(1) for m in FENCE.finditer(_text())]
 
 
 def test_the_readme_shows_one_runnable_test():
@@ -115,5 +108,5 @@ def _differences_list() -> str:
     return _section(_text(), "## Differences from Apache Kafka")
 
 
-def test_the_landing_part_reads_in_two_minutes():
-    assert len(_landing(_text()).splitlines()) <= 160
+def test_the_readme_reads_in_two_minutes():
+    assert len(_text().splitlines()) <= 160
