@@ -223,7 +223,7 @@ def copier_command(name: str | None, command: str | None
         try:
             return name, tuple(kafkajs_command(script=NODE_COPIERS[name])), KAFKAJS_VERSION
         except NodeMissing as exc:
-            raise KeyError(f"the {name} copier needs Node.js: {exc}") from None
+            raise KeyError(f"the {name} copier: {exc}") from None
     if name not in COPIERS:
         have = ", ".join([*COPIERS, *NODE_COPIERS])
         raise KeyError(f"no built-in copier {name!r} (have: {have})")

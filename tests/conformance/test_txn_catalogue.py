@@ -119,3 +119,10 @@ def test_cli_refuses_unknown_scenarios_and_copiers(capsys):
     assert main(["conformance", "--transactions", "--scenario", "nope"]) == 2
     with pytest.raises(KeyError, match="no built-in copier 'nope'.*kafka-python, kafkajs"):
         txn_scenarios.copier_command("nope", None)
+
+
+def test_cli_says_when_the_kafkajs_copier_has_no_node(capsys, monkeypatch):
+    from kafka_emu.conformance.clients import node
+    monkeypatch.setattr(node.shutil, "which", lambda name: None)
+    assert main(["conformance", "--transactions", "--client", "kafkajs"]) == 2
+    assert "`node` is not on PATH" in capsys.readouterr().err
