@@ -27,9 +27,9 @@ server.
    RECORDS small records to an input topic of 8 partitions while a group of three
    confluent-kafka consumers (subscribe, auto commit) reads it and produces each record,
    transformed, to an output topic of 8 partitions; the run ends when every output record is
-   acknowledged. Through ``serve --brokers 3``, ``serve --brokers 1`` and the mock with 3 (and 1)
+   acknowledged. Producers as franz-go's defaults: linger.ms=0, idempotent (ETL_PRODUCER). Through ``serve --brokers 3``, ``serve --brokers 1`` and the mock with 3 (and 1)
    brokers, rounds interleaved; per server the medians of wall time and server CPU, CPU per
-   record, and the requests per API the clients sent.
+   record and per request, and the requests per API the clients sent.
 Target (issue 40): kafka-emu within 1.5x the peer's CPU, for the data path and the 3-broker loop.
 
     python bench/bench_data_path_peers.py [--only data|etl] [--records N] [--rounds R] [--quick]
@@ -346,6 +346,11 @@ def print_data(records: int, rounds: int) -> None:
 
 ETL_PARTITIONS = 8
 ETL_MEMBERS = 3
+# franz-go's producer defaults (TestGroupETL's client): no linger, idempotent -- so at most five
+# requests in flight per broker, and the records produced meanwhile batch up behind them
+# (librdkafka's own default, a million in flight, would make the request count follow the
+# server's speed: a faster server, smaller batches, more requests)
+ETL_PRODUCER = {"linger.ms": 0, "enable.idempotence": True}
 
 
 def etl_round(server: Server, records: int) -> tuple[float, float, dict[str, int]]:
@@ -372,7 +377,7 @@ def etl_round(server: Server, records: int) -> tuple[float, float, dict[str, int
         consumer = Consumer(_conf(server.bootstrap, cs, 200, **{
             "group.id": group, "auto.offset.reset": "earliest",
             "client.id": f"etl-member-{index}"}))
-        producer = Producer(_conf(server.bootstrap, ps, 200, **{"linger.ms": 0}))
+        producer = Producer(_conf(server.bootstrap, ps, 200, **ETL_PRODUCER))
         with lock:
             everyone.extend([(consumer, cs), (producer, ps)])
         consumer.subscribe(["etl-in"])
@@ -395,7 +400,7 @@ def etl_round(server: Server, records: int) -> tuple[float, float, dict[str, int
             consumer.close()
 
     ins = Stats()
-    feeder = Producer(_conf(server.bootstrap, ins, 200, **{"linger.ms": 0}))
+    feeder = Producer(_conf(server.bootstrap, ins, 200, **ETL_PRODUCER))
     everyone.append((feeder, ins))
     threads = [threading.Thread(target=member, args=(i,), daemon=True)
                for i in range(ETL_MEMBERS)]
@@ -450,7 +455,7 @@ def print_etl(records: int, rounds: int) -> None:
                 except RuntimeError as exc:
                     print(f"  ({server.name}: {exc})")
     apis = ("Produce", "Fetch", "OffsetCommit", "Heartbeat", "Metadata")
-    print(f"  {'server':<14} {'wall s':>7} {'CPU s':>7} {'µs/record':>10} "
+    print(f"  {'server':<18} {'wall s':>7} {'CPU s':>7} {'µs/record':>10} {'µs/request':>11} "
           + " ".join(f"{a:>12}" for a in apis) + "  other")
     medians: dict[str, float] = {}
     for name, figures in runs.items():
@@ -460,7 +465,9 @@ def print_etl(records: int, rounds: int) -> None:
         counts = {a: statistics.median(f[2].get(a, 0) for f in figures)
                   for a in {a for f in figures for a in f[2]}}
         other = sum(n for a, n in counts.items() if a not in apis)
-        print(f"  {name:<14} {wall:7.1f} {cpu:7.2f} {cpu * 1e6 / records:10.1f} "
+        requests = sum(counts.values())
+        print(f"  {name:<18} {wall:7.1f} {cpu:7.2f} {cpu * 1e6 / records:10.1f} "
+              f"{cpu * 1e6 / max(requests, 1):11.1f} "
               + " ".join(f"{counts.get(a, 0):12,.0f}" for a in apis) + f"  {other:,.0f}")
     for ours, peer in (("kafka-emu x3", "mock x3"), ("kafka-emu x1", "mock x1"),
                        ("kafka-emu x3", "kafka-emu x1"), ("kafka-emu x3", f"{BASELINE} x3"),
