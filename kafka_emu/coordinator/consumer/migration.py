@@ -186,11 +186,11 @@ def upgrade(core: Core, classic: Group, topics: Mapping[str, int]) -> ConsumerGr
         # the timeline would otherwise see only the joiner's target after the next epoch.
         core.emit(TargetAssignmentComputed(
             at_ms=core.now, group_id=gid, assignment_epoch=generation, assignor="",
-            changed=tuple((m.member_id, as_partitions(m.assigned)) for m in converted)))
-        for m in converted:
+            changed=tuple((c.member_id, as_partitions(c.assigned)) for c in converted)))
+        for c in converted:
             core.emit(MemberReconciled(
-                at_ms=core.now, group_id=gid, member_id=m.member_id, member_epoch=generation,
-                state=m.state.value, assigned=as_partitions(m.assigned), pending_revocation=()))
+                at_ms=core.now, group_id=gid, member_id=c.member_id, member_epoch=generation,
+                state=c.state.value, assigned=as_partitions(c.assigned), pending_revocation=()))
     update_state(core, group)
     return group
 
