@@ -75,9 +75,9 @@ class Block:
         return f"{self.page}#{self.index}-{self.lang or 'nolang'}"
 
 
-def blocks(path: Path) -> tuple[list[Block], list[str]]:
+def blocks(path: Path, root: Path = DOCS) -> tuple[list[Block], list[str]]:
     """The page's fenced blocks, and the problems of its example markers (stray or unclosed)."""
-    page = path.relative_to(DOCS).as_posix()
+    page = path.relative_to(root).as_posix()
     lines = path.read_text(encoding="utf-8").splitlines()
     found: list[Block] = []
     problems: list[str] = []
@@ -251,3 +251,20 @@ def test_example(block: Block, tmp_path: Path):
     assert done.returncode == 0, (
         f"{block.id} (docs/{block.page} line {block.line}) exited {done.returncode}\n"
         f"--- stdout\n{done.stdout[-4000:]}\n--- stderr\n{done.stderr[-4000:]}")
+
+
+def test_the_runner_reads_markers_indented_fences_and_fails_a_failing_example(tmp_path):
+    """The runner itself: a marker applies to the fence right after it, a tabbed (indented)
+    block loses its indentation, a stray marker is a problem, and a block that exits non-zero
+    fails its test (a runner that passed everything would hide every broken example)."""
+    text = ("<!-- example: not-run (a reason) -->\n```python\nprint(1)\n```\n\n"
+            '=== "tab"\n\n    ```sh\n    exit 3\n    ```\n\n<!-- example: serve -->\n\ntext\n')
+    page = tmp_path / "page.md"
+    page.write_text(text)
+    found, problems = blocks(page, root=tmp_path)
+    assert [(b.lang, b.marker, b.code) for b in found] == [
+        ("python", "not-run (a reason)", "print(1)\n"), ("sh", None, "exit 3\n")]
+    assert _not_run_reason(found[0]) == "a reason"
+    assert problems == ["line 12: an example marker not directly before a fence"]
+    with pytest.raises(AssertionError, match="exited 3"):
+        test_example(found[1], tmp_path)
