@@ -24,9 +24,11 @@ Validation, as Kafka's OffsetMetadataManager.validateTransactionalOffsetCommit:
   and the generation match (ILLEGAL_GENERATION) -- KIP-447's zombie fencing. Unlike OffsetCommit,
   no member fields in a non-empty group is accepted (v0-2 carry none) and CompletingRebalance is
   not REBALANCE_IN_PROGRESS;
-* a consumer (KIP-848) group (ConsumerGroup.validateOffsetCommit): a negative epoch passes while
-  it has no members; else the member must exist (UNKNOWN_MEMBER_ID) and the generation must be
-  its member epoch (a mismatch, STALE_MEMBER_EPOCH in Kafka, is answered ILLEGAL_GENERATION).
+* a consumer (KIP-848) group (ConsumerGroup.validateOffsetCommit, consumer/commit_fence.py): a
+  negative epoch passes while it has no members, and so does a commit without any member fields;
+  else the member must exist (UNKNOWN_MEMBER_ID) and the generation must be its member epoch, or
+  an older one for partitions it was assigned at that epoch or before and still holds (KIP-1251,
+  Kafka 4.3); a refusal, STALE_MEMBER_EPOCH in Kafka's check, is answered ILLEGAL_GENERATION.
 
 Before that the producer: an epoch older than the latest one written for that producer id is
 INVALID_PRODUCER_EPOCH (in Kafka, the ``__consumer_offsets`` partition's producer state refuses
@@ -44,6 +46,7 @@ import attrs
 from kafka_emu.errors import ErrorCode
 
 from .commands import CommitOffset
+from .consumer.commit_fence import validate_commit
 from .core import Core
 from .events import OffsetsCommitted
 from .offsets import _java_length
@@ -109,14 +112,12 @@ def _validate(core: Core, cmd: TxnOffsetCommit) -> ErrorCode | None:
         return ErrorCode.INVALID_PRODUCER_EPOCH
     consumer_group = core.consumer_groups.get(cmd.group_id)
     if consumer_group is not None:
-        if cmd.generation_id < 0 and not consumer_group.members:
-            return None
-        member = consumer_group.members.get(cmd.member_id)
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if cmd.generation_id != member.member_epoch:
-            return ErrorCode.ILLEGAL_GENERATION
-        return None
+        max_metadata = core.config.offset_metadata_max_bytes
+        return validate_commit(
+            consumer_group, member_id=cmd.member_id, instance_id=cmd.group_instance_id,
+            epoch=cmd.generation_id, transactional=True,
+            partitions=[(o.topic, o.partition) for o in cmd.offsets
+                        if o.metadata is None or _java_length(o.metadata) <= max_metadata])
     group = core.groups.get(cmd.group_id)
     if group is None:
         if cmd.generation_id < 0:

@@ -254,7 +254,8 @@ def _replace_static(core: Core, group: ConsumerGroup, old: ConsumerMember,
         subscribed_topic_names=old.subscribed_topic_names,
         subscribed_topic_regex=old.subscribed_topic_regex, subscribed_topics=old.subscribed_topics,
         member_epoch=0, previous_member_epoch=0, state=old.state,
-        assigned=dict(old.assigned), pending_revocation={})
+        assigned=dict(old.assigned), pending_revocation={},
+        assignment_epochs=dict(old.assignment_epochs))
     group.members[member_id] = new
     group.static_members[old.instance_id] = member_id
     if old.member_id in group.target:
@@ -315,6 +316,9 @@ def _leave(core: Core, cmd: ConsumerGroupHeartbeat) -> None:
             group.release(member)
             member.member_epoch = STATIC_LEAVE_EPOCH
             member.pending_revocation = {}
+            # its replacement holds the partitions from epoch 0 (KIP-1251: Kafka resets the
+            # assignment epochs of a static member that leaves for a while)
+            member.assignment_epochs = dict.fromkeys(member.assignment_epochs, 0)
             group.claim(member)
             core.timers.cancel(rebalance_key(group.group_id, member.member_id))
             epoch = STATIC_LEAVE_EPOCH

@@ -12,6 +12,12 @@ member still owns (UNRELEASED_PARTITIONS, new epoch). ``ConsumerGroup.owners`` r
 partition some member holds or is revoking, who holds it and at which member epoch (Kafka's
 ``currentPartitionEpoch``); a partition is never held by two members at once.
 
+Each member also keeps, per partition it holds or is revoking, its **assignment epoch** (KIP-1251,
+Kafka 4.3): the member epoch at which the partition was given to it. ``ConsumerGroup.claim``
+stamps a newly held partition with the member's epoch and keeps the stamp of one it already held
+(a partition moved to pending revocation keeps it); a partition it no longer holds loses it. A
+commit with a lagging member epoch is checked against these stamps (commit_fence.py).
+
 Group state is derived, as Kafka does (ConsumerGroup.maybeUpdateGroupState): Empty without members,
 Assigning while the group epoch is ahead of the assignment epoch, Reconciling while some member has
 not reached the target, else Stable.
@@ -87,6 +93,9 @@ class ConsumerMember:
     pending_revocation: Assignment = attrs.field(factory=dict)
     heartbeats_ignored: bool = False  # control plane: heartbeats no longer re-arm the session
     classic: ClassicMetadata | None = None  # set while the member uses the classic protocol
+    # (topic, partition) -> the member epoch it was assigned at, for assigned and pending-revocation
+    # partitions (KIP-1251); kept up to date by ConsumerGroup.claim
+    assignment_epochs: dict[tuple[str, int], int] = attrs.field(factory=dict)
 
     def is_reconciled_to(self, epoch: int) -> bool:
         return self.state is MemberState.STABLE and self.member_epoch == epoch
@@ -170,6 +179,10 @@ class ConsumerGroup:
         partition is a coordinator bug (Kafka throws IllegalStateException), never a client error."""
         owners = self.owners
         entry = (member.member_id, member.member_epoch)
+        # Kafka never stamps a negative epoch (a static member gone with -2 keeps stamps of 0)
+        stamp = max(member.member_epoch, 0)
+        old_epochs = member.assignment_epochs
+        epochs: dict[tuple[str, int], int] = {}
         for assignment in (member.assigned, member.pending_revocation):
             for topic, partitions in assignment.items():
                 for p in partitions:
@@ -178,6 +191,8 @@ class ConsumerGroup:
                         raise AssertionError(
                             f"{topic}-{p} given to {member.member_id} while {held[0]} holds it")
                     owners[(topic, p)] = entry
+                    epochs[(topic, p)] = old_epochs.get((topic, p), stamp)
+        member.assignment_epochs = epochs
 
 
 def count(assignment: Assignment) -> int:

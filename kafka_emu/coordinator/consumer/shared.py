@@ -1,10 +1,12 @@
 """The APIs consumer groups share with classic groups: offsets, ListGroups, DescribeGroups,
 DeleteGroups, ConsumerGroupDescribe, and what the classic member APIs get from a consumer group.
 
-OffsetCommit (Kafka's ConsumerGroup.validateOffsetCommit): a commit with a negative epoch is
-accepted only while the group has no members (admin tools, assign()-based consumers); otherwise
-the member must exist (UNKNOWN_MEMBER_ID), must use OffsetCommit v9+ (UNSUPPORTED_VERSION) and must
-send its current member epoch (STALE_MEMBER_EPOCH). A commit is not a heartbeat here.
+OffsetCommit (Kafka 4.3's ConsumerGroup.validateOffsetCommit, commit_fence.py): a commit with a
+negative epoch is accepted only while the group has no members (admin tools, assign()-based
+consumers); otherwise the member must exist (UNKNOWN_MEMBER_ID), must use OffsetCommit v9+
+(UNSUPPORTED_VERSION) and must send its current member epoch, or an older one for partitions it
+was assigned at that epoch or before and still holds (KIP-1251; STALE_MEMBER_EPOCH otherwise).
+A commit is not a heartbeat here.
 OffsetFetch v9+ (validateOffsetFetch): without member id and with a negative epoch anyone may
 fetch; otherwise the same member and epoch checks, as a group-level error.
 OffsetDelete: allowed in any state, except for topics the group subscribes to.
@@ -12,8 +14,8 @@ OffsetDelete: allowed in any state, except for topics the group subscribes to.
 Classic member APIs: a JoinGroup to an Empty consumer group turns it back into a classic group
 (offsets kept), as Kafka does; JoinGroup, SyncGroup, Heartbeat and LeaveGroup to a non-empty one
 are served by classic_members.py (classic members inside a consumer group). A classic member's
-OffsetCommit (any version) and OffsetFetch must carry its member epoch as their generation
-(ILLEGAL_GENERATION otherwise, Kafka's validateMemberEpoch for classic members).
+OffsetCommit (any version) is checked the same way, refused with ILLEGAL_GENERATION; its
+OffsetFetch must carry its member epoch as generation (ILLEGAL_GENERATION otherwise).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ..results import (FetchedOffset, HeartbeatResult, LeaveGroupResult,
                        LeaveMemberResult, ListedGroup, OffsetCommitResult, OffsetDeleteResult,
                        OffsetFetchResult, PartitionError, SyncGroupResult)
 from ..state import GroupState
+from .commit_fence import validate_commit
 from .commands import (ConsumerGroupDescribe, ConsumerGroupDescribeResult, DescribedConsumerGroup,
                        DescribedConsumerMember, as_partitions)
 from .heartbeat import preferred_assignor, schedule_retention
@@ -43,7 +46,12 @@ GROUP_TYPE = "consumer"
 # ------------------------------------------------------------------------------ offsets
 def handle_commit(core: Core, cmd: OffsetCommit) -> None:
     group = core.consumer_groups[cmd.group_id]
-    error = _validate_commit(group, cmd)
+    max_metadata = core.config.offset_metadata_max_bytes
+    error = validate_commit(
+        group, member_id=cmd.member_id, instance_id=cmd.group_instance_id, epoch=cmd.generation_id,
+        supports_member_epochs=cmd.supports_member_epochs,
+        partitions=[(o.topic, o.partition) for o in cmd.offsets
+                    if o.metadata is None or _java_length(o.metadata) <= max_metadata])
     if error is not None:
         return core.reply(cmd.request_id, "OffsetCommit", cmd.group_id, OffsetCommitResult(
             partitions=tuple(PartitionError(topic=o.topic, partition=o.partition, error=error)
@@ -67,21 +75,6 @@ def handle_commit(core: Core, cmd: OffsetCommit) -> None:
                                    generation_id=cmd.generation_id, offsets=tuple(committed)))
     core.reply(cmd.request_id, "OffsetCommit", cmd.group_id,
                OffsetCommitResult(partitions=tuple(results)))
-
-
-def _validate_commit(group: ConsumerGroup, cmd: OffsetCommit) -> ErrorCode | None:
-    if cmd.generation_id < 0 and not group.members:
-        return None
-    member = group.members.get(cmd.member_id)
-    if member is None:
-        return ErrorCode.UNKNOWN_MEMBER_ID
-    if member.classic is not None:
-        return None if cmd.generation_id == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
-    if not cmd.supports_member_epochs:
-        return ErrorCode.UNSUPPORTED_VERSION
-    if cmd.generation_id != member.member_epoch:
-        return ErrorCode.STALE_MEMBER_EPOCH
-    return None
 
 
 def handle_fetch(core: Core, cmd: OffsetFetch) -> None:
