@@ -28,11 +28,15 @@ from ...errors import ErrorCode, KafkaError
 from ...log.batch import TRANSACTIONAL_MASK, Compression, parse_header
 from ...log.catalogue import INTERNAL_TOPICS
 from ...log.records import KeylessRecords
-from ...protocol.messages.produce import (API, BatchIndexAndErrorMessage, PartitionProduceResponse,
-                                          ProduceResponse, TopicProduceResponse)
+from ...protocol.messages.produce import (API, BatchIndexAndErrorMessage, LeaderIdAndEpoch,
+                                          PartitionProduceResponse, ProduceResponse,
+                                          TopicProduceResponse)
 from . import Handler
 
 VALID_ACKS = (0, 1, -1)
+# the tagged current leader (v10+) a successful append never names, shared (frozen) rather than
+# built for every partition of every answer by the struct default's factory
+_NO_CURRENT_LEADER = LeaderIdAndEpoch()
 
 
 def uses_topic_ids(version: int) -> bool:
@@ -192,7 +196,7 @@ async def produce(ctx, request) -> ProduceResponse | None:
             parts.append(PartitionProduceResponse(
                 index=p.index, error_code=ErrorCode.NONE, base_offset=result.base_offset,
                 log_append_time_ms=result.log_append_time_ms,
-                log_start_offset=result.log_start_offset))
+                log_start_offset=result.log_start_offset, current_leader=_NO_CURRENT_LEADER))
         responses.append(TopicProduceResponse(name=name, topic_id=t.topic_id,
                                               partition_responses=parts))
     if appended:
