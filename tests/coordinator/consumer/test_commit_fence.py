@@ -195,3 +195,25 @@ def test_negative_epoch_commits_only_on_a_group_without_members():
     # a transactional commit with an instance id is checked even without member id
     assert validate_commit(group, member_id="", instance_id="i", epoch=-1, transactional=True,
                            partitions=[("t", 0)]) == E.UNKNOWN_MEMBER_ID
+
+
+def test_classic_members_of_an_upgraded_group_commit_at_their_old_generation():
+    from .migration_harness import Mixed
+    from .test_migration import rejoin
+
+    m = Mixed()
+    (c1, c2), gen = m.classic_group()
+    assert m.hb("n1", 0).error == E.NONE  # converts the group; n1 bumps the epoch to gen + 1
+    member = m.cgroup().members[c1]
+    assert member.assignment_epochs == {("t", p): gen for p in (0, 1, 2)}  # the generation
+    kept, g1 = rejoin(m, c1)
+    assert g1 == gen + 1 and m.cgroup().members[c1].member_epoch == gen + 1
+    (p,) = sorted(kept["t"])[:1]
+    (gone,) = sorted({0, 1, 2} - kept["t"])[:1]
+
+    def classic_commit(epoch, partition, v9=False):
+        return m.commit(c1, epoch, {("t", partition): 9}, v9=v9).partitions[0].error
+    assert classic_commit(gen, p) == E.NONE  # held since gen
+    assert classic_commit(gen, gone) == E.ILLEGAL_GENERATION  # given up at the rejoin
+    assert classic_commit(gen, 4) == E.ILLEGAL_GENERATION  # never its own
+    assert classic_commit(gen + 2, p) == E.ILLEGAL_GENERATION  # newer than its epoch
