@@ -19,6 +19,7 @@ import pytest
 
 from kafka_emu.cli import main
 from kafka_emu.conformance import runner, txn_scenarios, txn_verdicts
+from kafka_emu.conformance.harness import ScenarioFailed
 from kafka_emu.conformance.txn_scenarios import COPIERS, TXN_CATALOGUE, run_txn_scenario
 
 pytest.importorskip("confluent_kafka")
@@ -26,11 +27,18 @@ pytest.importorskip("confluent_kafka")
 BROKEN = (sys.executable, str(Path(__file__).with_name("broken_copier.py")))
 
 
+def check(result) -> None:
+    """A stall explained by a known client bug (txn_scenarios.KNOWN_COPIER_BUGS, with its
+    evidence) is an expected failure, not hidden: the reason names it. Anything else must pass."""
+    if result.verdict == runner.FAIL and result.reason.startswith(f"known {result.client} bug"):
+        pytest.xfail(result.reason)
+    assert result.verdict == runner.PASS, result.reason
+
+
 @pytest.mark.parametrize("name", list(TXN_CATALOGUE))
 def test_the_confluent_copier_passes(name, tmp_path):
-    result = run_txn_scenario(TXN_CATALOGUE[name], COPIERS["confluent-kafka"],
-                              client="confluent-kafka", workdir=tmp_path)
-    assert result.verdict == runner.PASS, result.reason
+    check(run_txn_scenario(TXN_CATALOGUE[name], COPIERS["confluent-kafka"],
+                           client="confluent-kafka", workdir=tmp_path))
 
 
 @pytest.mark.parametrize("name", ["txn_hard_bounce_clients", "txn_hard_bounce_brokers",
@@ -48,9 +56,8 @@ def test_the_aiokafka_copier_passes(name, tmp_path):
                                   "txn_random_aborts"])
 def test_the_kafka_python_copier_passes(name, tmp_path):
     pytest.importorskip("kafka")
-    result = run_txn_scenario(TXN_CATALOGUE[name], COPIERS["kafka-python"],
-                              client="kafka-python", workdir=tmp_path)
-    assert result.verdict == runner.PASS, result.reason
+    check(run_txn_scenario(TXN_CATALOGUE[name], COPIERS["kafka-python"],
+                           client="kafka-python", workdir=tmp_path))
 
 
 @pytest.mark.parametrize("name", ["txn_hard_bounce_clients", "txn_clean_bounce_brokers",
@@ -65,18 +72,25 @@ def test_the_kafkajs_copier_passes(name, tmp_path):
     assert result.verdict == runner.PASS, result.reason
 
 
-def test_a_known_copier_bug_labels_the_failure_it_explains(tmp_path, monkeypatch):
-    # the verdict stays FAIL; the reason names the library's bug, and only for its scenarios
-    monkeypatch.setattr(txn_scenarios, "copy_transactionally", lambda h: [
-        txn_verdicts.Violation("txn-lost", "1 record never copied")])
+def test_a_known_copier_bug_labels_only_the_stall_it_explains(tmp_path, monkeypatch):
+    # the verdict stays FAIL; the reason names the library's bug -- for its scenarios, and only
+    # when the copier stalled (a lost or duplicated record is a plain failure)
+    def stall(h):
+        raise ScenarioFailed("timed out waiting for copier-0 to copy all its records")
+    monkeypatch.setattr(txn_scenarios, "copy_transactionally", stall)
     bounce = run_txn_scenario(TXN_CATALOGUE["txn_hard_bounce_brokers"], BROKEN,
                               client="kafka-python", workdir=tmp_path)
     assert bounce.verdict == runner.FAIL
     assert bounce.reason.startswith("known kafka-python bug: kafka-python 3.0.12 drops")
-    assert "txn-lost" in bounce.reason
+    assert bounce.reason.endswith(")") and "timed out waiting for copier-0" in bounce.reason
     other = run_txn_scenario(TXN_CATALOGUE["txn_random_aborts"], BROKEN, client="kafka-python",
                              workdir=tmp_path)
     assert other.verdict == runner.FAIL and not other.reason.startswith("known")
+    monkeypatch.setattr(txn_scenarios, "copy_transactionally", lambda h: [
+        txn_verdicts.Violation("txn-lost", "1 record never copied")])
+    lost = run_txn_scenario(TXN_CATALOGUE["txn_hard_bounce_brokers"], BROKEN,
+                            client="confluent-kafka", workdir=tmp_path)
+    assert lost.verdict == runner.FAIL and lost.reason.startswith("txn-lost")
 
 
 def test_a_copier_without_offsets_in_its_transactions_fails(tmp_path):
