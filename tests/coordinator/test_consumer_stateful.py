@@ -15,6 +15,8 @@ Invariants after every step:
 - epochs never go back: the group epoch and assignment epoch never decrease (per incarnation of
   the group: retention may delete an Empty one), assignment epoch <= group epoch, and a member's epoch in successive answers never decreases while it stays;
 - a member's assigned partitions are always a subset of the partitions it was told about;
+- each member keeps an assignment epoch (KIP-1251) for exactly the partitions it holds (assigned
+  or pending revocation), between 0 and its member epoch;
 - the group state is the one derived from members and epochs.
 ``settle`` (a rule, and at teardown) heartbeats every live client well-behaved a few rounds and
 then checks that every subscribed partition is assigned to exactly one member and the group is
@@ -269,6 +271,16 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
                     for t in client.owned}
             for t, ps in client.owned.items():
                 assert ps <= held[t], f"{client.member_id} owns {t}-{ps - held[t]} the server gave away"
+
+    @invariant()
+    def assignment_epochs_follow_the_assignment(self):
+        group = self.group()
+        for member in (group.members.values() if group is not None else ()):
+            held = {(t, p) for a in (member.assigned, member.pending_revocation)
+                    for t, ps in a.items() for p in ps}
+            assert set(member.assignment_epochs) == held
+            for key, epoch in member.assignment_epochs.items():
+                assert 0 <= epoch <= max(member.member_epoch, 0), (key, epoch, member.member_epoch)
 
     def teardown(self):
         self.settle()
