@@ -217,3 +217,15 @@ def test_classic_members_of_an_upgraded_group_commit_at_their_old_generation():
     assert classic_commit(gen, gone) == E.ILLEGAL_GENERATION  # given up at the rejoin
     assert classic_commit(gen, 4) == E.ILLEGAL_GENERATION  # never its own
     assert classic_commit(gen + 2, p) == E.ILLEGAL_GENERATION  # newer than its epoch
+
+
+def test_assignment_epochs_survive_a_coordinator_move():
+    # Kafka 4.3 writes them with the member's current assignment (AssignmentEpochs beside each
+    # topic's Partitions); here the group object is what was written
+    g = moved_on()
+    g.c.mark_dead("g", g.now)
+    g.advance(60_000)
+    g.c.load_group("g", g.now)
+    assert g.member("a").assignment_epochs == {("t", 0): 1, ("t", 1): 1, ("t", 2): 1}
+    assert commit(g, "a", 1, 0) == [E.NONE]
+    assert commit(g, "b", 1, 3) == [E.STALE_MEMBER_EPOCH]
