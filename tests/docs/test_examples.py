@@ -18,7 +18,7 @@ The rules (docs/how-to/index.md's "Writing an example" says the same for authors
 - A comment on the line just before the opening fence changes how it runs:
   ``<!-- example: not-run (reason) -->`` skips the block, counted with its reason (a reason is
   required; one that names ``tests/....py`` says which test runs the block instead, and that
-  file must exist and name this page); ``<!-- example: serve -->`` (or
+  file must exist and name this page, or the file the block includes); ``<!-- example: serve -->`` (or
   ``<!-- example: serve ARGS -->``, extra ``kafka-emu serve`` arguments) first starts
   ``kafka-emu serve --port 0 --control-port 0 ARGS`` and rewrites the block:
   ``127.0.0.1:9093`` / ``localhost:9093`` become the control endpoint, ``127.0.0.1:9092`` /
@@ -27,6 +27,8 @@ The rules (docs/how-to/index.md's "Writing an example" says the same for authors
   after the block.
 - An ``example:`` comment that is not directly followed by a fence, or that says anything else,
   fails the audit: a marker that silently does nothing would hide a skipped example.
+- A line ``--8<-- "examples/file.py"`` inside a block (pymdownx.snippets) stands for that file of
+  the repository, in the built page and here: the block runs the file's text.
 
 Tests are ids ``<page>#<index>-<language>`` (index counts every fenced block of the page from 0),
 plus one ``audit`` test per page.
@@ -59,6 +61,7 @@ FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[^\
 MARKER = re.compile(r"^\s*<!--\s*example:(?P<body>.*?)-->\s*$")
 NOT_RUN = re.compile(r"^not-run\s+\((?P<reason>.+)\)$", re.S)
 SERVE = re.compile(r"^serve(?P<args>(\s+\S+)*)$")
+SNIPPET = re.compile(r'^\s*--8<--\s+"(?P<path>[^"]+)"\s*$')
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class Block:
     lang: str
     code: str
     marker: str | None  # the text of an example: comment just before the fence
+    includes: tuple[str, ...] = ()  # files its snippet lines stand for
 
     @property
     def id(self) -> str:
@@ -105,12 +109,22 @@ def blocks(path: Path, root: Path = DOCS) -> tuple[list[Block], list[str]]:
         if start > 0 and (mk := MARKER.match(lines[start - 1])):
             marker = mk["body"].strip()
             used_markers.add(start - 1)
-        found.append(Block(page, len(found), start + 1, lang, "\n".join(body) + "\n", marker))
+        includes = tuple(m["path"] for b in body if (m := SNIPPET.match(b)))
+        body = [line for b in body for line in _snippet(b)]
+        found.append(Block(page, len(found), start + 1, lang, "\n".join(body) + "\n", marker,
+                           includes))
         i += 1
     for n, line in enumerate(lines):
         if MARKER.match(line) and n not in used_markers:
             problems.append(f"line {n + 1}: an example marker not directly before a fence")
     return found, problems
+
+
+def _snippet(line: str) -> list[str]:
+    """A ``--8<-- "path"`` line (pymdownx.snippets, base path the repository) is the file's text,
+    as the built page shows it: an example kept in examples/ is shown and run from there."""
+    m = SNIPPET.match(line)
+    return (ROOT / m["path"]).read_text(encoding="utf-8").splitlines() if m else [line]
 
 
 PAGES = sorted(DOCS.rglob("*.md")) if DOCS.is_dir() else []
@@ -151,8 +165,10 @@ def test_audit(page: Path):
                 test = ROOT / named
                 if not test.is_file():
                     problems.append(f"{where}: the reason names {named}, which does not exist")
-                elif b.page not in test.read_text(encoding="utf-8"):
-                    problems.append(f"{where}: {named} does not read {b.page}")
+                elif not any(name in test.read_text(encoding="utf-8")
+                             for name in (b.page, *(Path(i).name for i in b.includes))):
+                    problems.append(f"{where}: {named} does not read {b.page}"
+                                    + "".join(f" or run {i}" for i in b.includes))
         elif not SERVE.match(b.marker):
             problems.append(f"{where}: unknown example marker {b.marker!r} (not-run (reason) "
                             "or serve [ARGS])")
@@ -258,12 +274,16 @@ def test_the_runner_reads_markers_indented_fences_and_fails_a_failing_example(tm
     block loses its indentation, a stray marker is a problem, and a block that exits non-zero
     fails its test (a runner that passed everything would hide every broken example)."""
     text = ("<!-- example: not-run (a reason) -->\n```python\nprint(1)\n```\n\n"
-            '=== "tab"\n\n    ```sh\n    exit 3\n    ```\n\n<!-- example: serve -->\n\ntext\n')
+            '=== "tab"\n\n    ```sh\n    exit 3\n    ```\n\n<!-- example: serve -->\n\ntext\n'
+            '```python\n--8<-- "examples/test_share_group_redelivery.py"\n```\n')
     page = tmp_path / "page.md"
     page.write_text(text)
     found, problems = blocks(page, root=tmp_path)
-    assert [(b.lang, b.marker, b.code) for b in found] == [
+    assert [(b.lang, b.marker, b.code) for b in found[:2]] == [
         ("python", "not-run (a reason)", "print(1)\n"), ("sh", None, "exit 3\n")]
+    included = (ROOT / "examples" / "test_share_group_redelivery.py").read_text()
+    assert found[2].code == included and found[2].includes == (
+        "examples/test_share_group_redelivery.py",)
     assert _not_run_reason(found[0]) == "a reason"
     assert problems == ["line 12: an example marker not directly before a fence"]
     with pytest.raises(AssertionError, match="exited 3"):
