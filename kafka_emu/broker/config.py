@@ -145,6 +145,8 @@ class BrokerConfig:
     transactional_id_expiration_ms: int = 604_800_000
     transaction_remove_expired_transaction_cleanup_interval_ms: int = 3_600_000
     transaction_state_log_num_partitions: int = 50
+    # the finalized transaction.version feature (emu.transaction.version; Kafka 4.x formats 2)
+    transaction_version: int = 2
     # ACLs (kafka_emu/security/): off unless authorizer.class.name names StandardAuthorizer
     authorizer_class_name: str = ""
     super_users: str = ""  # "User:alice;User:bob", as Kafka's super.users
@@ -193,6 +195,7 @@ class BrokerConfig:
             "transaction_remove_expired_transaction_cleanup_interval_ms", _int(1, 2**31 - 1)),
         "transaction.state.log.num.partitions": (
             "transaction_state_log_num_partitions", _int(1, 10000)),
+        "emu.transaction.version": ("transaction_version", _int(0, 2)),
         "authorizer.class.name": ("authorizer_class_name", _authorizer),
         "super.users": ("super_users", str),
         "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", _bool),

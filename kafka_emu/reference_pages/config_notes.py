@@ -211,6 +211,12 @@ EMU: dict[str, Note] = {
     "emu.share.version": Note(
         "the finalized `share.version` feature (stands in for `kafka-features.sh`); 0 turns "
         "share groups off"),
+    "emu.transaction.version": Note(
+        "the finalized `transaction.version` feature (stands in for `kafka-features.sh`): the "
+        "level ApiVersions advertises and the one the coordinator's own aborts (timeout, "
+        "fencing InitProducerId, the control plane's abort) run at -- at 2 they bump the epoch "
+        "twice (KIP-890); a client's request follows its own version, as in Kafka",
+        kafka="`transaction.version` 2 on a cluster formatted by Kafka 4.x (0 before 4.0)"),
 }
 
 # Group configs (IncrementalAlterConfigs / DescribeConfigs on a GROUP resource, KIP-848/932)

@@ -30,6 +30,9 @@ The error choices follow Kafka 4.2's TransactionCoordinator:
   (abortTimedOutTransactions); ``next_deadline`` names the check that will find it.
 - transactional.id.expiration.ms: an id idle that long in Empty/Complete* is removed (Dead), by a
   check every transaction.remove.expired.transaction.cleanup.interval.ms.
+- The ends the coordinator starts itself (timeout, fencing InitProducerId, operator abort) run
+  at the cluster's finalized transaction.version (``config.transaction_version``), not the
+  client's: at 2 the abort bumps the epoch a second time (``_fence_and_abort``).
 
 Requests reach here already validated for their wire version; PRODUCER_FENCED is mapped to
 INVALID_PRODUCER_EPOCH for old versions by the handlers.
@@ -228,7 +231,8 @@ class TransactionCoordinator:
             return EndResult(error=E.PRODUCER_FENCED)
         state = md.state
         if state is S.ONGOING:
-            return EndResult(error=E.NONE, markers=self._prepare(md, commit, now_ms, "client"))
+            return EndResult(error=E.NONE, markers=self._prepare(md, commit, now_ms, "client",
+                                                                 transaction_version))
         return EndResult(error=self._end_in_state(state, commit, retry=True))
 
     @staticmethod
@@ -261,8 +265,7 @@ class TransactionCoordinator:
         retry = retry_on_bump or retry_on_overflow
         if state is S.ONGOING or (not commit and not retry and state in (
                 S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT)):
-            md.transaction_version = 2
-            markers = self._prepare(md, commit, now_ms, "client")
+            markers = self._prepare(md, commit, now_ms, "client", 2)
             if md.next_producer_id != NO_PRODUCER_ID:
                 return EndResult(error=E.NONE, producer_id=md.next_producer_id,
                                  producer_epoch=0, markers=markers)
@@ -274,16 +277,22 @@ class TransactionCoordinator:
                              producer_epoch=md.producer_epoch)
         return EndResult(error=error)
 
-    def _prepare(self, md: TransactionMetadata, commit: bool, now_ms: int,
-                 cause: str) -> WriteMarkers:
-        """Ongoing (or, v2, an abort from Empty/Complete*) -> PrepareCommit/PrepareAbort."""
+    def _prepare(self, md: TransactionMetadata, commit: bool, now_ms: int, cause: str,
+                 version: int) -> WriteMarkers:
+        """Ongoing (or, v2, an abort from Empty/Complete*) -> PrepareCommit/PrepareAbort at
+        ``version``: the request's transaction version (EndTxn v5+: 2), or the cluster's for an
+        end the coordinator starts; the metadata keeps it, as prepareAbortOrCommit's does."""
+        fencing = md.state is S.PREPARE_EPOCH_FENCE
         if md.state in (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
             md.start_ms = now_ms  # v2's abort with nothing added: start time is "now"
         md.transition_to(S.PREPARE_COMMIT if commit else S.PREPARE_ABORT)
-        if md.transaction_version >= 2:
+        md.transaction_version = version
+        if version >= 2:
             md.last_producer_epoch = md.producer_epoch
             if not (md.producer_epoch == SHORT_MAX and not commit):
-                if md.epoch_exhausted:
+                # a fence's abort never rotates the producer id (endTransaction allocates one
+                # only when the pending state is not PrepareEpochFence)
+                if md.epoch_exhausted and not fencing:
                     md.next_producer_id = self._allocate()
                 md.producer_epoch += 1
         md.last_update_ms = now_ms
@@ -296,15 +305,16 @@ class TransactionCoordinator:
 
     def _fence_and_abort(self, md: TransactionMetadata, now_ms: int, cause: str) -> WriteMarkers:
         """Ongoing -> PrepareEpochFence (epoch + 1, last epoch forgotten) -> PrepareAbort, as
-        prepareFenceProducerEpoch then endTransaction(isFromClient = false) under v1."""
+        prepareFenceProducerEpoch then endTransaction(isFromClient = false) with the cluster's
+        finalized transaction.version (TransactionStateManager.transactionVersionLevel), not
+        the client's: at TV_2 prepareAbortOrCommit bumps the epoch once more (the markers
+        carry epoch + 2, last epoch = the fenced one; no bump past Short.MAX_VALUE), at TV_0/1
+        the markers carry epoch + 1. The metadata keeps the server's version, as Kafka's."""
         md.transition_to(S.PREPARE_EPOCH_FENCE)
         if md.producer_epoch < SHORT_MAX:
             md.producer_epoch += 1
         md.last_producer_epoch = NO_PRODUCER_EPOCH
-        version, md.transaction_version = md.transaction_version, 1  # the server's version
-        markers = self._prepare(md, False, now_ms, cause)
-        md.transaction_version = version
-        return markers
+        return self._prepare(md, False, now_ms, cause, self.config.transaction_version)
 
     def markers_written(self, transactional_id: str, now_ms: int) -> TxnState | None:
         """Every marker of the transaction is written: Prepare* -> Complete*."""

@@ -98,22 +98,74 @@ def test_add_offsets_records_the_group_and_its_partition():
     assert end.markers.partitions == (("__consumer_offsets", 7),)
 
 
-def test_second_producer_fences_an_ongoing_transaction():
-    c, pid = started()
+# The ends the coordinator starts itself follow the cluster's transaction.version: the fence
+# bumps the epoch (PrepareEpochFence), and at TV_2 prepareAbortOrCommit bumps it once more.
+FENCED_ABORT_EPOCH = {0: 1, 1: 1, 2: 2}  # the markers' epoch after fencing epoch 0
+
+
+@pytest.mark.parametrize("level", [0, 1, 2])
+def test_second_producer_fences_an_ongoing_transaction(level):
+    c, pid = started(transaction_version=level)
     c.add_partitions("tx", pid, 0, [TP], 1)
     r = c.init_producer_id("tx", 60_000, None, 2)
     assert r.error is E.CONCURRENT_TRANSACTIONS
-    assert r.markers is not None and not r.markers.committed and r.markers.producer_epoch == 1
+    epoch = FENCED_ABORT_EPOCH[level]
+    assert r.markers is not None and not r.markers.committed and r.markers.producer_epoch == epoch
+    assert r.markers.transaction_version == max(1, level)
     md = c.get("tx")
-    assert md.state is S.PREPARE_ABORT and md.producer_epoch == 1
+    assert md.state is S.PREPARE_ABORT and md.producer_epoch == epoch
+    # TV_2 remembers the fenced epoch as the last one (prepareAbortOrCommit), TV_0/1 forget it
+    assert md.last_producer_epoch == (1 if level == 2 else -1)
     assert c.init_producer_id("tx", 60_000, None, 3).error is E.CONCURRENT_TRANSACTIONS
     c.markers_written("tx", 4)
-    assert md.state is S.COMPLETE_ABORT
+    assert md.state is S.COMPLETE_ABORT and md.producer_id == pid
     # the old producer is fenced
     assert c.add_partitions("tx", pid, 0, [TP], 5) is E.PRODUCER_FENCED
     assert c.end_txn("tx", pid, 0, True, 5).error is E.PRODUCER_FENCED
     retry = c.init_producer_id("tx", 60_000, None, 5)
-    assert (retry.error, retry.producer_epoch) == (E.NONE, 2)
+    assert (retry.error, retry.producer_id, retry.producer_epoch) == (E.NONE, pid, epoch + 1)
+
+
+def test_default_transaction_version_is_kafka_4s_newly_formatted_level():
+    assert TransactionConfig().transaction_version == 2
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_a_v1_client_fenced_on_a_tv2_cluster_resumes_with_init_producer_id(level):
+    # the client's own end (EndTxn v4) stays v1 whatever the level; only the fence's abort
+    # follows the cluster, and the next InitProducerId bumps from wherever the abort left it
+    c, pid = started(transaction_version=level)
+    c.add_partitions("tx", pid, 0, [TP], 1)
+    assert c.end_txn("tx", pid, 0, True, 2).markers.producer_epoch == 0  # v1: no bump
+    c.markers_written("tx", 3)
+    c.add_partitions("tx", pid, 0, [TP], 4)
+    markers = c.abort("tx", 5)
+    assert markers.producer_epoch == FENCED_ABORT_EPOCH[level]
+    c.markers_written("tx", 6)
+    r = c.init_producer_id("tx", 60_000, (pid, 0), 7)  # KIP-360: a fenced epoch is stale
+    assert r.error is E.PRODUCER_FENCED
+    r = c.init_producer_id("tx", 60_000, None, 8)
+    assert (r.error, r.producer_epoch) == (E.NONE, FENCED_ABORT_EPOCH[level] + 1)
+
+
+@pytest.mark.parametrize("level, start, marker_epoch", [
+    (2, 32765, 32767),  # fence to MAX-1, the abort's bump to MAX
+    (2, 32766, 32767),  # fence to MAX, no bump past it
+    (1, 32766, 32767),
+])
+def test_fencing_near_the_epoch_limit_never_overflows_nor_rotates(level, start, marker_epoch):
+    c, pid = started(transaction_version=level)
+    md = c.get("tx")
+    md.producer_epoch = start
+    c.add_partitions("tx", pid, start, [TP], 1)
+    markers = c.abort("tx", 2, cause="timeout")
+    assert (markers.producer_id, markers.producer_epoch) == (pid, marker_epoch)
+    c.markers_written("tx", 3)
+    # no producer id rotation on the fence's abort (only a client's v2 end rotates); the next
+    # InitProducerId finds the epoch exhausted and rotates then
+    assert (md.producer_id, md.producer_epoch, md.next_producer_id) == (pid, marker_epoch, -1)
+    r = c.init_producer_id("tx", 60_000, None, 4)
+    assert r.error is E.NONE and r.producer_id != pid and r.producer_epoch == 0
 
 
 def test_expected_epoch_rules_of_kip_360():
@@ -138,18 +190,24 @@ def test_exhausted_epoch_rotates_the_producer_id():
     assert c.get("tx").prev_producer_id == pid
 
 
-def test_timeout_aborts_and_fences_at_the_next_check():
-    c, pid = started(timeout_ms=1000, abort_check_interval_ms=10_000)
+@pytest.mark.parametrize("level", [1, 2])
+def test_timeout_aborts_and_fences_at_the_next_check(level):
+    c, pid = started(timeout_ms=1000, abort_check_interval_ms=10_000, transaction_version=level)
     c.add_partitions("tx", pid, 0, [TP], 500)
     # timed out from 1501 on; the periodic check runs at 10000
     assert c.next_deadline() == 10_000
     assert c.expire(9_999) == []
     out = c.expire(10_000)
     assert len(out) == 1 and out[0].cause == "timeout" and not out[0].committed
+    assert (out[0].producer_epoch, out[0].transaction_version) == (FENCED_ABORT_EPOCH[level],
+                                                                    level)
     md = c.get("tx")
-    assert md.state is S.PREPARE_ABORT and md.producer_epoch == 1
+    assert md.state is S.PREPARE_ABORT and md.producer_epoch == FENCED_ABORT_EPOCH[level]
     c.markers_written("tx", 10_001)
     assert c.end_txn("tx", pid, 0, True, 10_002).error is E.PRODUCER_FENCED
+    if level == 2:  # a v2 client (EndTxn v5) still at epoch 0 is fenced too
+        assert c.end_txn("tx", pid, 0, True, 10_003,
+                         transaction_version=2).error is E.PRODUCER_FENCED
 
 
 def test_a_transaction_within_its_timeout_is_left_alone():

@@ -1,5 +1,6 @@
-"""A hypothesis state machine of the transaction coordinator (transactions v1) against a simple
-model: each request's error, the state, epoch and partitions after it, markers exactly when a
+"""A hypothesis state machine of the transaction coordinator (transactions v1 requests) against a
+simple model, at the cluster's transaction.version 1 and 2 (the aborts the coordinator starts
+itself -- timeout, fencing InitProducerId -- bump the epoch once at 1, twice at 2): each request's error, the state, epoch and partitions after it, markers exactly when a
 transaction ends (with its partitions), and invariants -- the epoch never decreases, the state is
 always one the allowed-previous table reached, only Ongoing/Prepare* hold partitions."""
 
@@ -16,9 +17,16 @@ PARTS = st.sets(st.sampled_from([("a", 0), ("a", 1), ("b", 0)]), min_size=1, max
 
 
 class TxnMachine(RuleBasedStateMachine):
+    LEVEL = 1  # the finalized transaction.version
+
+    @property
+    def fence_bump(self):
+        return 2 if self.LEVEL >= 2 else 1
+
     @initialize()
     def start(self):
-        self.c = TransactionCoordinator(TransactionConfig(abort_check_interval_ms=INTERVAL))
+        self.c = TransactionCoordinator(TransactionConfig(abort_check_interval_ms=INTERVAL,
+                                                          transaction_version=self.LEVEL))
         self.now = 0
         r = self.c.init_producer_id("tx", TIMEOUT, None, self.now)
         assert r.error is E.NONE
@@ -43,7 +51,7 @@ class TxnMachine(RuleBasedStateMachine):
             elif overdue > TIMEOUT + INTERVAL:
                 assert len(out) == 1
             if out:
-                self.epoch += 1
+                self.epoch += self.fence_bump
                 self._ended(out[0], False, self.epoch)
                 assert out[0].cause == "timeout"
                 self.state = S.PREPARE_ABORT
@@ -99,7 +107,7 @@ class TxnMachine(RuleBasedStateMachine):
             assert r.error is E.CONCURRENT_TRANSACTIONS and r.markers is None
         elif self.state is S.ONGOING:
             assert r.error is E.CONCURRENT_TRANSACTIONS
-            self.epoch += 1
+            self.epoch += self.fence_bump
             self._ended(r.markers, False, self.epoch)
             self.state = S.PREPARE_ABORT
         else:
@@ -124,5 +132,11 @@ class TxnMachine(RuleBasedStateMachine):
         self.max_epoch_seen = self.c.get("tx").producer_epoch
 
 
+class TxnMachineTV2(TxnMachine):
+    LEVEL = 2
+
+
 TestTxnMachine = TxnMachine.TestCase
 TestTxnMachine.settings = settings(max_examples=150, stateful_step_count=40, deadline=None)
+TestTxnMachineTV2 = TxnMachineTV2.TestCase
+TestTxnMachineTV2.settings = settings(max_examples=150, stateful_step_count=40, deadline=None)

@@ -168,8 +168,14 @@ async def test_end_txn_every_version(start_broker, version):
     assert stale.error_code == (E.PRODUCER_FENCED if version >= 2 else E.INVALID_PRODUCER_EPOCH)
 
 
-async def test_second_producer_fences_and_aborts_the_first(start_broker):
-    bound, wire = await connect(start_broker)
+# the coordinator's own aborts follow the cluster's transaction.version: at 2 (the default) the
+# fence's abort bumps the epoch twice (markers at 2), at 1 once (markers at 1)
+TV_SETTINGS = [(None, 2), ({"emu.transaction.version": "1"}, 1)]
+
+
+@pytest.mark.parametrize("settings, aborted_epoch", TV_SETTINGS)
+async def test_second_producer_fences_and_aborts_the_first(start_broker, settings, aborted_epoch):
+    bound, wire = await connect(start_broker, settings)
     pid = (await init(wire, "tx")).producer_id
     await call(wire, apt_v3("tx", pid, 0, {"t": [1]}), 3, kpp.AddPartitionsToTxnResponse)
     log = bound.broker.topics.partition("t", 1)
@@ -178,7 +184,8 @@ async def test_second_producer_fences_and_aborts_the_first(start_broker):
     assert busy.error_code == E.CONCURRENT_TRANSACTIONS
     assert log.log_end_offset == before + 1  # the ABORT marker
     retry = await init(wire, "tx")
-    assert (retry.error_code, retry.producer_id, retry.producer_epoch) == (E.NONE, pid, 2)
+    assert (retry.error_code, retry.producer_id, retry.producer_epoch) == (
+        E.NONE, pid, aborted_epoch + 1)
     zombie = await end(wire, "tx", pid, 0, True, 3)
     assert zombie.error_code == E.PRODUCER_FENCED
 
@@ -255,8 +262,10 @@ async def test_find_coordinator_for_a_transactional_id(start_broker, version):
     assert topic is not None and topic.is_internal and len(topic.partitions) == 50
 
 
-async def test_timed_out_transaction_is_aborted_and_fenced_on_the_broker_clock(start_broker):
-    bound, wire = await connect(start_broker, {"emu.clock": "manual"})
+@pytest.mark.parametrize("settings, aborted_epoch", TV_SETTINGS)
+async def test_timed_out_transaction_is_aborted_and_fenced_on_the_broker_clock(
+        start_broker, settings, aborted_epoch):
+    bound, wire = await connect(start_broker, {"emu.clock": "manual", **(settings or {})})
     broker = bound.broker
     pid = (await init(wire, "tx", timeout_ms=1000)).producer_id
     await call(wire, apt_v3("tx", pid, 0, {"t": [0]}), 3, kpp.AddPartitionsToTxnResponse)
@@ -267,7 +276,7 @@ async def test_timed_out_transaction_is_aborted_and_fenced_on_the_broker_clock(s
     assert broker.transactions.get("tx").state.value == "Ongoing"
     timing.advance(broker, 5_000)  # the check at 10 s (transaction.abort...interval.ms)
     md = broker.transactions.get("tx")
-    assert md.state.value == "CompleteAbort" and md.producer_epoch == 1
+    assert md.state.value == "CompleteAbort" and md.producer_epoch == aborted_epoch
     assert log.log_end_offset == before + 1
     late = await end(wire, "tx", pid, 0, True, 3)
     assert late.error_code == E.PRODUCER_FENCED
@@ -323,7 +332,8 @@ async def test_every_ended_transaction_is_an_event_with_its_cause(start_broker):
     assert [(e.cause, e.committed, e.partitions) for e in ended] == [
         ("client", True, (("t", 0), ("u", 0))), ("fenced", False, (("t", 0), ("u", 0))),
         ("timeout", False, (("t", 0), ("u", 0)))]
-    assert ended[2].duration_ms == 10_000 and ended[1].producer_epoch == 1
+    # fenced at epoch 1, aborted at 2 (transaction.version 2, the default)
+    assert ended[2].duration_ms == 10_000 and ended[1].producer_epoch == 2
     record = to_record(ended[0])
     assert record["kind"] == "transaction_ended"
     assert record["partitions"] == [{"topic": "t", "partition": 0}, {"topic": "u", "partition": 0}]

@@ -40,14 +40,18 @@ def _api_keys(broker) -> list[ApiVersion]:
 
 # Feature name -> (min, max) level this broker supports, as Kafka 4.2 lists them (v3+). Only the
 # features kafka-emu's behaviour follows are listed.
-SUPPORTED_FEATURES = {"share.version": (0, 1)}
+SUPPORTED_FEATURES = {"share.version": (0, 1), "transaction.version": (0, 2)}
 
 
 def finalized_features(broker) -> dict[str, int]:
-    """Feature name -> finalized level: share.version 1 as on a newly formatted Kafka 4.2 cluster
-    (ShareVersion.LATEST_PRODUCTION, emu.share.version); a feature at level 0 is not listed."""
-    level = 1 if broker.config.coordinator.share.enabled else 0
-    return {"share.version": level} if level else {}
+    """Feature name -> finalized level, as on a newly formatted Kafka 4.x cluster: share.version 1
+    (ShareVersion.LATEST_PRODUCTION, emu.share.version) and transaction.version 2
+    (TransactionVersion.LATEST_PRODUCTION, emu.transaction.version); a feature at level 0 is
+    not listed. Kafka does not cap Produce/EndTxn/TxnOffsetCommit by transaction.version: a
+    client caps itself (Java's isTransactionV2Enabled) and the request version picks the path."""
+    levels = {"share.version": 1 if broker.config.coordinator.share.enabled else 0,
+              "transaction.version": broker.config.transaction_version}
+    return {name: level for name, level in levels.items() if level}
 
 
 def _features(broker) -> dict:
