@@ -140,6 +140,13 @@ def _emit_read(src: Source, ind: int, t: Any, version: int, flexible: bool, null
         raise TypeError(f"unknown wire type {t!r}")
 
 
+def _sliced(src: Source, t: Any) -> str:
+    """What a value is sliced out of: ``buf``, and for RECORDS a memoryview of the
+    frame, so a Produce's batches are not copied out of it only to be copied again into the log
+    (the log stores its own copy, with the base offset set, and keeps no view of the frame)."""
+    return f"{src.const(memoryview, '_mv')}(buf)" if t is RECORDS else "buf"
+
+
 def _emit_body_read(src: Source, ind: int, t: Any, version: int, flexible: bool,
                     nullable: bool, n: str, dst: str, field: str | None) -> None:
     """What follows a length already read into ``n``: a string, bytes or an array.
@@ -163,8 +170,8 @@ def _emit_body_read(src: Source, ind: int, t: Any, version: int, flexible: bool,
         else:
             e = src.var("e")
             src.emit(ind, f"{e} = pos + {n}", field)
-            src.emit(ind, f"{dst} = buf[pos + 1:{e}]{_DECODE_STRING if t is STRING else ''}",
-                     field)
+            src.emit(ind, f"{dst} = {_sliced(src, t)}[pos + 1:{e}]"
+                          f"{_DECODE_STRING if t is STRING else ''}", field)
             src.emit(ind, f"pos = {e}", field)
             return
     else:
@@ -179,7 +186,8 @@ def _emit_body_read(src: Source, ind: int, t: Any, version: int, flexible: bool,
         if not isinstance(t, Array):
             e = src.var("e")
             src.emit(ind, f"{e} = pos + {n}", field)
-            src.emit(ind, f"{dst} = buf[pos:{e}]{_DECODE_STRING if t is STRING else ''}", field)
+            src.emit(ind, f"{dst} = {_sliced(src, t)}[pos:{e}]"
+                          f"{_DECODE_STRING if t is STRING else ''}", field)
             src.emit(ind, f"pos = {e}", field)
             return
     el = t.element

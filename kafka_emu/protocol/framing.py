@@ -21,24 +21,42 @@ class FrameTooLarge(DecodeError):
 
 class FrameBuffer:
     """Frames out of chunks. Nothing is kept between chunks that end on a frame boundary (the
-    usual case): frames are cut from the chunk itself, and a buffer exists only while a frame
-    is partly read -- thousands of idle connections each have one of these."""
+    usual case): frames are cut from the chunk itself. A frame that spans chunks (a big Produce)
+    is kept as the list of its pieces, joined once when its last piece arrives: each byte is
+    copied once into the frame, not grown into a buffer and then copied out of it. Only a size
+    prefix cut by a chunk's end waits in a small bytearray. Thousands of idle connections each
+    have one of these."""
 
-    __slots__ = ("max_frame", "_buf", "_need")
+    __slots__ = ("max_frame", "_buf", "_need", "_parts", "_have")
 
     def __init__(self, max_frame: int = DEFAULT_MAX_FRAME) -> None:
         self.max_frame = max_frame
-        self._buf: bytearray | None = None  # the partial frame's bytes read so far
+        self._buf: bytearray | None = None  # a size prefix cut by a chunk's end, so far
         self._need = -1  # size of the frame being collected, -1 while reading the prefix
+        self._parts: list[bytes | memoryview] | None = None  # a partial frame's pieces
+        self._have = 0  # bytes in _parts
 
     def feed(self, chunk: bytes) -> Iterator[bytes]:
+        pos = 0  # consumed from ``buf`` so far; cut once at the end, not once per frame
+        parts = self._parts
+        if parts is not None:  # the frame's size is known: its pieces until it is whole
+            rest = self._need - self._have
+            if len(chunk) < rest:
+                parts.append(chunk)
+                self._have += len(chunk)
+                return
+            parts.append(chunk if len(chunk) == rest else memoryview(chunk)[:rest])
+            self._parts, self._have, self._need = None, 0, -1
+            frame = b"".join(parts)  # the frame's one copy
+            parts.clear()  # (releases the last piece's view of ``chunk``)
+            yield frame
+            pos = rest
         buf: bytes | bytearray
         if self._buf is None:
             buf = chunk
         else:
             buf = self._buf
-            buf += chunk
-        pos = 0  # consumed so far; cut once at the end, not once per frame
+            buf += chunk  # a few bytes of prefix only
         try:
             while True:
                 if self._need < 0:
@@ -54,6 +72,11 @@ class FrameBuffer:
                     self._need = size
                 end = pos + self._need
                 if len(buf) < end:
+                    # the rest of this frame comes in later chunks
+                    piece = bytes(buf[pos:]) if buf is not chunk else (
+                        memoryview(chunk)[pos:] if pos else chunk)
+                    self._parts, self._have = [piece], len(piece)
+                    pos = len(buf)
                     return
                 with memoryview(buf) as view:
                     frame = view[pos:end].tobytes()  # the frame's one copy
@@ -80,5 +103,8 @@ class FrameBuffer:
 
     @property
     def buffered(self) -> int:
+        """Bytes of a partly read frame (its size prefix included), 0 between frames."""
+        if self._parts is not None:
+            return 4 + self._have
         buf = self._buf
         return 0 if buf is None else len(buf)
