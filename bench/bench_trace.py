@@ -13,9 +13,12 @@ server and the trace encoder process it starts (which formats the lines off the 
 Target: tracing costs the request path at most 10% (server CPU ratio >= 0.90). Not a test: it
 prints and always exits 0.
 
-The same for one-partition OffsetCommits (v8, the member's, offset 0 each time), after the
-Heartbeats: ``--kind Heartbeat`` or ``--kind OffsetCommit`` measures one of them (issue 40: a
-traced commit kept 0.48 of the untraced throughput while its row was made on the request path).
+The same for every request kind a consumer group sends, in one run (issue 40, item 3):
+Heartbeat, one-partition OffsetCommit, Fetch, JoinGroup and SyncGroup (see ``KIND`` below for
+what each request is); ``--kind NAME`` measures one of them. Each connection sends its next
+IN_FLIGHT requests once all its previous ones are answered (``LOCKSTEP``), and every server is
+first left to finish what it loads while idle (``until_idle``): both used to move the figures
+more than tracing did.
 
 ``--callgrind`` counts instructions instead of time (see "instruction counts under callgrind"
 below; valgrind must be installed): deterministic on a busy machine, but blind to cache misses

@@ -338,6 +338,19 @@ def _emit_write(src: Source, ind: int, t: Any, version: int, flexible: bool, nul
             src.emit(ind, f"if {v} is None: {null_mark}", field)
             src.emit(ind, "else:", field)
             ind += 1
+        if isinstance(el, type):
+            # elements encoded once by a handler for this very plan (preencoded.py): its
+            # length prefix and its elements' bytes, as they are
+            plan = src.const(plan_for(el, version, flexible), "_pl")
+            why = src.const(f"an EncodedArray made for another plan where "
+                            f"{el.__name__} v{version}{' flexible' if flexible else ''} "
+                            f"goes", "_why")
+            src.emit(ind, f"if {v}.__class__ is {src.const(EncodedArray, '_EA')}:", field)
+            src.emit(ind + 1, f"if {v}.plan is not {plan}: raise _EE({why})", field)
+            src.emit(ind + 1, f"out += {v}.head", field)
+            src.emit(ind + 1, f"out += {v}.data", field)
+            src.emit(ind, "else:", field)
+            ind += 1
         src.emit(ind, f"{n} = len({v})", field)
         _emit_len_write(src, ind, flexible, True, n, field)
         if el in _FIXED and el is not UUID:
@@ -345,17 +358,6 @@ def _emit_write(src: Source, ind: int, t: Any, version: int, flexible: bool, nul
             src.emit(ind, f"if {n} < {SHORT}: out += {packers}[{n}](*{v})", field)
             src.emit(ind, f"else: out += _pack('>%d{_FIXED[el]}' % {n}, *{v})", field)
         else:
-            if isinstance(el, type):
-                # elements encoded once by a handler for this very plan (preencoded.py)
-                plan = src.const(plan_for(el, version, flexible), "_pl")
-                why = src.const(f"an EncodedArray made for another plan where "
-                                f"{el.__name__} v{version}{' flexible' if flexible else ''} "
-                                f"goes", "_why")
-                src.emit(ind, f"if {v}.__class__ is {src.const(EncodedArray, '_EA')}:", field)
-                src.emit(ind + 1, f"if {v}.plan is not {plan}: raise _EE({why})", field)
-                src.emit(ind + 1, f"out += {v}.data", field)
-                src.emit(ind, "else:", field)
-                ind += 1
             item = src.var("it")
             src.emit(ind, f"for {item} in {v}:", field)
             _emit_write(src, ind + 1, el, version, flexible, False, item, field)

@@ -30,11 +30,13 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .errors import EncodeError
+from .primitives import write_uvarint
 from .schema import fields_of
 
 if TYPE_CHECKING:
     from .codegen import Plan
 
+_INT32 = struct.Struct(">i")
 # what a struct's generated writer may raise on a bad value (as codec.py maps them)
 _ENCODE_FAILURES = (ValueError, TypeError, AttributeError, OverflowError, struct.error)
 
@@ -46,12 +48,15 @@ class EncodedArray:
     the elements; where they were encoded from other objects (``names``), they are built from
     those on first reading and kept."""
 
-    __slots__ = ("source", "names", "built", "data", "plan")
+    __slots__ = ("source", "names", "built", "data", "plan", "head")
     source: tuple[Any, ...]
     names: dict[str, str] | None
     built: tuple[Any, ...] | None
     data: bytes
     plan: Plan
+    # the element count as the array's length prefix in the plan's encoding: the codec writes it
+    # as it is, instead of asking ``len`` (a Python call) and encoding the count each time
+    head: bytes
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"EncodedArray is immutable (cannot set {name})")
@@ -95,8 +100,8 @@ def encode_array(message: type, version: int, element: type, items: Iterable[Any
     """``items`` (instances of the struct class ``element``, or, with ``names``, objects holding
     its fields, ``names`` mapping a field to the attribute that holds it where they differ)
     encoded as the elements of an array inside the declared message ``message`` at ``version``
-    (its flexibility decides the encoding). The count is not included: the codec writes it
-    from ``len``."""
+    (its flexibility decides the encoding). The count is not in ``data``: it is ``head``, the
+    array's length prefix, which the codec writes before it."""
     from .codegen import plan_for, source_writer  # codegen imports this module for the class
 
     plan = plan_for(element, version, version in message.__kafka__.flexible)
@@ -115,4 +120,10 @@ def encode_array(message: type, version: int, element: type, items: Iterable[Any
     object.__setattr__(made, "built", items if names is None else None)
     object.__setattr__(made, "data", bytes(out))
     object.__setattr__(made, "plan", plan)
+    head = bytearray()
+    if plan.flexible:  # compact: the count plus one, as an unsigned varint
+        write_uvarint(head, len(items) + 1)
+    else:
+        head += _INT32.pack(len(items))
+    object.__setattr__(made, "head", bytes(head))
     return made
