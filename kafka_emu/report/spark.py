@@ -89,6 +89,7 @@ def require_java() -> None:
 # the parse took about 6% less (5M lines, warm, six runs each: 21.6-23.2 CPU-s, median 22.1,
 # against 23.0-23.6, median 23.5).
 JSON_FILTER_PUSHDOWN = "spark.sql.json.filterPushdown.enabled"
+DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"
 BROADCAST_TIMEOUT = "spark.sql.broadcastTimeout"
 
 
@@ -108,6 +109,10 @@ def job_confs(shuffle_partitions: int = 4) -> dict[str, str]:
         # (load 14-19 on two cores, 10M events) took longer than the default 300 s and failed
         # the job ("Could not execute broadcast in 300 secs"): slow is fine, failing is not.
         BROADCAST_TIMEOUT: "36000",
+        # PySpark 4 records each DataFrame call's Python call site in the JVM for error
+        # messages (a walk of the Python stack and three py4j round trips per call: a fifth of
+        # a small report's 41,000 round trips). Read once, at the process's first call.
+        DATAFRAME_DEBUGGING: "false",
     }
 
 
