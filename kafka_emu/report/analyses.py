@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .load import Traces, nearest, ordered
+from .load import Traces, gathered, nearest, ordered
 
 
 def _F():
@@ -202,7 +202,7 @@ def runs_table(t: Traces, counts: Any) -> Any:
     F = _F()
     every = t.events.select("run", "kind", F.lit(1).cast("long").alias("n")).unionByName(
         counts.select("run", F.lit("request_handled").alias("kind"), "n"))
-    per_run = every.groupBy("run").agg(F.sum("n").alias("events"),
+    per_run = gathered(every).groupBy("run").agg(F.sum("n").alias("events"),
                                        F.max(F.when(F.col("kind") == "run_end", 1))
                                        .isNotNull().alias("ended_cleanly"))
     return ordered(t.runs.join(per_run, "run", "left")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from .load import distinct_count, ordered
 from .sections import tables_section
 
 FAILED, DENIED = "authentication_failed", "authorization_denied"
@@ -47,9 +48,9 @@ def failed_logins(events: Any) -> Any:
             .agg(F.count(F.lit(1)).alias("failed"),
                  F.sum(F.when(F.col("reauthentication"), 1).otherwise(0))
                  .alias("reauthentications"),
-                 F.countDistinct("peer").alias("peers"), F.countDistinct("run").alias("runs"))
-            .orderBy(F.col("failed").desc(), "listener", "mechanism", "user", "error_code",
-                     "reason"))
+                 distinct_count("peer").alias("peers"), distinct_count("run").alias("runs"))
+            .transform(ordered, F.col("failed").desc(), "listener", "mechanism", "user",
+                       "error_code", "reason"))
 
 
 def denied_requests(events: Any) -> Any:
@@ -61,10 +62,10 @@ def denied_requests(events: Any) -> Any:
             .groupBy("principal", "api", "operation", "resource_type", "resource_name",
                      "error_code")
             .agg(F.count(F.lit(1)).alias("denied"),
-                 F.countDistinct("client_id").alias("client_ids"),
-                 F.countDistinct("run").alias("runs"))
-            .orderBy("principal", F.col("denied").desc(), "api", "operation", "resource_type",
-                     "resource_name", "error_code"))
+                 distinct_count("client_id").alias("client_ids"),
+                 distinct_count("run").alias("runs"))
+            .transform(ordered, "principal", F.col("denied").desc(), "api", "operation",
+                       "resource_type", "resource_name", "error_code"))
 
 
 def tables(events: Any, runs: Any = None) -> dict[str, list[dict]]:

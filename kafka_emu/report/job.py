@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from . import analyses, auth, onepass, share, transactions, violations
-from .load import Traces, load
+from .load import Traces, gathered, load
 from .spark import server_gone
 
 MAX_COLLECT = 20000
@@ -72,7 +72,8 @@ def _share_frames(t: Traces) -> dict[str, Any]:
     # keep apart (t.requests): the members' requests join the events for it
     members = t.requests.where(F.col("member_id").isNotNull()).select(
         F.lit("request_handled").alias("kind"), "run", "group_id", "member_id", "client_id")
-    rows = share.changed(t.events.unionByName(members, allowMissingColumns=True), t.runs)
+    rows = share.changed(gathered(t.events.unionByName(members, allowMissingColumns=True)),
+                         t.runs)
     return {"share_redeliveries": share.redeliveries(rows),
             "share_poison_by_topic": share.poison_by_topic(rows),
             "share_poison_records": share.poison_records(rows)}

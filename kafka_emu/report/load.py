@@ -105,10 +105,39 @@ def ordered(df: Any, *cols: Any) -> Any:
     Every table is written as one file and is small next to the traces, and a global
     ``orderBy`` would range-partition it: Spark first samples its input to find the ranges,
     which computes the whole plan below (windows over every request, the scans of the cached
-    traces) twice. (Also with one shuffle partition, onepass.py: a coalesce instead, which
-    needs no shuffle, measured slower -- 7.6-9.2 s against 6.0-6.4 s for a 309-event
-    report in a warm JVM, interleaved.)"""
+    traces) twice. In a one-partition job (onepass.py) the rows are gathered with a coalesce
+    (gathered()), which is no shuffle: each shuffle is a Spark stage, and small traces feel
+    every stage."""
+    if one_partition_job(df):
+        return gathered(df).sortWithinPartitions(*cols)
     return df.repartition(1).sortWithinPartitions(*cols)
+
+
+def one_partition_job(df: Any) -> bool:
+    """Whether ``df`` is planned for one partition (onepass.small_confs(1), whose traces
+    load() reads into one partition): one shuffle partition."""
+    return df.sparkSession.conf.get("spark.sql.shuffle.partitions") == "1"
+
+
+def gathered(df: Any) -> Any:
+    """``df`` said to be in one partition, in a one-partition job (else ``df`` as it is).
+
+    A union's output has as many partitions as its inputs together, and a join's output
+    names both sides' partitionings: a grouping, a join or a sort above either shuffles the
+    rows, in one partition, into one partition -- a Spark stage each. A coalesce to one
+    partition says "one partition" without a shuffle."""
+    return df.coalesce(1) if one_partition_job(df) else df
+
+
+def distinct_count(col: str) -> Any:
+    """How many distinct non-null values of ``col`` a group has (as countDistinct, a long).
+
+    Two countDistinct in one grouping are planned as an Expand (a copy of each row per
+    distinct column) and two groupings, the rows shuffled between them even when they are in
+    one partition; a set per group needs neither (the columns counted this way are few per
+    group: runs, peers, client ids, transactional ids)."""
+    from pyspark.sql import functions as F
+    return F.size(F.collect_set(col)).cast("long")
 
 
 def nearest(value: Any, when: Any, frame: Any, name: str) -> Any:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .load import ordered
 from .sections import tables_section
 
 KIND = "share_records_changed"
@@ -72,7 +73,7 @@ def redeliveries(rows: Any) -> Any:
                  _records_where(F.col("action") == "lock_expired").alias("lock_expired"),
                  _records_where(F.col("action") == "release").alias("released"))
             .where(F.col("acquired") > 0)
-            .orderBy(F.col("redelivered").desc(), "client", "group_id", "topic"))
+            .transform(ordered, F.col("redelivered").desc(), "client", "group_id", "topic"))
 
 
 def _offsets(rows: Any) -> Any:
@@ -104,7 +105,7 @@ def poison_by_topic(rows: Any) -> Any:
     return (p.join(r, keys, "full_outer")
             .select(*keys, F.coalesce("poison_records", F.lit(0)).alias("poison_records"),
                     F.coalesce("rejected_records", F.lit(0)).alias("rejected_records"))
-            .orderBy(F.col("poison_records").desc(), *keys))
+            .transform(ordered, F.col("poison_records").desc(), *keys))
 
 
 def poison_records(rows: Any) -> Any:

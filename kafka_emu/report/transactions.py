@@ -25,7 +25,7 @@ from typing import Any
 
 from .sections import tables_section
 
-from .load import ordered
+from .load import distinct_count, ordered
 
 KIND = "transaction_ended"
 COLUMNS = ("transactional_id", "committed", "cause", "duration_ms")
@@ -70,8 +70,8 @@ def abort_causes(ended_df: Any) -> Any:
     return ordered(ended_df.where(~F.col("committed"))
                    .groupBy("cause")
                    .agg(F.count(F.lit(1)).alias("aborted"),
-                        F.countDistinct("transactional_id").alias("transactional_ids"),
-                        F.countDistinct("run").alias("runs")),
+                        distinct_count("transactional_id").alias("transactional_ids"),
+                        distinct_count("run").alias("runs")),
                    F.col("aborted").desc(), "cause")
 
 

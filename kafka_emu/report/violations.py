@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .load import Traces, nearest, ordered
+from .load import Traces, gathered, nearest, ordered
 
 REJOIN_ERRORS = (27, 22, 25)  # REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID
 STALE_ERRORS = (22, 25)
@@ -160,6 +160,7 @@ def heartbeat_too_fast(t: Traces) -> Any:
                    for c in ("at_ms", "correlation_id", "connection_id")))
             .where(F.col("heartbeats") >= MIN_HEARTBEATS)
             .join(session, list(MEMBER))
+            .transform(gathered)  # (a join's output, under a join: see load.gathered())
             .join(configured_heartbeats(t), "run", "left")
             .where((F.col("median_gap") * HEARTBEATS_PER_SESSION_LIMIT
                     < F.col("member_session_ms"))
@@ -252,6 +253,7 @@ def assignment_gap(t: Traces) -> Any:
                                       F.lit(None).cast("long").alias("generation"), "seq",
                                       F.lit(None).cast("long").alias("at_ms"),
                                       "topic_partitions")))
+    both = gathered(both)  # (a union, under a window)
     w = W.partitionBy("run").orderBy("seq").rowsBetween(W.unboundedPreceding, 0)
     with_counts = (both.withColumn("counts", F.last("topic_partitions", True).over(w))
                    .where(F.col("group_id").isNotNull() & F.col("counts").isNotNull()))
@@ -292,8 +294,9 @@ def double_fetch(t: Traces) -> Any:
             .select("run", "group_id", "generation", F.explode("members").alias("member_id")))
     clients = (t.requests.where((F.col("api") == "JoinGroup") & (F.col("member_id") != ""))
                .select("run", "group_id", "member_id", "client_id").distinct())
-    members = (windows.join(gens, ["run", "group_id", "generation"])
-               .join(clients, ["run", "group_id", "member_id"]))
+    # (each join's output gathered for the join above it: see load.gathered())
+    members = gathered(windows.join(gens, ["run", "group_id", "generation"]).transform(gathered)
+                       .join(clients, ["run", "group_id", "member_id"]))
     fetches = (t.requests.where((F.col("api") == "Fetch") & (F.size("partitions") > 0))
                .select("run", "seq", "at_ms", "correlation_id", "connection_id", "client_id",
                        (F.col("at_ms") - F.col("latency_ms")).alias("sent_at"),
