@@ -278,6 +278,8 @@ async def test_timed_out_transaction_is_aborted_and_fenced_on_the_broker_clock(
     md = broker.transactions.get("tx")
     assert md.state.value == "CompleteAbort" and md.producer_epoch == aborted_epoch
     assert log.log_end_offset == before + 1
+    # the ABORT marker carried that epoch to the partition's producer state
+    assert log.producers.entry(pid).epoch == aborted_epoch
     late = await end(wire, "tx", pid, 0, True, 3)
     assert late.error_code == E.PRODUCER_FENCED
 
