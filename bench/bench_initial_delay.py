@@ -1,8 +1,8 @@
 """Which group.initial.rebalance.delay.ms should kafka-emu default to? Measured, not guessed.
 
-For each candidate delay the README's and examples' consumer programs run, unmodified (no
+For each candidate delay the quickstart's and examples' consumer programs run, unmodified (no
 ``consumer.topics()`` workaround), N times each against a fresh emulator, with every client the
-README names, plus several consumers that start together:
+README and the tutorial name, plus several consumers that start together:
 
 - ``example``: examples/<client>_group.py as a subprocess (two consumers, 20 records): passes when
   it exits 0 having printed 20 distinct (partition, offset) records;
@@ -20,7 +20,7 @@ maximum first-join latency.
 
 The defaults keep `make bench` short (a few minutes); the choice of the default delay was made
 with ``--runs 30 --delays 0,20,50,100,200`` and then ``--runs 200 --delays 100`` (figures in the
-README's differences). kafka-python 2 runs under .venv-kp2 (the emulator runs in that
+docs/explanation/differences-from-kafka.md). kafka-python 2 runs under .venv-kp2 (the emulator runs in that
 interpreter too): ``make test`` and ``make bench`` build it with kafka-python==2.3.3 and
 kafka-emu's runtime dependencies (``make .venv-kp2/.installed`` alone); without it the
 kafka-python 2 scenarios are skipped with a note saying so. Each cell is a worker process

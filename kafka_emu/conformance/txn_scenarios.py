@@ -250,7 +250,7 @@ def copier_command(name: str | None, command: str | None
 
 
 def markdown() -> str:
-    """The catalogue as the README's table (``--transactions --list --markdown``)."""
+    """The catalogue as the reference page's table (docs/reference/conformance-scenarios.md) (``--transactions --list --markdown``)."""
     rows = ["| scenario | what it checks | Kafka's test |", "| --- | --- | --- |"]
     rows += [f"| `{sc.name}` | {sc.summary} | `{sc.kafka_test}` |"
              for sc in TXN_CATALOGUE.values()]

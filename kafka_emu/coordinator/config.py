@@ -5,9 +5,9 @@ Defaults are Kafka's except two, both chosen by measurement so a test suite does
 - ``group.initial.rebalance.delay.ms``: 100 ms in kafka-emu (Kafka: 3000), so a test suite's first
   rebalance does not wait three seconds, yet consumers that start together still land in one
   generation and clients get their first Metadata answer before the first assignment.
-  bench/bench_initial_delay.py runs the examples and the README's quickstart at candidate
+  bench/bench_initial_delay.py runs the examples and the quickstart at candidate
   delays, and 100 is the lowest at which every one passes every time (kafka-python 3 loses
-  records at 0-50, see the README's differences). Pass 3000 for Kafka's behaviour, 0 for the
+  records at 0-50, see docs/explanation/differences-from-kafka.md). Pass 3000 for Kafka's behaviour, 0 for the
   fastest joins.
 - ``group.consumer.heartbeat.interval.ms``: 250 ms (Kafka: 5000), its minimum 50 (Kafka: 5000).
   A consumer-protocol member learns of a new target assignment only from its next heartbeat, so

@@ -1,4 +1,4 @@
-"""The PySpark report across trace files (``kafka-emu report``; README "Traces and the report").
+"""The PySpark report across trace files (``kafka-emu report``; docs/how-to/traces-and-report.md).
 
 pyspark is an optional extra (``kafka-emu[report]``) imported only inside the functions that use
 it; nothing here imports the server. The job uses the DataFrame API only, with the explicit

@@ -1,5 +1,5 @@
 """Trace files of every run: the schema declared once (``schema``) and the writer fed by the
-observer seam (``writer``). See the README's "Traces and the report"."""
+observer seam (``writer``). See docs/how-to/traces-and-report.md."""
 
 from .schema import SCHEMA_VERSION, to_record
 from .writer import TraceError, TraceWriter, parse_labels, write_scenario_verdict

@@ -6,7 +6,7 @@ v1 (KIP-994) DurationFilter: only transactions started more than that many ms ag
 Kafka compiles the pattern with java.util.regex and answers INVALID_REGULAR_EXPRESSION for one it
 cannot compile. A client-supplied pattern must match in bounded time here (STYLE.md), so it is
 RE2 with RE2/J's syntax, as SubscribedTopicRegex is: Java-only constructs (backreferences,
-lookaround) are refused as invalid -- a deviation listed in the README.
+lookaround) are refused as invalid -- a deviation listed in the README and docs/explanation/differences-from-kafka.md.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ Theory of operation:
    verdict per topic name (``MEMO_LIMIT``), so a heartbeat that repeats its regex costs one
    dictionary look-up per topic.
 
-Known differences left (both documented in the README): RE2 C++ refuses nested repeats whose
+Known differences left (both listed in docs/explanation/differences-from-kafka.md): RE2 C++ refuses nested repeats whose
 counts multiply past 1000 (``(a{10}){101}``) and programs over ``MAX_MEM`` (``(?:\\pL|\\d){249}``)
 and ``\\p{Unknown}``, which RE2/J accepts; and patterns over ``MAX_PATTERN_CHARS`` are refused.
 Unicode tables differ in newer characters only, and topic names are ASCII.
