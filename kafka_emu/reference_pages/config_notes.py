@@ -188,8 +188,8 @@ SECURITY: dict[str, Note] = {
     "emu.acls": Note(
         "ACLs present from the start, for tests without an admin client: `ALLOW User:alice "
         "READ TOPIC orders; DENY User:* WRITE TOPIC:PREFIXED tmp- 10.0.0.1` (`PERMISSION "
-        "PRINCIPAL OPERATION RESOURCE_TYPE[:PATTERN] NAME [HOST]`, Kafka's enum names); refused "
-        "at start with Kafka's reason where Kafka would refuse the ACL", default="none"),
+        "PRINCIPAL OPERATION RESOURCE_TYPE[:PATTERN] NAME [HOST]`, Kafka's enum names; names and principals "
+        "without spaces or semicolons); refused at start with Kafka's reason where Kafka would refuse the ACL", default="none"),
 }
 
 EMU: dict[str, Note] = {
