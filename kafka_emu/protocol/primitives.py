@@ -144,7 +144,7 @@ def write_tag_section(out: bytearray, obj, writers: tuple) -> None:
     present = []
     for tag, name, default, write in writers:
         value = getattr(obj, name)
-        if value != default:
+        if value is not default and value != default:  # (a shared default: no comparison)
             present.append((tag, write, value))
     write_uvarint(out, len(present))
     for tag, write, value in present:

@@ -24,6 +24,7 @@ empty list. read_uncommitted gets null. last_stable_offset is reported at either
 from __future__ import annotations
 
 from ...errors import ErrorCode, KafkaError
+from ...protocol.codegen import shared_default
 from ...protocol.messages.fetch import (API, AbortedTransaction, EpochEndOffset,
                                         FetchableTopicResponse, FetchResponse, LeaderIdAndEpoch,
                                         PartitionData, SnapshotId)
@@ -38,10 +39,11 @@ def uses_topic_ids(version: int) -> bool:
 
 
 # The tagged fields a consumer's fetch never gets, shared (frozen) rather than built for every
-# partition of every answer by the struct defaults' factories.
-_NO_DIVERGING_EPOCH = EpochEndOffset()
-_NO_CURRENT_LEADER = LeaderIdAndEpoch()
-_NO_SNAPSHOT = SnapshotId()
+# partition of every answer by the struct defaults' factories: the writer's own defaults, which
+# it recognises by identity (no field-by-field comparison per partition).
+_NO_DIVERGING_EPOCH = shared_default(EpochEndOffset)
+_NO_CURRENT_LEADER = shared_default(LeaderIdAndEpoch)
+_NO_SNAPSHOT = shared_default(SnapshotId)
 _NONE = ErrorCode.NONE
 
 

@@ -28,6 +28,7 @@ from ...errors import ErrorCode, KafkaError
 from ...log.batch import TRANSACTIONAL_MASK, Compression, parse_header
 from ...log.catalogue import INTERNAL_TOPICS
 from ...log.records import KeylessRecords
+from ...protocol.codegen import shared_default
 from ...protocol.messages.produce import (API, BatchIndexAndErrorMessage, LeaderIdAndEpoch,
                                           PartitionProduceResponse, ProduceResponse,
                                           TopicProduceResponse)
@@ -35,8 +36,9 @@ from . import Handler
 
 VALID_ACKS = (0, 1, -1)
 # the tagged current leader (v10+) a successful append never names, shared (frozen) rather than
-# built for every partition of every answer by the struct default's factory
-_NO_CURRENT_LEADER = LeaderIdAndEpoch()
+# built for every partition of every answer by the struct default's factory; the writer's own
+# default, which it recognises by identity
+_NO_CURRENT_LEADER = shared_default(LeaderIdAndEpoch)
 
 
 def uses_topic_ids(version: int) -> bool:
