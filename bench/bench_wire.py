@@ -483,6 +483,7 @@ def own_work(rounds: int = 60, per_round: int = 1000, members: int = 100) -> dic
     class Conn:  # what _process reads of a connection
         def __init__(self, i: int) -> None:
             self.id, self.peer, self.out = i, "127.0.0.1:1", []
+            self.auth = None  # a PLAINTEXT connection: no SASL gate
 
     def answer(api, version: int, frame: bytearray):
         return decode(api, version, bytes(frame[4:]))
