@@ -19,7 +19,6 @@ import os
 import pstats
 import sys
 import tempfile
-import threading
 from functools import partial
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
