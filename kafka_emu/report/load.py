@@ -401,6 +401,14 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
         # (a join's output names both sides' partitionings; Spark keeps a join above it in one
         # partition only when each side is exactly "one partition": a coalesce says so)
         events, requests = events.coalesce(1), requests.coalesce(1)
+        if cache:
+            # each a leaf of its own in every plan above it (computed in the first job that
+            # reads it, once): the report builds some 700 plans over these three, and Spark
+            # analyses each whole as it is built (and deduplicates a self-join's or a union's
+            # copies of a relation by rewriting the subtree) -- on the plans read from here
+            # rather than from the lines
+            runs, events, requests = (df.localCheckpoint(eager=False)
+                                      for df in (runs, events, requests))
     drops = (lines.where(F.col("drop_reason").isNotNull())
              .groupBy(F.col("drop_file").alias("file"), F.col("drop_reason").alias("reason"))
              .agg(F.count(F.lit(1)).alias("lines")))
