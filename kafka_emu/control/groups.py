@@ -8,7 +8,9 @@ forbids it, 400 for bad input).
 
 The group view is what ``kafka-consumer-groups.sh --describe`` shows and a bit more: state,
 generation, protocol, leader, members with their decoded consumer-protocol subscriptions and
-assignments, and per partition the committed offset, the log-end offset and the lag.
+assignments, and per partition the committed offset, the log-end offset and the lag. Consumer
+(KIP-848) and share (KIP-932) groups get the same view with their epochs added
+(modern_groups.py).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from .. import coordinator as c
 from ..errors import ErrorCode
+from . import modern_groups
 from .operations import ControlError
 from .plane import observing, what_happened
 from .timeline import assignment_dict, subscription_dict
@@ -143,6 +146,7 @@ def committed_offsets(broker: Any, group_id: str, owners: dict | None = None) ->
             "lag": None if offset is None or end is None else end - offset,  # as Kafka computes it
             "metadata": fetched.metadata if fetched is not None and offset is not None else None,
             "member_id": owners.get((topic, partition)),
+            "start_offset": None,  # share groups only
         })
     return rows
 
@@ -150,6 +154,11 @@ def committed_offsets(broker: Any, group_id: str, owners: dict | None = None) ->
 # -- the view -------------------------------------------------------------------------------
 
 def group_view(broker: Any, group_id: str) -> dict:
+    kind = broker.coordinator.group_type(group_id)
+    if kind == "consumer":
+        return modern_groups.consumer_group_view(broker, group_id, committed_offsets)
+    if kind == "share":
+        return modern_groups.share_group_view(broker, group_id, _log_end)
     group = existing_group(broker, group_id)
     consumer = group.protocol_type == "consumer"
     owners: dict[tuple[str, int], str] = {}
@@ -179,6 +188,13 @@ def group_view(broker: Any, group_id: str) -> dict:
             "assignment": assignment,
             "metadata": None if consumer else metadata.hex(),
             "raw_assignment": None if consumer else member.assignment.hex(),
+            # the modern protocol's (consumer and share groups; modern_groups.py)
+            "member_epoch": None,
+            "member_state": None,
+            "target_assignment": None,
+            "pending_revocation": None,
+            "subscribed_topic_regex": None,
+            "uses_classic_protocol": True,
         })
     offsets = committed_offsets(broker, group_id, owners)
     lags = [row["lag"] for row in offsets if row["lag"] is not None]
@@ -193,4 +209,7 @@ def group_view(broker: Any, group_id: str) -> dict:
         "pending_members": list(group.pending_members),
         "offsets": offsets,
         "total_lag": sum(lags),
+        "type": "classic",
+        "group_epoch": None,
+        "assignment_epoch": None,
     }

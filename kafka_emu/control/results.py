@@ -185,6 +185,13 @@ class MemberView(TypedDict):
     assignment: Assignment | None  # consumer groups, once assigned
     metadata: str | None  # hex, other protocol types
     raw_assignment: str | None  # hex, other protocol types
+    # consumer (KIP-848) and share groups; None in a classic group
+    member_epoch: int | None
+    member_state: str | None  # consumer groups: stable, unrevoked_partitions, unreleased_partitions
+    target_assignment: dict[str, list[int]] | None  # consumer groups: what the coordinator wants
+    pending_revocation: dict[str, list[int]] | None  # consumer groups: still to be given up
+    subscribed_topic_regex: str | None
+    uses_classic_protocol: bool  # JoinGroup/SyncGroup (always, in a classic group)
 
 
 class PartitionOffsets(TypedDict):
@@ -196,10 +203,14 @@ class PartitionOffsets(TypedDict):
     log_end_offset: int | None  # None: no such partition
     lag: int | None
     metadata: str | None
-    member_id: str | None  # the member it is assigned to
+    member_id: str | None  # the member it is assigned to (a share group's first, if several)
+    start_offset: int | None  # share groups: the share-partition start offset (lag counts from it)
 
 
 class GroupView(TypedDict):
+    """Any group: classic, consumer (KIP-848) or share (KIP-932). For the two modern types
+    ``generation`` is the group epoch, ``protocol`` the server-side assignor, ``leader`` None."""
+
     group_id: str
     state: str
     generation: int
@@ -210,6 +221,9 @@ class GroupView(TypedDict):
     pending_members: list[str]
     offsets: list[PartitionOffsets]
     total_lag: int
+    type: str  # "classic", "consumer" or "share"
+    group_epoch: int | None  # consumer and share groups
+    assignment_epoch: int | None  # consumer and share groups
 
 
 class OperatorDone(Consequences):

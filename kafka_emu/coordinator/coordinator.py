@@ -285,6 +285,10 @@ class Coordinator:
         """The live entity, for tests and read-only inspection. Do not mutate it."""
         return self._core.groups.get(group_id)
 
+    def consumer_group(self, group_id: str):
+        """The live consumer (KIP-848) group entity, or None; read-only, like ``group``."""
+        return self._core.consumer_groups.get(group_id)
+
     def own_ids(self, group_id: str, member_id: str | None, client_id: str | None
                 ) -> tuple[str, str | None, str | None]:
         """The group's and the member's own strings equal to ``group_id``, ``member_id`` and

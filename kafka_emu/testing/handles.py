@@ -300,7 +300,10 @@ class _Handle:
     def group_view(self, group_id: str) -> Job[r.GroupView]:
         """State, generation, protocol, leader, members with decoded ``subscription`` and
         ``assignment``, and ``offsets`` (committed_offset, log_end_offset, lag, member_id per
-        partition) with ``total_lag``. 404 if the group does not exist."""
+        partition) with ``total_lag``. 404 if the group does not exist. Classic, consumer
+        (KIP-848: ``group_epoch``, ``assignment_epoch``, per member ``member_epoch``,
+        ``member_state``, ``target_assignment``, ``pending_revocation``) and share groups (per
+        partition the share-partition's ``start_offset``); ``type`` says which."""
         return op(group_ops.group_view, group_id=group_id)
 
     @handle_method
@@ -353,7 +356,8 @@ class _Handle:
 
     @handle_method
     def committed_offsets(self, group_id: str) -> Job[list[r.PartitionOffsets]]:
-        """Committed offsets with log-end offsets and lag (kafka-consumer-groups --describe)."""
+        """Committed offsets with log-end offsets and lag (kafka-consumer-groups --describe), of
+        a classic or consumer group; of a share group its share-partitions' start offsets."""
         return op(group_ops.committed_offsets, group_id=group_id)
 
     @handle_method
@@ -391,7 +395,8 @@ class _Handle:
     def wait_for_group(self, group_id: str, state: str | None = "Stable",
                        members: int | None = None, timeout: float = 30.0) -> Job[r.GroupView]:
         """Block until the group is in ``state`` with ``members`` members (None: any), woken by
-        events; returns the group view. ``WaitTimeout`` (a TimeoutError) after ``timeout`` s."""
+        events; returns the group view. Any group type: a consumer group's states are Empty,
+        Assigning, Reconciling, Stable and Dead. ``WaitTimeout`` (a TimeoutError) after ``timeout`` s."""
         return async_op(timeline_ops.wait_for_group, group_id=group_id, state=state,
                         members=members, timeout=timeout)
 

@@ -84,7 +84,9 @@ def groups_list(broker, params: NoParams) -> list[r.GroupSummary]:
 @operation("GET", "/groups/{group_id}", GroupParams)
 def group_view(broker, params: GroupParams) -> r.GroupView:
     """The full view of a group: state, generation, protocol, leader, members with decoded
-    subscriptions and assignments, committed offsets with log-end offsets and lag."""
+    subscriptions and assignments, committed offsets with log-end offsets and lag. Consumer
+    (KIP-848) groups add epochs, each member's target and pending revocation; share groups their
+    share-partitions' start offsets."""
     return groups.group_view(broker, params.group_id)
 
 
@@ -129,7 +131,8 @@ def delete_group(broker, params: DeleteParams) -> r.OperatorDone:
 
 @operation("GET", "/groups/{group_id}/offsets", GroupParams)
 def committed_offsets(broker, params: GroupParams) -> list[r.PartitionOffsets]:
-    """Committed offsets with log-end offsets and lag, per partition committed or assigned."""
+    """Committed offsets with log-end offsets and lag, per partition committed or assigned (a
+    share group: its share-partitions' start offsets and the lag from there)."""
     view = groups.group_view(broker, params.group_id)
     return view["offsets"]
 

@@ -7,12 +7,16 @@ from typing import Literal
 import attrs
 
 from ...coordinator import GroupState
+from ...coordinator.consumer.model import ConsumerGroupState
 from .. import results as r
 from .. import waiters
 from ..plane import control_of
 from ..operations import INT32_MAX, INT64_MAX, bounded, operation
 
-State = Literal[tuple(s.value for s in GroupState)]  # type: ignore[valid-type]
+# a classic group's states, then those only a consumer (KIP-848) group has (a share group's
+# Empty and Stable are among the first)
+State = Literal[tuple(dict.fromkeys(  # type: ignore[valid-type]
+    [s.value for s in GroupState] + [s.value for s in ConsumerGroupState]))]
 
 
 @attrs.frozen(kw_only=True)
@@ -63,7 +67,7 @@ def requests(broker, params: RequestsParams) -> list[r.Event]:
 
 @operation("GET", "/groups/{group_id}/wait", WaitGroupParams)
 async def wait_for_group(broker, params: WaitGroupParams) -> r.GroupView:
-    """Wait (woken by events, not polling) until the group is in a state with a number of members;
-    returns the group view, or 408 after timeout seconds."""
+    """Wait (woken by events, not polling) until the group (classic, consumer or share) is in a
+    state with a number of members; returns the group view, or 408 after timeout seconds."""
     return await waiters.wait_for_group(broker, params.group_id, params.state, params.members,
                                         params.timeout)
