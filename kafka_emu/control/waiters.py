@@ -93,8 +93,9 @@ async def wait_for_group(broker: Any, group_id: str, state: str | None = "Stable
         want = " with ".join(filter(None, [state and f"state {state}",
                                             members is not None and f"{members} member(s)"]))
         view = last.get("view")
+        epoch = "generation" if view is None or view.get("type") == "classic" else "group epoch"
         seen = ("it does not exist" if view is None else
-                f"it is {view['state']} with {len(view['members'])} member(s), generation "
+                f"it is {view['state']} with {len(view['members'])} member(s), {epoch} "
                 f"{view['generation']}")
         return f"group {group_id!r} did not reach {want or 'existence'}; {seen}"
 

@@ -61,7 +61,8 @@ async def test_a_consumer_group_s_view_reconciling_then_stable():
         # a wait for Stable times out while m-1 keeps the partitions, and says what it saw
         with pytest.raises(ControlError) as info:
             await emu.wait_for_group("cg", "Stable", members=2, timeout=0.2)
-        assert info.value.status == 408 and "Reconciling with 2 member(s)" in info.value.message
+        assert info.value.status == 408
+        assert "it is Reconciling with 2 member(s), group epoch 2" in info.value.message
 
         # m-1 learns of the revocation and gives the two up; m-2 takes them: Stable
         revoke = cg_heartbeat(broker, "m-1", held.member_epoch, owned_of(held))
@@ -145,3 +146,32 @@ async def test_a_share_group_s_view_shows_share_partition_start_offsets():
         assert rows[("t", 1)]["start_offset"] is None and rows[("t", 1)]["lag"] is None
         assert rows[("t", 1)]["member_id"] == "s-1"
         check("committed_offsets", await emu.committed_offsets("sg"))
+
+
+async def test_classic_members_inside_a_consumer_group_after_an_upgrade():
+    """A consumer-protocol member joining a Stable classic group converts it (KIP-848's
+    migration): the view then shows a consumer group whose two classic members keep their
+    session timeout and say they use the classic protocol."""
+    from test_control_core import SESSION, stable_pair
+    async with open_emulator(manual()) as emu:
+        clients, ids = await stable_pair(emu)
+        before = await emu.group_view("g")
+        assert before["type"] == "classic" and before["state"] == "Stable"
+        broker = emu.broker
+        joined = broker.submit(ConsumerGroupHeartbeat(
+            request_id=broker.new_request_id(), group_id="g", member_id="m-new", member_epoch=0,
+            rebalance_timeout_ms=30_000, subscribed_topic_names=("t",), owned=(),
+            topics={"t": 4}, client_id="new"), lambda r: r).response
+        assert joined.error == 0, joined
+        view = await emu.group_view("g")
+        assert (view["type"], view["protocol_type"]) == ("consumer", "consumer")
+        by_id = {m["member_id"]: m for m in view["members"]}
+        assert sorted(by_id) == sorted([*ids.values(), "m-new"])
+        for name in ("a", "b"):
+            old = by_id[ids[name]]
+            assert old["uses_classic_protocol"] is True and old["group_instance_id"] == f"i-{name}"
+            assert old["session_timeout_ms"] == SESSION
+            assert old["member_epoch"] is not None
+        assert by_id["m-new"]["uses_classic_protocol"] is False
+        for client in clients:
+            await client.aclose()
