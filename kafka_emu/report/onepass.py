@@ -78,7 +78,9 @@ def small_confs(partitions: int) -> dict[str, str]:
       trace reader (a DataSource V2 that reports no statistics) is estimated at Long.MAX_VALUE
       bytes, so every join and every grouping above it was shuffled (into one partition).
       With both settings a 300-event plan went from 90 stages to 31 (counted with the status
-      tracker); what stays are unions feeding a grouping, and explicit sorts."""
+      tracker); what stayed, unions, joins and Expands under a grouping, a join or a sort,
+      load.gathered() keeps in one partition with a coalesce: 3 stages in all (the traces
+      read into one partition, then the one job)."""
     return {"spark.sql.shuffle.partitions": str(partitions),
             "spark.sql.autoBroadcastJoinThreshold": "-1",
             "spark.sql.optimizer.disableHints": "true",
