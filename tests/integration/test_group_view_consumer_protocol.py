@@ -1,10 +1,13 @@
 """The control plane's group view and wait_for_group on a consumer-protocol (KIP-848) group of real
 confluent-kafka consumers (group.protocol=consumer): state, members with their epochs and
-assignments, committed offsets, log-end offsets and lag, as the consumers themselves see them."""
+assignments, committed offsets, log-end offsets and lag, as the consumers themselves see them;
+and on a share group (KIP-932) of confluent-kafka ShareConsumers: the share-partition's start
+offset and the lag from it."""
 
 from __future__ import annotations
 
 import pytest
+import confluent_kafka
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 PARTITIONS = 4
@@ -104,3 +107,39 @@ def test_group_view_and_wait_for_group_on_a_consumer_protocol_group(kafka_emu_fa
     finally:
         for c in consumers:
             c.close()
+
+
+@pytest.mark.skipif(not hasattr(confluent_kafka, "ShareConsumer"),
+                    reason="this confluent-kafka has no ShareConsumer")
+def test_group_view_of_a_share_group(kafka_emu_factory, topic_name, group_id):
+    emu = kafka_emu_factory({"group.share.heartbeat.interval.ms": 100}, topics={topic_name: 1})
+    sc = confluent_kafka.ShareConsumer({"bootstrap.servers": emu.bootstrap_servers,
+                                        "group.id": group_id, "client.id": "sharer",
+                                        "share.acknowledgement.mode": "implicit"})
+    try:
+        sc.subscribe([topic_name])
+        def fetching():  # the first ShareFetch fixes the start offset (latest: the log end, 0)
+            assert [m for m in sc.poll(0.1) if m.error() is None] == []
+            view = emu.group_view(group_id)
+            return view if view["offsets"] and view["offsets"][0]["start_offset"] is not None else None
+
+        view = emu.wait_for(fetching, timeout=60)
+        assert (view["type"], view["protocol_type"], view["state"]) == ("share", "share", "Stable")
+        assert emu.wait_for_group(group_id, "Stable", members=1, timeout=10)["type"] == "share"
+        (member,) = view["members"]
+        assert member["client_id"] == "sharer"
+        assert member["assignment"]["partitions"] == {topic_name: [0]}
+        assert member["member_epoch"] == view["group_epoch"]
+        produce(emu, topic_name, 0, 6)
+        lagging = emu.wait_for(lambda: (r := emu.committed_offsets(group_id)[0])[
+            "log_end_offset"] == 6 and r, timeout=10)
+        assert (lagging["start_offset"], lagging["lag"], lagging["committed_offset"]) == (0, 6, None)
+        got = []
+        emu.wait_for(lambda: got.extend(m for m in sc.poll(0.2) if m.error() is None)
+                     or len(got) >= 6, timeout=60)
+        sc.commit_sync()  # implicit mode: the records polled are accepted now
+        done = emu.wait_for(lambda: (v := emu.group_view(group_id))["offsets"][0][
+            "start_offset"] == 6 and v, timeout=30)
+        assert (done["offsets"][0]["lag"], done["total_lag"]) == (0, 0)
+    finally:
+        sc.close()
