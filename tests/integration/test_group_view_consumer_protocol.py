@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import pytest
 import confluent_kafka
+import httpx
+import jsonschema
 from confluent_kafka import Consumer, Producer, TopicPartition
+
+from kafka_emu.control.openapi import result_schema
+from kafka_emu.control.operations import all_operations
 
 PARTITIONS = 4
 PER_PARTITION = 10
@@ -30,7 +35,7 @@ def produce(emu, topic: str, partition: int, count: int) -> None:
 
 def test_group_view_and_wait_for_group_on_a_consumer_protocol_group(kafka_emu_factory,
                                                                      topic_name, group_id):
-    emu = kafka_emu_factory(SETTINGS, topics={topic_name: PARTITIONS})
+    emu = kafka_emu_factory(SETTINGS, topics={topic_name: PARTITIONS}, control_port=0)
     for p in range(PARTITIONS):
         produce(emu, topic_name, p, PER_PARTITION)
     consumers = [Consumer({"bootstrap.servers": emu.bootstrap_servers, "group.id": group_id,
@@ -76,6 +81,23 @@ def test_group_view_and_wait_for_group_on_a_consumer_protocol_group(kafka_emu_fa
                 PER_PARTITION, PER_PARTITION, 0)
             assert row["member_id"] == owner_of[row["partition"]]
         assert view["total_lag"] == 0
+
+        # the same over HTTP (GET /groups/{id}/wait?state=...), as its declared schema says
+        with httpx.Client(base_url=emu.control_url, timeout=30,
+                          headers={"Authorization": f"Bearer {emu.control_token}"}) as http:
+            answer = http.get(f"/groups/{group_id}/wait", params={"state": "Stable",
+                                                                  "members": 2, "timeout": 30})
+            assert answer.status_code == 200, answer.text
+            over_http = answer.json()["result"]
+            components: dict = {}
+            schema = result_schema(all_operations()["wait_for_group"].result, components)
+            jsonschema.validate(over_http, {**schema, "components": {"schemas": components}})
+            assert over_http["type"] == "consumer"
+            assert ({m["member_id"] for m in over_http["members"]}
+                    == {m["member_id"] for m in view["members"]})
+            assert over_http["offsets"] == rows
+            refused = http.get(f"/groups/{group_id}/wait", params={"state": "Rebalancing"})
+            assert refused.status_code == 400 and "Reconciling" in refused.text
 
         # five more records on partition 0: lag 5 there, as kafka-consumer-groups.sh shows it
         produce(emu, topic_name, 0, 5)
