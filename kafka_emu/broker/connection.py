@@ -597,6 +597,13 @@ async def _process(broker: Broker, conn: Connection, info: ConnectionInfo,
                   broker.clock.ms_later or broker.clock.ms_at(done), conn.id, conn.peer,
                   api.name, api_key, version, correlation_id, header.client_id,
                   info.client_software_name, info.client_software_version))
+        elif ((read := observation.by_answer.get(type(request))) is not None
+              and fault is None and started is not None and len(frame) <= FRAME_RECORD_LIMIT
+              and (answer := read(request, response)) is not None):
+            # (a Fetch, traced alone: its frame and the row's share of the answer, frame_rows.py)
+            emit((REQUEST_FRAME, frame, answer, started, done,
+                  broker.clock.ms_constants or broker.clock.ms_at(done), conn.id, conn.peer,
+                  info.client_software_name, info.client_software_version))
         else:
             make = (REQUEST_ROWS.get(type(request), _NO_MAKERS).get(type(response))
                     or request_row_maker(type(request), type(response)))

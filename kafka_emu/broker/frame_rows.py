@@ -3,6 +3,15 @@ the response's, decoded by the codec that read and wrote them, made into the row
 compiled function the request path uses. The trace's encoder process calls this for every such
 record, so what two frames decode to is kept (a bounded table) by their bytes less the
 correlation ids: a member's Heartbeats differ in nothing else.
+
+A request whose response carries records (Fetch) is recorded by its request frame and what the
+row reads of the response instead (``answer_reader``: the top-level and per-partition errors by
+the same compiled walk, and the throttle time), never the records. Such a request names topics by
+id, which the row gives by name: the trace writer ships the encoder every topic id it has seen
+with its name (``TOPIC_NAMES``, filled by ``learn_topic_names``, in order with the records) whenever
+the catalogue changed, and the request path records a request by its frame only while the
+catalogue is unchanged since and every id it names is live -- otherwise it makes the row as
+before, so the row is the same either way.
 """
 
 from __future__ import annotations
@@ -10,9 +19,11 @@ from __future__ import annotations
 from ..protocol.codec import read_from
 from ..protocol.headers import ResponseHeader, decode_request, peek_api, response_header_version
 from ..protocol.primitives import Reader
+from ..protocol.schema import fields_of
 from .clock import ms_from
 from .handlers import HANDLERS
 from .event_rows import NO_TOPIC_IDS, request_row_maker
+from .request_walk import _FORGOTTEN, _names, _struct_arrays, _topic_of, compiled_errors
 
 # (api key, version, request frame after its correlation id, response frame after its) -> decoded
 _DECODED: dict[tuple[int, int, bytes, bytes], tuple] = {}
@@ -23,7 +34,8 @@ def frame_row(event: tuple) -> tuple:
     """The RequestHandled row of a ``REQUEST_FRAME`` record."""
     (_, frame, answer, started, done, at, connection, peer, software, software_version) = event
     key, version, correlation = peek_api(frame)
-    cache_key = (key, version, frame[8:], bytes(answer[8:]))  # (a bytearray in this process)
+    cache_key = (key, version, frame[8:],
+                 answer if type(answer) is tuple else bytes(answer[8:]))  # (a bytearray here)
     decoded = _DECODED.get(cache_key)
     if decoded is None:
         decoded = _decode(key, version, frame, answer)
@@ -31,6 +43,12 @@ def frame_row(event: tuple) -> tuple:
             _DECODED.clear()
         _DECODED[cache_key] = decoded
     make, name, client, q, r = decoded
+    if type(answer) is tuple:  # the request's frame and what the row reads of the response
+        row = make(q, None, (done - started) * 1000, SHIPPED_TOPICS,
+                   at if type(at) is int else ms_from(at, done),
+                   connection, peer, name, key, version, correlation, client, software,
+                   software_version)
+        return row[:_ERROR_AT] + answer + row[_ERROR_AT + len(answer):]
     return make(q, r, (done - started) * 1000, NO_TOPIC_IDS,
                 at if type(at) is int else ms_from(at, done),
                 connection, peer, name, key, version, correlation, client, software,
@@ -42,8 +60,93 @@ def _decode(key: int, version: int, frame: bytes, answer: bytes) -> tuple:
     size-prefixed answer."""
     api = HANDLERS[key].api
     header, request, _ = decode_request(api, version, bytes(frame))
+    if type(answer) is tuple:  # (no response frame: answer_reader)
+        return (request_row_maker(type(request), type(None)), api.name, header.client_id,
+                request, None)
     reader = Reader(bytes(answer), 4)  # (after the size)
     read_from(ResponseHeader, response_header_version(api, version), reader)
     response = read_from(api.response, version, reader)
     return (request_row_maker(type(request), type(response)), api.name, header.client_id,
             request, response)
+
+
+# -- requests recorded by their frame and the row's share of the response ---------------------
+
+_ERROR_AT = 16  # where error_code, partition_errors, throttle_time_ms sit in a RequestHandled row
+
+# topic id -> its name, as the trace writer shipped them (in the encoder: as it received them)
+TOPIC_NAMES: dict = {}
+_NAMED: dict = {}  # topic id -> what ``lookup_id`` answers for it (something with a ``name``)
+
+
+class _Named:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _lookup_shipped(topic_id):
+    named = _NAMED.get(topic_id)
+    if named is None:
+        name = TOPIC_NAMES.get(topic_id)
+        if name is None:  # (never, as recorded: answer_reader checked it was shipped)
+            return None
+        named = _NAMED[topic_id] = _Named(name)
+    return named
+
+
+# what a row made from a request frame is given to resolve topic ids with: the shipped names
+SHIPPED_TOPICS = type("ShippedTopics", (), {"lookup_id": staticmethod(_lookup_shipped)})()
+
+
+def learn_topic_names(names: dict) -> None:
+    """Add shipped topic names (id as its 16 bytes, or as a UUID -> name)."""
+    import uuid
+    for topic_id, name in names.items():
+        if type(topic_id) is bytes:
+            topic_id = uuid.UUID(bytes=topic_id)
+        TOPIC_NAMES[topic_id] = name
+        _NAMED.pop(topic_id, None)
+
+
+def answer_reader(request_cls: type, response_cls: type, catalogue, shipped_version: list):
+    """``read(q, r)``: what a RequestHandled row reads of response ``r`` -- (error_code,
+    partition_errors, throttle_time_ms), by the walk the row maker uses -- or None where request
+    ``q`` names a topic id while the encoder's names may not be the catalogue's: the catalogue
+    changed since they were shipped (its ``version`` is not ``shipped_version[0]``), or the id
+    is no live topic's (the request path would give it as its text). Then the request path
+    makes the row itself. None instead of a reader where the request names topic ids deeper
+    than its top-level arrays."""
+    if not _struct_arrays(response_cls):  # (the row maker reads such a response otherwise)
+        return None
+    lines = []
+    for name in _struct_arrays(request_cls):
+        element = next(f.type.element for f in fields_of(request_cls) if f.name == name)
+        names = _names(element)
+        if name == _FORGOTTEN:  # (partitions a session stops fetching: not in the row)
+            continue
+        if "topic_id" not in names:
+            if _deep_ids(element):
+                return None
+            continue
+        lines += [f"    for t in q.{name} or ():",
+                  f"        n = {_topic_of('t', names)}",
+                  "        if not (isinstance(n, str) and n):",
+                  "            tid = t.topic_id",
+                  "            if tid is not None and tid.int and (catalogue.version != seen[0] "
+                  "or tid not in catalogue._by_id):",
+                  "                return None"]
+    source = ("def read(q, r):\n" + "\n".join(lines) + ("\n" if lines else "")
+              + "    return (*errors(r), r.throttle_time_ms or 0)\n")
+    namespace = {"catalogue": catalogue, "seen": shipped_version,
+                 "errors": compiled_errors(response_cls)}
+    exec(compile(source, f"<kafka_emu.frame_rows answer {request_cls.__qualname__}>", "exec"),  # noqa: S102
+         namespace)
+    return namespace["read"]
+
+
+def _deep_ids(cls: type, seen: frozenset = frozenset()) -> bool:
+    return "topic_id" in _names(cls) or (cls not in seen and any(
+        _deep_ids(next(f.type.element for f in fields_of(cls) if f.name == n), seen | {cls})
+        for n in _struct_arrays(cls)))

@@ -32,7 +32,9 @@ _NO_FRAMES: dict[type, int] = {}  # (never written: by_frame's value when no sin
 class Observation:
     def __init__(self, *, on_change: Callable[[Sink | None], None] | None = None,
                  on_error: Callable[[BaseException], None] | None = None) -> None:
-        self._sinks: list[tuple[Sink, bool, Callable[[list], None] | None, bool, bool, bool]] = []
+        # (sink, rows, many, refs, replies, frames, answers): as ``subscribe`` was told
+        self._sinks: list[tuple[Sink, bool, Callable[[list], None] | None, bool, bool, bool,
+                                dict]] = []
         self._on_change = on_change
         self._on_error = on_error
         self.emit: Sink | None = None
@@ -51,6 +53,10 @@ class Observation:
         # The same classes, recorded by their frames instead (``REQUEST_FRAME``), while every
         # sink takes such records (the trace writer alone); none otherwise.
         self.by_frame: dict[type, int] = _NO_FRAMES  # request class -> newest version by frames
+        # Request classes recorded by their request frame and ``read(request, response)``
+        # (frame_rows.answer_reader: a Fetch, whose answer holds records) while the one sink
+        # gave them (``subscribe(answers=...)``, the trace writer); none otherwise.
+        self.by_answer: dict[type, Callable[[Any, Any], Any]] = _NO_FRAMES  # type: ignore
         self._pending: list = []  # deferred events (see ``deliver_deferred``)
         # When the request being served started (perf_now): the request path keeps it here,
         # one clock reading per observed request (broker/connection.py); None while the batch
@@ -71,7 +77,7 @@ class Observation:
     def subscribe(self, sink: Sink, *, rows: bool = False,
                   many: Callable[[list], None] | None = None,
                   refs: bool = False, replies: bool = True,
-                  frames: bool = False) -> Callable[[], None]:
+                  frames: bool = False, answers: dict | None = None) -> Callable[[], None]:
         """Start delivering events to ``sink``; returns the function that stops it. With
         ``rows=True`` the sink also accepts events in their row form (see the module doc);
         ``many(events)``, if given, takes a list of them at once (deferred delivery). With
@@ -80,9 +86,12 @@ class Observation:
         not want the coordinator's ReplyEmitted: while no sink wants them none is built (while
         one does, every sink gets them, as any event). With ``frames=True`` (implies ``rows``)
         it also accepts RequestHandled as a record of the request's and the response's frames
-        (``REQUEST_FRAME``; ``row_of`` makes the row)."""
+        (``REQUEST_FRAME``; ``row_of`` makes the row). With ``answers`` (and ``frames``) too, the
+        request classes it maps are recorded by their request frame and what the reader it maps
+        them to returns (a dict the sink may fill later), while it is the only sink."""
         self.drain()  # a new sink sees nothing emitted before it came
-        entry = (sink, rows or refs or frames, many, refs, replies, frames)
+        entry = (sink, rows or refs or frames, many, refs, replies, frames,
+                 answers if answers is not None and frames else _NO_FRAMES)
         self._sinks.append(entry)
         self._rebuild()
 
@@ -113,6 +122,8 @@ class Observation:
         self.by_reference = BY_REFERENCE if self.all_refs else _NOTHING
         self.by_frame = (BY_FRAME if self._sinks and all(e[5] for e in self._sinks)
                          else _NO_FRAMES)
+        self.by_answer = (self._sinks[0][6] if len(self._sinks) == 1 and self.by_frame is BY_FRAME
+                          else _NO_FRAMES)
         self.replies = any(e[4] for e in self._sinks)
         held_emit = None
         if self._deferring and row_sinks and not object_sinks:

@@ -12,7 +12,9 @@ write of whole lines (a gzip member per write).
 A message is a 4-byte big-endian length and ``marshal.dumps((first_seq, items))``: each item is
 a row, a request by its frames (``REQUEST_FRAME``, made into its row here by decoding them:
 ``broker/frame_rows.py``), a dict (``topics_known``) or a line the writer formatted itself;
-item i gets sequence number ``first_seq + i``. The process ends at end of input -- when the
+item i gets sequence number ``first_seq + i``. A message ``("topic_names", {id: name})``
+(``names_message``) holds no lines: it adds to the topic names a request recorded by its frame
+is read with (``broker/frame_rows.py``), ahead of every such record that names those ids. The process ends at end of input -- when the
 writer closes the pipe, or when the emulator dies (a crash leaves every line of every whole
 message received complete; a message cut short is dropped). It appends through an ``Appender``
 (``appender.py``): a write that fails (a full disk) is rolled back to the last whole line or gzip
@@ -34,7 +36,7 @@ import struct
 import sys
 from typing import Any
 
-from ..broker.frame_rows import frame_row
+from ..broker.frame_rows import frame_row, learn_topic_names
 from ..broker.event_rows import REQUEST_FRAME
 from .appender import Appender
 from .schema import encode_run, line_encoder
@@ -48,8 +50,21 @@ def message(first_seq: int, items: list) -> bytes:
     return HEADER.pack(len(data)) + data
 
 
+TOPIC_NAMES_TAG = "topic_names"
+
+
+def names_message(names: dict) -> bytes:
+    """A message adding topic names (id as its 16 bytes -> name) to those the encoder knows."""
+    data = marshal.dumps((TOPIC_NAMES_TAG, names), 4)
+    return HEADER.pack(len(data)) + data
+
+
 def format_lines(first_seq: int, items: list, run: str) -> str:
-    """The lines of one batch, exactly as the writer would format them itself."""
+    """The lines of one batch, exactly as the writer would format them itself (none for topic
+    names, ``names_message``: learnt for the batches after it)."""
+    if first_seq == TOPIC_NAMES_TAG:
+        learn_topic_names(items)
+        return ""
     run_json = encode_run(run)
     encoders: dict[str, Any] = {}
     out = []
@@ -73,7 +88,8 @@ _COALESCE_BYTES = 8 << 20  # at most this much input formatted and written at on
 
 
 def whole_messages(buf: bytearray) -> tuple[list[tuple[int, list]], int]:
-    """The whole messages at the start of ``buf`` and how many bytes they take."""
+    """The whole messages at the start of ``buf`` and how many bytes they take (topic names
+    among them too, ``names_message``: ``format_lines`` learns them, in order)."""
     out, at, size = [], 0, len(buf)
     with memoryview(buf) as view:  # (released before the caller shrinks buf)
         while size - at >= HEADER.size:
@@ -124,7 +140,7 @@ def main(argv: list[str]) -> int:
         del buf[:used]
         if not messages:
             continue
-        lines = sum(len(items) for _, items in messages)
+        lines = sum(len(items) for first, items in messages if first != TOPIC_NAMES_TAG)
         data = "".join(format_lines(first_seq, items, run)
                        for first_seq, items in messages).encode()
         error = out.append(data, lines)

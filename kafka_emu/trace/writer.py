@@ -70,6 +70,7 @@ from .appender import Appender
 from .encoder import whole_messages
 from .encoder import format_lines
 from .encoder import message as encoder_message
+from .encoder import TOPIC_NAMES_TAG, names_message
 from .encoder_process import ENCODER_MAIN, EncoderProcess  # noqa: F401 (tests start it)
 from .schema import SCHEMA_VERSION
 
@@ -149,6 +150,11 @@ class TraceWriter:
         self._pipe = -1  # the encoder's input, non-blocking
         self._unsent = memoryview(b"")  # the rest of a message the pipe has not taken yet
         self._packed: list[bytes] = []  # messages for the encoder, sent at the next flush
+        # Fetch is recorded by its request frame (broker/frame_rows.py: its answer holds records)
+        # while the topic ids it names are among those shipped to the encoder (see ``_pack``)
+        self._answers: dict = {}  # request class -> its answer reader, for the observer seam
+        self._shipped: dict = {}  # topic id -> name, as shipped to the encoder
+        self._shipped_version = [-1]  # the catalogue's version when they were
 
     # -- start -----------------------------------------------------------------------------
     def open(self) -> "TraceWriter":
@@ -198,7 +204,8 @@ class TraceWriter:
         # encoder process, which decodes them; without one a row is cheaper made where it is)
         self._unsubscribe = broker.observation.subscribe(self.sink, rows=True,
                                                          many=self.sink_many, replies=False,
-                                                         frames=self._encoder is not None)
+                                                         frames=self._encoder is not None,
+                                                         answers=self._answers)
         nursery.start_soon(self.flush_loop)
 
     # -- the sink: on the emulator's thread, cheap ------------------------------------------
@@ -293,7 +300,8 @@ class TraceWriter:
         return first, items
 
     def _pack(self) -> None:
-        """The queue, as one message for the encoder."""
+        """The queue, as one message for the encoder, then the topic names its next records may
+        need (``_ship_topic_names``: after, as records before a change name topics as before)."""
         first, items = self._take(len(self._queue))
         try:
             message = encoder_message(first, items)
@@ -301,6 +309,36 @@ class TraceWriter:
             lines = format_lines(first, items, self.run_id).split("\n")[:-1]
             message = encoder_message(first, [line + "\n" for line in lines])  # (item per line)
         self._packed.append(message)
+        self._ship_topic_names()
+
+    def _ship_topic_names(self) -> None:
+        """Ship the encoder the names of the topics live now, where the catalogue changed since
+        it was last told (its ``version``), and record Fetch by its frame once there is a
+        catalogue. The request path records a Fetch by its frame only while the catalogue is
+        unchanged since and every id it names is live (``frame_rows.answer_reader``); else it
+        makes the row itself, so a row names a topic as it did when the request was served."""
+        broker = self._broker
+        catalogue = broker.topics.__dict__.get("catalogue") if broker is not None else None
+        if catalogue is None:  # (made on first use, not here)
+            return
+        shipped, seen = self._shipped, self._shipped_version
+        if not self._answers:
+            from ..broker.frame_rows import answer_reader
+            from ..protocol.messages.fetch import FetchRequest, FetchResponse
+            read = answer_reader(FetchRequest, FetchResponse, catalogue, seen)
+            if read is not None:
+                self._answers[FetchRequest] = read
+        if catalogue.version == seen[0]:
+            return
+        from ..broker.frame_rows import learn_topic_names
+        # (an id a test's uuid_factory gives again, to another topic, is shipped again)
+        new = {topic_id: topic.name for topic_id, topic in catalogue._by_id.items()
+               if shipped.get(topic_id) != topic.name}
+        if new:
+            learn_topic_names(new)  # (here too: lines formatted here if the encoder dies)
+            self._packed.append(names_message({t.bytes: name for t, name in new.items()}))
+            shipped.update(new)
+        seen[0] = catalogue.version
 
     def _take_packed(self) -> bytes:
         """The messages packed since the last flush, in one piece."""
@@ -313,7 +351,8 @@ class TraceWriter:
         for an encoder that died before they were sent, then the queue."""
         if self._packed:
             for first, items in whole_messages(bytearray(self._take_packed()))[0]:
-                yield format_lines(first, items, self.run_id).encode(), len(items)
+                if first != TOPIC_NAMES_TAG:  # (names: learnt already, see _ship_topic_names)
+                    yield format_lines(first, items, self.run_id).encode(), len(items)
         while self._queue:
             first, items = self._take(_CHUNK)
             yield format_lines(first, items, self.run_id).encode(), len(items)
