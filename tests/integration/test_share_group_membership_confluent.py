@@ -141,8 +141,9 @@ def test_share_consumer_fails_fatally_when_share_groups_are_off(kafka_emu_factor
 
 
 def test_control_plane_on_a_share_group(kafka_emu_factory):
-    """The control plane lists the share group and says what it is where an operation acts on
-    classic groups only; expire_member works on it (above)."""
+    """The control plane lists the share group, shows it in the group view, and says what it is
+    where an operation acts on classic groups only (KIP-345's static removal); expire_member works
+    on it (above)."""
     from kafka_emu.control.operations import ControlError
 
     topic, group_id = unique("t"), unique("sg")
@@ -151,8 +152,10 @@ def test_control_plane_on_a_share_group(kafka_emu_factory):
         settled(emu, group_id, 1, consumers)
         [entry] = [g for g in emu.groups() if g["group_id"] == group_id]
         assert (entry["type"], entry["state"], entry["protocol_type"]) == ("share", "Stable", "share")
+        view = emu.group_view(group_id)
+        assert (view["type"], view["state"], len(view["members"])) == ("share", "Stable", 1)
         with pytest.raises(ControlError, match="is a share \\(KIP-932\\) group"):
-            emu.group_view(group_id)
+            emu.remove_static_member(group_id, "i")
 
 
 def test_a_silent_member_expires_on_the_emulator_clock(kafka_emu_factory):
