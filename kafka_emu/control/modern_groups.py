@@ -18,8 +18,8 @@ meaning where the modern protocol has one and a neutral value where it has none:
 Offsets: a consumer group's committed offsets, log-end offsets and lag as for a classic group
 (OffsetFetch as an administrator sends it). A share group commits nothing: each row carries its
 share-partition's ``start_offset`` (the first offset not yet acknowledged or archived; None
-until the first ShareFetch fixes it) and ``lag`` counts from there to the log end, as
-kafka-share-groups.sh --describe shows it.
+until the first ShareFetch fixes it) and ``lag``, KIP-1226's as DescribeShareGroupOffsets v1
+answers it: the records from there to the log end not yet acknowledged or archived.
 
 Everything is read on the emulator's trio thread; nothing changes.
 """
@@ -88,6 +88,7 @@ def consumer_group_view(broker: Any, group_id: str, offsets_of) -> dict:
 def share_group_view(broker: Any, group_id: str, log_end) -> dict:
     """The view of a share (KIP-932) group; ``log_end(broker, topic, partition)`` gives a
     partition's log-end offset (None: no such partition)."""
+    from ..broker.share_fetching import lag_of
     from ..coordinator.share.commands import ShareGroupDescribe
     from ..coordinator.share.heartbeat import session_key
 
@@ -118,24 +119,25 @@ def share_group_view(broker: Any, group_id: str, log_end) -> dict:
             "target_assignment": None, "pending_revocation": None,
             "subscribed_topic_regex": None, "uses_classic_protocol": False,
         })
-    starts: dict[tuple[str, int], int] = {}
+    shares: dict[tuple[str, int], Any] = {}
     share = broker.__dict__.get("share_fetching")
     for (_, topic_id, index), sp in (share.delivery.of_group(group_id).items()
                                      if share is not None else ()):
         info = broker.topics.lookup_id(topic_id)
-        if info is not None:
-            starts[(info.name, index)] = sp.start_offset
+        if info is not None and sp.initialised:
+            shares[(info.name, index)] = sp
     offsets = []
-    for topic, partition in sorted(set(starts) | set(owners)):
-        start = starts.get((topic, partition))
-        start = start if start is not None and start >= 0 else None
+    for topic, partition in sorted(set(shares) | set(owners)):
+        sp = shares.get((topic, partition))
         end = log_end(broker, topic, partition)
+        lag = None
+        if sp is not None and end is not None:  # KIP-1226's, as DescribeShareGroupOffsets v1
+            lag = lag_of(sp, broker.topics.partition(topic, partition))
         offsets.append({
             "topic": topic, "partition": partition, "committed_offset": None,
-            "log_end_offset": end,
-            "lag": None if start is None or end is None else max(end - start, 0),
+            "log_end_offset": end, "lag": lag,
             "metadata": None, "member_id": owners.get((topic, partition)),
-            "start_offset": start,
+            "start_offset": sp.start_offset if sp is not None else None,
         })
     return _view(group_id, "share", described.state, described.group_epoch,
                  described.assignment_epoch, described.assignor_name or None, members, offsets)

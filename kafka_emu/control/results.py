@@ -204,7 +204,7 @@ class PartitionOffsets(TypedDict):
     lag: int | None
     metadata: str | None
     member_id: str | None  # the member it is assigned to (a share group's first, if several)
-    start_offset: int | None  # share groups: the share-partition start offset (lag counts from it)
+    start_offset: int | None  # share groups: the share-partition start offset (KIP-1226 lag)
 
 
 class GroupView(TypedDict):
