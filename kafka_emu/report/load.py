@@ -116,7 +116,7 @@ def ordered(df: Any, *cols: Any) -> Any:
 def one_partition_job(df: Any) -> bool:
     """Whether ``df`` is planned for one partition (onepass.small_confs(1), whose traces
     load() reads into one partition): one shuffle partition."""
-    return df.sparkSession.conf.get("spark.sql.shuffle.partitions") == "1"
+    return str(df.sparkSession.conf.get("spark.sql.shuffle.partitions")) == "1"
 
 
 def gathered(df: Any) -> Any:
