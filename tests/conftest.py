@@ -51,3 +51,38 @@ def _fill(disk: Path, leave: int = LEFT_FREE) -> Path:
 def fill_disk() -> Callable[..., Path]:
     """``fill_disk(small_disk, leave=LEFT_FREE)`` fills it; returns the filler to delete."""
     return _fill
+
+
+NODE_DIR = Path(__file__).parent / "integration" / "node"
+NPM_TIMEOUT_S = 600
+
+
+def _missing_node_tools(*tools: str) -> None:
+    """Skip (or, under CI=true, fail) when a command-line tool the test needs is not on PATH."""
+    import shutil
+
+    missing = [t for t in tools if shutil.which(t) is None]
+    if not missing:
+        return
+    what = f"{', '.join(missing)} not on PATH"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{what}: CI must install Node.js 20+ with npm (see .ci/run)", pytrace=False)
+    pytest.skip(f"{what}: install Node.js 20+ and npm to run the kafkajs/@platformatic/kafka tests")
+
+
+@pytest.fixture(scope="session")
+def node_modules() -> Path:
+    """tests/integration/node/node_modules, installed from the lock file on first use: the Node
+    client tests, the ACL tests with kafkajs and the docs' Node examples all need it, and on a
+    fresh clone whichever runs first installs it."""
+    _missing_node_tools("node", "npm")
+    modules = NODE_DIR / "node_modules"
+    if not (modules / ".package-lock.json").exists():
+        cmd = ["npm", "ci"] if (NODE_DIR / "package-lock.json").exists() else ["npm", "install"]
+        proc = subprocess.run(cmd + ["--no-audit", "--no-fund"], cwd=NODE_DIR, capture_output=True,
+                              text=True, timeout=NPM_TIMEOUT_S)
+        if proc.returncode != 0:
+            pytest.fail(f"{' '.join(cmd)} in {NODE_DIR} failed:\n{proc.stdout}\n{proc.stderr}",
+                        pytrace=False)
+    return modules
+

@@ -6,7 +6,6 @@ tests' fixture installs them)."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -23,8 +22,6 @@ SETTINGS = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.Stand
 
 
 def run(scenario, emu):
-    if shutil.which("node") is None or not (NODE_DIR / "node_modules" / "kafkajs").is_dir():
-        pytest.skip("node or the Node packages (npm ci in tests/integration/node) are missing")
     done = subprocess.run(["node", str(NODE_DIR / "kafkajs_acl.mjs"), scenario,
                            emu.bootstrap_servers], capture_output=True, text=True, timeout=90)
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
@@ -39,7 +36,7 @@ def run(scenario, emu):
     # DESCRIBE but not READ on the group: JoinGroup's GROUP_AUTHORIZATION_FAILED
     ("describable", ("GROUP_AUTHORIZATION_FAILED", None)),
     ("produce", ("TOPIC_AUTHORIZATION_FAILED", None))])
-def test_kafkajs_refused(kafka_emu_factory, scenario, expected):
+def test_kafkajs_refused(kafka_emu_factory, node_modules, scenario, expected):
     emu = kafka_emu_factory(SETTINGS, topics={"acl-topic": 1})
     result = run(scenario, emu)
     assert result["ok"], result

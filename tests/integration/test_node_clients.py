@@ -16,7 +16,6 @@ skipped, except under ``CI=true`` where they fail: CI is expected to provide Nod
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -28,7 +27,6 @@ from kafka_emu.broker.events import RequestHandled
 NODE_DIR = Path(__file__).parent / "node"
 EXAMPLE = Path(__file__).parents[2] / "examples" / "kafkajs_group.mjs"
 SCRIPT_TIMEOUT_S = 90  # the scripts bound every wait and have a 60 s watchdog of their own
-NPM_TIMEOUT_S = 600
 
 # Topics every scenario script expects to exist (names are fixed: each test gets a fresh emulator).
 TOPICS = {"group-topic": 6, "plain": 3, "gzip": 3, "lz4": 3, "snappy": 3, "resume": 2}
@@ -36,30 +34,8 @@ TOPICS = {"group-topic": 6, "plain": 3, "gzip": 3, "lz4": 3, "snappy": 3, "resum
 CLIENTS = ["kafkajs", "platformatic"]
 
 
-def _missing_tool(*tools: str) -> None:
-    """Skip (or, under CI=true, fail) when a command-line tool the test needs is not on PATH."""
-    missing = [t for t in tools if shutil.which(t) is None]
-    if not missing:
-        return
-    what = f"{', '.join(missing)} not on PATH"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{what}: CI must install Node.js 20+ with npm (see .ci/run)", pytrace=False)
-    pytest.skip(f"{what}: install Node.js 20+ and npm to run the kafkajs/@platformatic/kafka tests")
-
-
-@pytest.fixture(scope="session")
-def node_modules() -> Path:
-    """tests/integration/node/node_modules, installed from the lock file on first use."""
-    _missing_tool("node", "npm")
-    modules = NODE_DIR / "node_modules"
-    if not (modules / ".package-lock.json").exists():
-        cmd = ["npm", "ci"] if (NODE_DIR / "package-lock.json").exists() else ["npm", "install"]
-        proc = subprocess.run(cmd + ["--no-audit", "--no-fund"], cwd=NODE_DIR, capture_output=True,
-                              text=True, timeout=NPM_TIMEOUT_S)
-        if proc.returncode != 0:
-            pytest.fail(f"{' '.join(cmd)} in {NODE_DIR} failed:\n{proc.stdout}\n{proc.stderr}",
-                        pytrace=False)
-    return modules
+# The node_modules fixture (npm ci on first use) lives in tests/conftest.py: the docs' Node
+# examples and the ACL tests need the same packages.
 
 
 def run_node(script: Path, *args: str, cwd: Path = NODE_DIR) -> subprocess.CompletedProcess:
