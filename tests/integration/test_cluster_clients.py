@@ -19,7 +19,6 @@ import pytest
 from kafka_emu.testing import make_config, run_in_thread
 
 from .helpers import unique, wait_until
-from .test_node_clients import node_modules  # noqa: F401 -- a fixture (npm ci on first use)
 
 PARTITIONS = 6
 CONSUMERS = 3

@@ -19,7 +19,7 @@ import time
 from .helpers import assert_disjoint_cover, stable_assignment, unique, wait_until
 from .kp2.test_kafka_python_2 import kp2_python  # noqa: F401 -- a fixture (skips without .venv-kp2)
 from .test_kcat import FORMAT, TIMEOUT_S, kcat, parse, run_kcat, stop_members  # noqa: F401 -- kcat: a fixture
-from .test_node_clients import NODE_DIR, node_modules, run_node  # noqa: F401 -- a fixture
+from .test_node_clients import NODE_DIR, run_node  # node_modules: tests/conftest.py
 
 PARTITIONS = 6
 SETTINGS = {"emu.coordinator.load.time.ms": 300}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from kafka_emu.broker.events import RequestHandled
 
-from .test_node_clients import TOPICS, node_modules, run_scenario  # noqa: F401 (fixture)
+from .test_node_clients import TOPICS, run_scenario  # node_modules: tests/conftest.py
 
 
 def test_platformatic_consumer_protocol_members_split_and_take_over(kafka_emu_factory,

@@ -9,7 +9,7 @@ import pytest
 
 from kafka_emu.control.operations import all_operations
 
-from .test_node_clients import NODE_DIR, node_modules, run_node  # noqa: F401 -- a fixture
+from .test_node_clients import NODE_DIR, run_node  # node_modules: tests/conftest.py
 
 TOPICS = {"control-topic": 4}
 

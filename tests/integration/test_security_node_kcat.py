@@ -12,7 +12,7 @@ import pytest
 
 from kafka_emu.testing import make_config, run_in_thread
 
-from .test_node_clients import NODE_DIR, node_modules, run_node  # noqa: F401 (fixture)
+from .test_node_clients import NODE_DIR, run_node  # node_modules: tests/conftest.py
 
 SETTINGS = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
             "emu.sasl.users": "alice:alice-secret",
