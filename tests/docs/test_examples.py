@@ -268,7 +268,8 @@ def test_example(block: Block, tmp_path: Path, request: pytest.FixtureRequest):
         f"--- stdout\n{done.stdout[-4000:]}\n--- stderr\n{done.stderr[-4000:]}")
 
 
-def test_the_runner_reads_markers_indented_fences_and_fails_a_failing_example(tmp_path):
+def test_the_runner_reads_markers_indented_fences_and_fails_a_failing_example(
+        tmp_path, request):
     """The runner itself: a marker applies to the fence right after it, a tabbed (indented)
     block loses its indentation, a stray marker is a problem, and a block that exits non-zero
     fails its test (a runner that passed everything would hide every broken example)."""
@@ -286,4 +287,4 @@ def test_the_runner_reads_markers_indented_fences_and_fails_a_failing_example(tm
     assert _not_run_reason(found[0]) == "a reason"
     assert problems == ["line 12: an example marker not directly before a fence"]
     with pytest.raises(AssertionError, match="exited 3"):
-        test_example(found[1], tmp_path)
+        test_example(found[1], tmp_path, request)
