@@ -36,16 +36,22 @@ def batch(*values):
                         for i, v in enumerate(values)])
 
 
+def _timed_fetch(consumer, result):
+    """A long-polling Fetch (10 s max wait) to start in a nursery; it leaves its response and
+    how long it waited in ``result``."""
+    async def poll():
+        start = trio.current_time()
+        result["resp"] = await consumer.request(FETCH, 12, fetch_request(max_wait_ms=10_000))
+        result["waited"] = trio.current_time() - start
+    return poll
+
+
 async def test_long_poll_fetch_returns_as_soon_as_a_produce_arrives(start_broker, autojump_clock):
     bound = await start_broker(topics={"t": 1})
     consumer = await WireClient.connect(bound.host, bound.port)
     producer = await WireClient.connect(bound.host, bound.port)
     result = {}
-
-    async def poll():
-        start = trio.current_time()
-        result["resp"] = await consumer.request(FETCH, 12, fetch_request(max_wait_ms=10_000))
-        result["waited"] = trio.current_time() - start
+    poll = _timed_fetch(consumer, result)
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(poll)
@@ -72,11 +78,7 @@ async def test_long_poll_fetch_is_woken_only_by_a_produce_to_a_partition_it_read
     consumer = await WireClient.connect(bound.host, bound.port)
     producer = await WireClient.connect(bound.host, bound.port)
     result = {}
-
-    async def poll():
-        start = trio.current_time()
-        result["resp"] = await consumer.request(FETCH, 12, fetch_request(max_wait_ms=10_000))
-        result["waited"] = trio.current_time() - start
+    poll = _timed_fetch(consumer, result)
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(poll)
