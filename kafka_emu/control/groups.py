@@ -52,6 +52,13 @@ def existing_group(broker: Any, group_id: str):
         raise ControlError(f"group {group_id!r} is a consumer (KIP-848) group; this operation "
                            "acts on classic groups (describe_consumer_group shows it)", 409)
     if group is None or group.state is c.GroupState.DEAD:
+        cluster = broker.cluster
+        if cluster.offsets_partition(group_id) in cluster.loading:
+            # A moved coordinator unloads the group and reloads it after the load time: Kafka
+            # answers COORDINATOR_LOAD_IN_PROGRESS meanwhile, and so does this view.
+            raise ControlError(f"group {group_id!r} is loading on its new coordinator "
+                               "(COORDINATOR_LOAD_IN_PROGRESS for emu.coordinator.load.time.ms); "
+                               "retry, or wait_for_group", 409)
         raise ControlError(f"group {group_id!r} does not exist", 404)
     return group
 

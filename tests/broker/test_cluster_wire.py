@@ -16,6 +16,8 @@ from kafka.protocol.metadata import MetadataResponse as KpMetadataResponse
 from kafka.protocol.producer import ProduceResponse as KpProduceResponse
 from kafka_emu.broker.cluster import offsets_partition_for
 from kafka_emu.broker.server import serve
+from kafka_emu.control.groups import group_view
+from kafka_emu.control.operations import ControlError
 from kafka_emu.errors import ErrorCode
 from kafka_emu.log.records import Record, build_batch
 from kafka_emu.protocol import BY_NAME
@@ -207,7 +209,12 @@ async def test_a_coordinator_move_unloads_then_loads_the_group(start_cluster):
     assert loading.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
     # Heartbeat answers a plain success while the group loads (GroupCoordinatorService)
     assert (await target.request(API["Heartbeat"], 3, beat)).error_code == ErrorCode.NONE
+    # the control plane's view says it loads (409), not that the group is gone (404)
+    with pytest.raises(ControlError) as loading_view:
+        group_view(bound.broker, "g")
+    assert loading_view.value.status == 409 and "is loading" in str(loading_view.value)
     await trio.sleep(0.4)
+    assert group_view(bound.broker, "g")["generation"] == 1
     # reloaded as last stored: Stable, generation 1, the first member with its assignment
     assert (await target.request(API["Heartbeat"], 3, beat)).error_code == ErrorCode.NONE
     group = bound.broker.coordinator.group("g")
