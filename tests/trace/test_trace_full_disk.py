@@ -61,7 +61,7 @@ def _inject(writer: TraceWriter, row: tuple, first: int, count: int) -> None:
 
 def _settled(writer: TraceWriter) -> bool:
     """Every event handed out so far sent to the encoder, and acknowledged written or lost."""
-    return (not (writer._queue or writer._packed or writer._unsent)
+    return (not writer._in_flight()
             and writer.written + writer.dropped_disk == writer._seq)
 
 
@@ -91,7 +91,7 @@ async def test_a_disk_that_fills_and_drains_mid_run_leaves_whole_lines_and_a_cou
     async with open_emulator(make_config(), trace_dir=small_disk,
                              trace_compress=compress) as emu:
         writer = emu._bound.broker.observation.sinks[-1].__self__
-        assert isinstance(writer, TraceWriter) and writer._encoder is not None
+        assert isinstance(writer, TraceWriter) and writer._feed is not None
         row = await _a_real_row(emu)
         _inject(writer, row, 10_000, 1000)
         await _until(lambda: _settled(writer))
@@ -117,20 +117,20 @@ async def test_an_encoder_stopped_then_killed_loses_nothing_uncounted(tmp_path):
     process, and every event is a line of the file or counted."""
     async with open_emulator(make_config(), trace_dir=tmp_path) as emu:
         writer = emu._bound.broker.observation.sinks[-1].__self__
-        assert isinstance(writer, TraceWriter) and writer._encoder is not None
+        assert isinstance(writer, TraceWriter) and writer._feed is not None
         row = await _a_real_row(emu)
         _inject(writer, row, 10_000, 500)
         await _until(lambda: _settled(writer))
-        encoder = writer._encoder.process
+        encoder = writer._feed.encoder.process
         encoder.send_signal(signal.SIGSTOP)
         try:  # one flush sent whole into the pipe, then one that waits for the full pipe
             _inject(writer, row, 20_000, 4000)
-            await _until(lambda: not (writer._queue or writer._packed or writer._unsent))
+            await _until(lambda: not writer._in_flight())
             _inject(writer, row, 30_000, 15_000)  # more than the encoder's 1 MiB pipe holds
-            await _until(lambda: bool(writer._unsent))
+            await _until(lambda: bool(writer._feed.unsent))
         finally:
             encoder.send_signal(signal.SIGKILL)
-        await _until(lambda: writer._encoder is None)  # noticed: formatted here from now on
+        await _until(lambda: writer._feed is None)  # noticed: formatted here from now on
         _inject(writer, row, 50_000, 500)
     records = read_whole(next(tmp_path.glob("date=*/run=*")))
     end = _check_accounting(records)

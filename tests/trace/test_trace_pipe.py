@@ -53,9 +53,9 @@ async def test_a_full_pipe_does_not_stall_serving_and_a_cut_flush_is_finished_at
     count = 30_000  # rows of about 100 marshal-ed bytes: about three times the pipe's 1 MiB
     async with open_emulator(make_config(), trace_dir=tmp_path) as emu:
         writer = emu._bound.broker.observation.sinks[-1].__self__
-        assert isinstance(writer, TraceWriter) and writer._encoder is not None
+        assert isinstance(writer, TraceWriter) and writer._feed is not None
         row = await _a_real_row(emu)
-        encoder = writer._encoder.process
+        encoder = writer._feed.encoder.process
         encoder.send_signal(signal.SIGSTOP)
         try:
             for start in range(0, count, 500):  # as the observer seam delivers: in batches
@@ -63,7 +63,7 @@ async def test_a_full_pipe_does_not_stall_serving_and_a_cut_flush_is_finished_at
                                   for i in range(start, start + 500)])
             assert len(writer._queue) < PACK_ROWS + 500  # packed as they queued
             with trio.fail_after(60):
-                while not writer._unsent:  # a flush is waiting for the pipe
+                while not writer._feed.unsent:  # a flush is waiting for the pipe
                     await trio.sleep(0.05)
             client = await WireClient.connect(emu.host, emu.port, "meanwhile")
             with trio.fail_after(30):
@@ -71,7 +71,7 @@ async def test_a_full_pipe_does_not_stall_serving_and_a_cut_flush_is_finished_at
                     client_software_name="meanwhile", client_software_version="1"))
             assert answer.error_code == 0
             await client.aclose()
-            assert writer._unsent  # still waiting: the emulator stops in the middle of it
+            assert writer._feed.unsent  # still waiting: the emulator stops in the middle of it
         finally:  # the emulator stops with the flush cut short; the encoder runs again later
             threading.Timer(1.0, encoder.send_signal, (signal.SIGCONT,)).start()
     records = _lines(writer.path)

@@ -210,20 +210,20 @@ async def test_an_encoder_that_dies_idle_is_replaced_by_formatting_here_and_noth
     has every event."""
     async with open_emulator(make_config(topics={"orders": 3}), trace_dir=tmp_path) as emu:
         writer = emu._bound.broker.observation.sinks[-1].__self__
-        assert isinstance(writer, TraceWriter) and writer._encoder is not None
+        assert isinstance(writer, TraceWriter) and writer._feed is not None
         await _one_member_group(emu._bound)
         with trio.fail_after(60):  # the encoder has written them (it starts in a fresh Python)
             while b"\"api\":\"Heartbeat\"" not in writer.path.read_bytes():
                 await trio.sleep(0.1)
-        writer._encoder.process.kill()
-        writer._encoder.process.wait()
+        writer._feed.encoder.process.kill()
+        writer._feed.encoder.process.wait()
         client = await WireClient.connect(emu.host, emu.port, "after")  # still serving
         for _ in range(3):
             await client.request(BY_NAME["ApiVersions"], 3, ApiVersionsRequest(
                 client_software_name="after", client_software_version="1"))
         await client.aclose()
         with trio.fail_after(60):  # the death noticed at a flush: formatted here from then on
-            while writer._encoder is not None:
+            while writer._feed is not None:
                 await trio.sleep(writer.flush_interval_s)
     records = read_trace(only_file(tmp_path))
     assert records[0]["kind"] == "run_start" and records[-1]["kind"] == "run_end"
