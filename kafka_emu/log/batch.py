@@ -88,6 +88,7 @@ _LENGTH = struct.Struct(">i")
 _INT64 = struct.Struct(">q")
 _UINT32 = struct.Struct(">I")
 _INT16 = struct.Struct(">h")
+_LAST_CODEC = 4  # Compression.ZSTD, as a plain int for the hot path
 _new_tuple = tuple.__new__  # NamedTuple._make without its length check: unpack gives 13 fields
 
 
@@ -268,6 +269,32 @@ def validate_produce_records(
     return header, batch
 
 
+def usual_produce_batch(records, max_message_bytes: int) -> BatchHeader | None:
+    """The header of ``records`` when it is what producers send and Kafka accepts, else None.
+
+    The usual payload -- exactly one magic-2 batch, base offset 0, within ``max_message_bytes``,
+    its CRC right, a known codec, a consistent record count, no control bit, a sequence if it
+    has a producer id -- passes every check of ``validate_produce_records``; this finds that out
+    with one header unpack and one CRC pass, and builds nothing else. None means some check may
+    fail: ``validate_produce_records`` then runs them all, in Kafka's order, for the error.
+    """
+    try:
+        fields = _HEADER.unpack_from(records)
+    except (struct.error, TypeError):  # shorter than a header, or None
+        return None
+    base_offset, length, _, magic, crc, attributes, delta, _, _, pid, _, seq, count = fields
+    size = length + LOG_OVERHEAD
+    if (base_offset != 0 or magic != MAGIC_V2 or size != len(records)
+            or size > max_message_bytes or count <= 0 or delta + 1 != count
+            or attributes & CONTROL_MASK or attributes & COMPRESSION_MASK > _LAST_CODEC
+            or (pid > NO_PRODUCER_ID and seq < 0)):
+        return None
+    view = records if records.__class__ is memoryview else memoryview(records)
+    if crc != crc32c.crc32c(view[ATTRIBUTES_OFFSET:]):
+        return None
+    return _new_tuple(BatchHeader, fields)
+
+
 def _single_batch(view: memoryview) -> memoryview:
     # Lazily, so that errors come in Kafka's order (ProduceRequest.validateRecords).
     batches = iter_batches(view)
@@ -326,8 +353,8 @@ def with_base_offset(
 
     Both fields sit before the CRC'd range, so the CRC stays valid and this is one copy.
     """
-    view = batch if isinstance(batch, memoryview) else memoryview(batch)
-    return b"".join((_PREFIX.pack(base_offset, len(view) - LOG_OVERHEAD, leader_epoch), view[16:]))
+    view = batch if batch.__class__ is memoryview else memoryview(batch)
+    return _PREFIX.pack(base_offset, len(view) - LOG_OVERHEAD, leader_epoch) + view[16:]
 
 
 def with_log_append_time(

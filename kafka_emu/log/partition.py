@@ -65,6 +65,7 @@ from kafka_emu.log.batch import (
     BatchHeader,
     TimestampType,
     parse_header,
+    usual_produce_batch,
     validate_produce_records,
     with_base_offset,
     with_log_append_time,
@@ -95,6 +96,7 @@ _MARKER_VALUE = struct.Struct(">hi")
 
 _INT64 = struct.Struct(">q")
 _COMPACT_MIN = 64  # do not bother cutting a dead prefix shorter than this
+_new_tuple = tuple.__new__
 
 
 class TimestampAndOffset(NamedTuple):
@@ -108,9 +110,9 @@ class TimestampAndOffset(NamedTuple):
 NOT_FOUND = TimestampAndOffset(NO_TIMESTAMP, UNKNOWN_OFFSET, UNDEFINED_EPOCH)
 
 
-@attrs.frozen(kw_only=True)
-class AppendResult:
-    """What Produce answers for one partition."""
+class AppendResult(NamedTuple):
+    """What Produce answers for one partition (a NamedTuple: one is built per partition of
+    every Produce)."""
 
     base_offset: int
     last_offset: int
@@ -178,7 +180,10 @@ class PartitionLog:
         ``now_ms`` is the log append time (stamped only under LogAppendTime).
         """
         config = self.config
-        header, view = validate_produce_records(records, max_message_bytes=config.max_message_bytes)
+        header = usual_produce_batch(records, config.max_message_bytes)
+        if header is None:  # something is wrong: find what, and say it as Kafka does
+            header, records = validate_produce_records(
+                records, max_message_bytes=config.max_message_bytes)
         log_append = config.timestamp_type == TimestampType.LOG_APPEND_TIME
         if log_append and header.attributes & TIMESTAMP_TYPE_MASK:
             # LogValidator.validateTimestamp: only the broker may set LogAppendTime.
@@ -188,39 +193,30 @@ class PartitionLog:
                 "LogAppendTime.",
             )
         if config.compacts and not header.attributes & COMPRESSION_MASK:
-            keyless = keyless_records(view)  # only here do we read past the batch header
+            keyless = keyless_records(records)  # only here do we read past the batch header
             if keyless:
                 raise KeylessRecords(keyless)
         has_pid = header.producer_id >= 0
         if has_pid:
             duplicate = self.producers.find_duplicate(header)
             if duplicate is not None:
-                return AppendResult(
-                    base_offset=duplicate.first_offset,
-                    last_offset=duplicate.last_offset,
-                    log_append_time_ms=duplicate.timestamp,
-                    log_start_offset=self._log_start,
-                    duplicate=True,
-                )
+                return AppendResult(duplicate.first_offset, duplicate.last_offset,
+                                    duplicate.timestamp, self._log_start, True)
             self.producers.check(header)
 
         base = self._hwm
         if log_append:
-            stored = with_log_append_time(view, base, self.leader_epoch, now_ms)
+            stored = with_log_append_time(records, base, self.leader_epoch, now_ms)
             max_ts = append_time = now_ms
         else:
-            stored = with_base_offset(view, base, self.leader_epoch)
+            stored = with_base_offset(records, base, self.leader_epoch)
             max_ts, append_time = header.max_timestamp, NO_TIMESTAMP
         self._store(stored, base, max_ts)
-        self._hwm = base + header.last_offset_delta + 1
+        hwm = self._hwm = base + header.last_offset_delta + 1
         if has_pid and self.producers.record(header, base, max_ts):
             self.txns.begin(header.producer_id, base)
-        return AppendResult(
-            base_offset=base,
-            last_offset=self._hwm - 1,
-            log_append_time_ms=append_time,
-            log_start_offset=self._log_start,
-        )
+        # AppendResult(...) without NamedTuple's keyword-capable __new__
+        return _new_tuple(AppendResult, (base, hwm - 1, append_time, self._log_start, False))
 
     def append_marker(self, *, producer_id: int, producer_epoch: int, coordinator_epoch: int,
                       commit: bool, now_ms: int, transaction_version: int = 2) -> int:
@@ -255,11 +251,11 @@ class PartitionLog:
 
     def _store(self, stored: bytes, base: int, max_ts: int) -> None:
         size = len(stored)
-        self._position += size
+        position = self._position = self._position + size
         self._size += size
         self._batches.append(stored)
         self._bases.append(base)
-        self._ends.append(self._position)
+        self._ends.append(position)
         pmax = self._pmax
         pmax.append(max_ts if not pmax or max_ts > pmax[-1] else pmax[-1])
 
