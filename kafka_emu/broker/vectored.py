@@ -57,6 +57,20 @@ async def send_vectored(sock: trio.socket.SocketType, buffers: Sequence[Buffer])
     total = ends[-1] if ends else 0
     done = 0  # bytes written
     i = 0  # the first buffer not wholly written
+    raw = getattr(sock, "_sock", None)
+    if raw is not None and len(buffers) <= IOV_MAX:
+        # the first try on the stdlib socket itself, as trio's sendmsg makes it (a checkpoint
+        # if cancelled, the call, a schedule point if it went through) without the async
+        # context manager and the partial around it: most responses go out whole here
+        await trio.lowlevel.checkpoint_if_cancelled()
+        try:
+            done = raw.sendmsg(buffers)
+        except BlockingIOError:
+            pass
+        if done == total:
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return
+        i = bisect_right(ends, done)
     while done < total:
         start = ends[i] - len(buffers[i])
         first = buffers[i] if done == start else memoryview(buffers[i])[done - start:]

@@ -71,9 +71,11 @@ async def test_long_poll_fetch_is_woken_only_by_a_produce_to_a_partition_it_read
     # watch outlives its fetch
     from kafka_emu.broker.handlers import fetch as fetch_handler
     reads = []
-    read_all = fetch_handler._read_all
+    read_all, read_changed = fetch_handler._read_all, fetch_handler._read_changed
     monkeypatch.setattr(fetch_handler, "_read_all",
-                        lambda *args: reads.append(1) or read_all(*args))
+                        lambda *args: reads.append("all") or read_all(*args))
+    monkeypatch.setattr(fetch_handler, "_read_changed",
+                        lambda *args: reads.append("changed") or read_changed(*args))
     bound = await start_broker(topics={"t": 2, "u": 1})
     consumer = await WireClient.connect(bound.host, bound.port)
     producer = await WireClient.connect(bound.host, bound.port)
@@ -94,7 +96,8 @@ async def test_long_poll_fetch_is_woken_only_by_a_produce_to_a_partition_it_read
     assert 3 <= result["waited"] < 3.5
     part = result["resp"].responses[0].partitions[0]
     assert [r.value for r in decode_records(part.records)] == [b"mine"]
-    assert len(reads) == 2  # the first read, and the one its own partition's append woke
+    # the first read, and the one its own partition's append woke: of that partition alone
+    assert reads == ["all", "changed"]
     assert bound.broker.topics._watches == {}
 
 

@@ -159,3 +159,37 @@ async def test_send_vectored_writes_everything_in_order_through_partial_sends():
     assert bytes(received) == expected
     await stream.aclose()
     reader.close()
+
+
+async def test_send_vectored_first_try_on_the_raw_socket_carries_on_after_a_partial_send():
+    # few buffers (the first try goes to the stdlib socket itself), far more than the socket's
+    # buffer takes at once: the rest goes through the waiting loop, from the right byte
+    a, b = socket.socketpair()
+    a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    buffers = [b"head", memoryview(bytearray(b"0123456789" * 50_000))[1:], b"", b"x" * 3, b"end"]
+    expected = b"".join(buffers)
+    sent: list[int] = []
+
+    class Counted(socket.socket):  # counts the first try (trio's own sendmsg is the base's)
+        def sendmsg(self, buffers):
+            sent.append(super().sendmsg(buffers))
+            return sent[-1]
+
+    sock = trio.socket.from_stdlib_socket(a)
+    a = sock._sock = Counted(fileno=a.detach())
+    a.setblocking(False)
+    received = bytearray()
+    b.setblocking(False)
+    reader = trio.socket.from_stdlib_socket(b)
+
+    async def read_all():
+        while len(received) < len(expected):
+            received.extend(await reader.recv(1 << 16))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(read_all)
+        await send_vectored(sock, buffers)
+    assert len(sent) == 1 and 0 < sent[0] < len(expected)  # partly sent by the first try
+    assert bytes(received) == expected
+    sock.close()
+    reader.close()

@@ -11,8 +11,9 @@ Whole batches from each partition's fetch offset, bounded by partition_max_bytes
 response's max_bytes, but the first partition with data returns at least one batch even if it
 is larger (Kafka's minOneMessage). Until min_bytes are available the request waits up to
 max_wait_ms, woken by a Produce to one of the partitions it read (Topics.watch), never by
-polling. The batches are never
-joined or copied here: each partition's records are the stored ``bytes`` objects in a
+polling; a wake-up re-reads only the partitions whose logs moved while nothing was there to
+return (``_read_changed``), so a consumer of many partitions pays per partition that changed,
+not per partition it reads. The batches are never joined or copied here: each partition's records are the stored ``bytes`` objects in a
 RecordsParts, which the connection writes to the socket as they are (protocol/spliced.py).
 
 Isolation level 1 (read_committed, v4+): only batches below each partition's last stable
@@ -54,11 +55,14 @@ def _error(index: int, code: ErrorCode) -> PartitionData:
                          snapshot_id=_NO_SNAPSHOT)
 
 
-def _read_all(ctx, request, logs: list | None = None) -> tuple[list[FetchableTopicResponse], int]:
-    """Every partition's answer and the bytes returned; ``logs``, if given, gets the partition
-    logs read (what a waiting fetch watches). A long-polling fetch reads all its partitions
-    again on each wake-up and at the end, so each partition's read is kept short: its topic is
-    looked up once per topic, and a partition fetched at its high watermark is not read."""
+def _read_all(ctx, request, slots: list | None = None, seen: list | None = None
+              ) -> tuple[list[FetchableTopicResponse], int, bool]:
+    """Every partition's answer, the bytes returned and whether any partition failed;
+    ``slots``, if given, gets (partitions answer list, its index there, log, fetch partition)
+    for each partition read from a log -- what a waiting fetch watches and re-reads -- and
+    ``seen`` (topic name or id, topic) for each topic found. Each
+    partition's read is kept short: its topic is looked up once per topic, and a partition
+    fetched at its high watermark is not read."""
     catalogue = ctx.broker.topics.catalogue
     cluster = ctx.broker.cluster
     multi = cluster.multi
@@ -67,24 +71,30 @@ def _read_all(ctx, request, logs: list | None = None) -> tuple[list[FetchableTop
     budget = request.max_bytes
     min_one = True
     total = 0
+    failed = False
     responses = []
     committed = request.isolation_level == READ_COMMITTED
-    aborted: list | None = None
     for t in request.topics:
-        parts = []
+        parts: list = []
         if by_id:
             topic = catalogue.get_by_id(t.topic_id)
             missing = ErrorCode.UNKNOWN_TOPIC_ID
         else:
             topic = catalogue.get(t.topic)
             missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        partitions = () if topic is None else topic.partitions
+        if topic is None:
+            partitions = ()
+        else:
+            partitions = topic.partitions
+            if seen is not None:
+                seen.append((t.topic_id if by_id else t.topic, topic))
         count = len(partitions)
         for p in t.partitions:
             index = p.partition
             if not 0 <= index < count:
                 parts.append(_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                                     if topic is not None else missing))
+                failed = True
                 continue
             log = partitions[index]
             if multi:
@@ -92,70 +102,118 @@ def _read_all(ctx, request, logs: list | None = None) -> tuple[list[FetchableTop
                                                   p.current_leader_epoch)
                 if refused is not None:
                     parts.append(_error(index, refused))
+                    failed = True
                     continue
-            if logs is not None:
-                logs.append(log)
-            offset = p.fetch_offset
-            hwm = log.high_watermark
-            if offset == hwm:  # caught up: nothing to read (in range: hwm >= the log start)
-                size = 0
-                if committed:
-                    aborted = []
-            else:
-                try:
-                    if committed:
-                        batches, size, hwm, found = log.read_committed(
-                            offset, min(p.partition_max_bytes, budget), min_one=min_one)
-                        aborted = [AbortedTransaction(producer_id=a.producer_id,
-                                                      first_offset=a.first_offset)
-                                   for a in found]
-                    else:
-                        batches, size, hwm = log.read_sized(
-                            offset, min(p.partition_max_bytes, budget), min_one=min_one)
-                except KafkaError as exc:
-                    parts.append(_error(index, exc.code))
-                    continue
+            if slots is not None:
+                slots.append((parts, len(parts), log, p))
+            answer, size = _read_one(log, p, committed, min(p.partition_max_bytes, budget),
+                                     min_one)
+            parts.append(answer)
             if size:
                 min_one = False
                 budget = max(budget - size, 0)
                 total += size
-                # the stored batches go to the socket as they are (protocol/spliced.py)
-                records: RecordsParts | bytes = RecordsParts(batches, size)
-            else:
-                records = b""
-            parts.append(PartitionData(
-                partition_index=index, error_code=_NONE, high_watermark=hwm,
-                last_stable_offset=log.last_stable_offset,
-                log_start_offset=log.log_start_offset, aborted_transactions=aborted,
-                records=records, diverging_epoch=_NO_DIVERGING_EPOCH,
-                current_leader=_NO_CURRENT_LEADER, snapshot_id=_NO_SNAPSHOT))
+            elif answer.error_code:
+                failed = True
         responses.append(FetchableTopicResponse(topic=t.topic if not by_id else "",
                                                 topic_id=t.topic_id, partitions=parts))
-    return responses, total
+    return responses, total, failed
 
 
-def _has_error(responses) -> bool:
-    return any(p.error_code for t in responses for p in t.partitions)
+def _read_one(log, p, committed: bool, limit: int, min_one: bool) -> tuple[PartitionData, int]:
+    """One partition's answer from ``log`` and the bytes in it."""
+    offset = p.fetch_offset
+    hwm = log.high_watermark
+    aborted = None
+    if offset == hwm:  # caught up: nothing to read (in range: hwm >= the log start)
+        size = 0
+        if committed:
+            aborted = []
+    else:
+        try:
+            if committed:
+                batches, size, hwm, found = log.read_committed(offset, limit, min_one=min_one)
+                aborted = [AbortedTransaction(producer_id=a.producer_id,
+                                              first_offset=a.first_offset) for a in found]
+            else:
+                batches, size, hwm = log.read_sized(offset, limit, min_one=min_one)
+        except KafkaError as exc:
+            return _error(p.partition, exc.code), 0
+    return PartitionData(
+        partition_index=p.partition, error_code=_NONE, high_watermark=hwm,
+        # (no open transaction: the high watermark, without the property's calls)
+        last_stable_offset=log.last_stable_offset if log.txns.ongoing else hwm,
+        log_start_offset=log.log_start_offset, aborted_transactions=aborted,
+        # the stored batches go to the socket as they are (protocol/spliced.py)
+        records=RecordsParts(batches, size) if size else b"",
+        diverging_epoch=_NO_DIVERGING_EPOCH, current_leader=_NO_CURRENT_LEADER,
+        snapshot_id=_NO_SNAPSHOT), size
+
+
+def _read_changed(ctx, request, slots: list, seen: list) -> int | None:
+    """After a wake-up, re-read only the partitions whose log moved since an empty read (every
+    partition answered with no records and no error): an unmoved partition's answer -- high
+    watermark, log start, last stable offset, no records -- is the one it already has, and an
+    empty partition takes nothing from max_bytes, so this answers as a full read would. The
+    bytes now returned; None where a full read must decide (a topic deleted or re-created, a
+    log start moved: records deleted, perhaps from under the fetch offset)."""
+    catalogue = ctx.broker.topics.catalogue
+    lookup = catalogue.get_by_id if uses_topic_ids(ctx.version) else catalogue.get
+    for key, topic in seen:
+        if lookup(key) is not topic:
+            return None
+    committed = request.isolation_level == READ_COMMITTED
+    budget = request.max_bytes
+    min_one = True
+    total = 0
+    for parts, i, log, p in slots:
+        old = parts[i]
+        if log.high_watermark == old.high_watermark:  # (an append, a marker: it moves)
+            if log.log_start_offset != old.log_start_offset:
+                return None
+            continue
+        answer, size = _read_one(log, p, committed, min(p.partition_max_bytes, budget), min_one)
+        if answer.error_code:
+            return None
+        parts[i] = answer
+        if size:
+            min_one = False
+            budget = max(budget - size, 0)
+            total += size
+    return total
 
 
 async def fetch(ctx, request) -> FetchResponse:
     topics = ctx.broker.topics
     wanted = max(request.min_bytes, 1)
-    logs: list = []
-    responses, total = _read_all(ctx, request, logs)
-    if total < wanted and not _has_error(responses) and request.max_wait_ms > 0:
+    slots: list = []
+    seen: list = []
+    responses, total, failed = _read_all(ctx, request, slots, seen)
+    if total < wanted and not failed and request.max_wait_ms > 0:
         # watched from the read on (no await between): no append to these logs is missed.
         # Wall time, also under the control plane's clock: an I/O wait, not group semantics.
-        watch = topics.watch(logs, request.max_wait_ms / 1000)
+        watch = topics.watch([s[2] for s in slots], request.max_wait_ms / 1000)
+        # a wake-up re-reads only the logs that moved (_read_changed) while the last read was
+        # empty, and a single broker's answer depends on nothing else (in a cluster, a
+        # leadership may move under any partition: every read is a full one)
+        changed_only = not ctx.broker.cluster.multi
         try:
             while True:
                 await ctx.park(watch)  # until an append to one of them, or max_wait_ms
                 if not watch.woken:  # max_wait_ms is up: whatever is there now
-                    responses, _ = _read_all(ctx, request)
+                    responses, _, _ = _read_all(ctx, request)
                     break
                 watch.woken = False
-                responses, total = _read_all(ctx, request)
-                if total >= wanted or _has_error(responses):
+                found = (_read_changed(ctx, request, slots, seen) if changed_only and not total
+                         else None)
+                if found is None:
+                    slots, seen = [], []
+                    responses, total, failed = _read_all(ctx, request, slots, seen)
+                    if failed:
+                        break
+                else:
+                    total = found
+                if total >= wanted:
                     break
         finally:
             topics.unwatch(watch)

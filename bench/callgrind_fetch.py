@@ -1,0 +1,301 @@
+"""The Fetch path counted in machine instructions (issue 40 item 1): the long-poll wake-up and
+the many-record Fetch, kafka-emu against librdkafka's mock cluster, under valgrind's callgrind.
+
+``bench_data_path_peers.py`` times the same shapes with real clients by server CPU, which on a
+loaded two-core machine swings by a third between runs; instruction counts do not. The driver
+speaks the wire itself (bench_wire's Link), Fetch v11 and Produce v7 (both servers take them):
+
+- ``longpoll``: 4 connections each long-poll 4 of 16 partitions at their end (max_wait_ms 5000 by
+  default, min_bytes 1); one producer connection sends one 100-byte record per Produce (acks=1) to the
+  partitions in turn. Per record: the Produce, the Fetch it wakes, that Fetch's answer and its
+  successor parking again. The driver waits ``--park-ms`` after each Fetch it sends so that it
+  is parked before the next record arrives (under valgrind a request takes milliseconds).
+  The mock cannot run this shape: its parked Fetch is not woken by a Produce (it answers after
+  max_wait_ms with what it had when the request came; measured here), so its "long poll" costs
+  one Fetch per max_wait_ms per consumer, whatever the records.
+- ``pingpong``: the same record by record, with nothing parked -- a Produce of one record, then
+  the owning connection's Fetch, which finds it at once. For both servers: the long poll's
+  cost less the park and wake-up.
+- ``fetch16`` / ``fetch1``: one connection fetches 16 partitions (or 1) from offset 0, again and
+  again, each partition holding batches of BATCH 100-byte records and the fetch's
+  partition_max_bytes one batch: the mock returns one batch per partition whatever the limit,
+  so both servers return the same records; per record returned.
+
+WARM cycles, the counters zeroed, MEASURED cycles, the counters dumped. ``--no-valgrind`` runs
+the same load and prints server CPU from /proc instead (quick, noisy).
+
+    python bench/callgrind_fetch.py [--shape longpoll,fetch16,fetch1] [--server emu,mock]
+                                    [--baseline DIR] [--measured 300] [--no-valgrind]
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import struct
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+
+from bench_data_path_peers import MOCK_SERVER  # noqa: E402
+from bench_wire import Link, Server, pump, request  # noqa: E402
+from callgrind_wire import _control, _quiet  # noqa: E402
+
+from kafka_emu.log.records import Record, build_batch  # noqa: E402
+from kafka_emu.protocol.messages import fetch as fetch_api  # noqa: E402
+from kafka_emu.protocol.messages import produce as produce_api  # noqa: E402
+
+FETCH_V, PRODUCE_V = 11, 7
+VALUE = b"v" * 100
+BATCH = 200
+TOPICS = {"lp": 16, "big16": 16, "big1": 1}
+MAX_WAIT_MS = [500]  # the long poll's (--max-wait-ms)
+
+
+def fetch_frame(topic: str, offsets: dict[int, int], max_wait_ms: int = 500,
+                limit: int = 1 << 20) -> bytes:
+    parts = [fetch_api.FetchPartition(partition=p, fetch_offset=o, partition_max_bytes=limit)
+             for p, o in offsets.items()]
+    body = fetch_api.FetchRequest(max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=50 << 20,
+                                  isolation_level=0, session_id=0, session_epoch=-1,
+                                  topics=[fetch_api.FetchTopic(topic=topic, partitions=parts)],
+                                  forgotten_topics_data=[], rack_id="")
+    return request(fetch_api.API, FETCH_V, body)
+
+
+def produce_frame(topic: str, partition: int, records: int) -> bytes:
+    batch = build_batch([Record(value=VALUE)] * records)
+    body = produce_api.ProduceRequest(acks=1, timeout_ms=30000, topic_data=[
+        produce_api.TopicProduceData(name=topic, partition_data=[
+            produce_api.PartitionProduceData(index=partition, records=batch)])])
+    return request(produce_api.API, PRODUCE_V, body)
+
+
+def records_in(frame: bytes) -> int:
+    """Records in a Fetch v11 response: the sum of each stored batch's record count, found by
+    walking the batches' headers (offset 57 within a batch: records count)."""
+    total, pos = 0, 4 + 4 + 2 + 4  # correlation id, throttle, error, session id
+    (topics,) = struct.unpack_from(">i", frame, pos)
+    pos += 4
+    for _ in range(topics):
+        (n,) = struct.unpack_from(">h", frame, pos)
+        pos += 2 + n
+        (parts,) = struct.unpack_from(">i", frame, pos)
+        pos += 4
+        for _ in range(parts):
+            pos += 4 + 2 + 8 + 8 + 8  # index, error, hwm, lso, log start
+            (aborted,) = struct.unpack_from(">i", frame, pos)
+            pos += 4 + max(aborted, 0) * 16 + 4  # + preferred read replica
+            (size,) = struct.unpack_from(">i", frame, pos)
+            pos += 4
+            end = pos + max(size, 0)
+            while pos + 61 <= end:
+                (length,) = struct.unpack_from(">i", frame, pos + 8)
+                total += struct.unpack_from(">i", frame, pos + 57)[0]
+                pos += 12 + length
+            pos = end
+    return total
+
+
+def one_call(link: Link, frame: bytes) -> bytes:
+    got: list[bytes] = []
+    link.send(frame)
+    pump([link], lambda _, f: got.append(f), lambda: bool(got), 600)
+    return got[0]
+
+
+class LongPoll:
+    def __init__(self, server: Server, park_s: float) -> None:
+        self.park_s = park_s
+        self.links = [Link(server.address) for _ in range(4)]
+        self.producer = Link(server.address)
+        self.offsets = [{p: 0 for p in range(k, 16, 4)} for k in range(4)]
+        self.sent = 0
+        self.timeouts = 0
+        for k, link in enumerate(self.links):
+            link.tag = k
+            link.send(fetch_frame("lp", self.offsets[k], MAX_WAIT_MS[0]))
+        pump(self.links, lambda *_: None, lambda: all(not ln.outbuf for ln in self.links), 60)
+        time.sleep(park_s * 4)
+
+    def run(self, records: int) -> None:
+        for _ in range(records):
+            p = self.sent % 16
+            self.sent += 1
+            owner = self.links[p % 4]
+            state = {"produced": False, "fetched": False}
+
+            def on_frame(link: Link, frame: bytes) -> None:
+                if link is self.producer:
+                    state["produced"] = True
+                    return
+                got = records_in(frame)
+                k = link.tag
+                if got == 0:
+                    self.timeouts += 1
+                else:
+                    self.offsets[k][p] += got
+                    if link is owner:
+                        state["fetched"] = True
+                link.send(fetch_frame("lp", self.offsets[k], MAX_WAIT_MS[0]))
+
+            self.producer.send(produce_frame("lp", p, 1))
+            pump([*self.links, self.producer], on_frame,
+                 lambda: state["produced"] and state["fetched"], 600)
+            for link in self.links:
+                link.flush()
+            time.sleep(self.park_s)  # the new Fetch parks before the next record
+
+    def close(self) -> None:
+        for link in (*self.links, self.producer):
+            link.close()
+
+
+class PingPong(LongPoll):
+    def __init__(self, server: Server, park_s: float) -> None:
+        self.links = [Link(server.address) for _ in range(4)]
+        self.producer = Link(server.address)
+        self.offsets = [{p: 0 for p in range(k, 16, 4)} for k in range(4)]
+        self.sent = 0
+        self.timeouts = 0
+
+    def run(self, records: int) -> None:
+        for _ in range(records):
+            p = self.sent % 16
+            self.sent += 1
+            k = p % 4
+            one_call(self.producer, produce_frame("lp", p, 1))
+            got = records_in(one_call(self.links[k], fetch_frame("lp", self.offsets[k])))
+            if got != 1:
+                raise RuntimeError(f"pingpong: fetched {got} records, not 1")
+            self.offsets[k][p] += 1
+
+
+class ManyRecords:
+    def __init__(self, server: Server, topic: str) -> None:
+        self.link = Link(server.address)
+        partitions = TOPICS[topic]
+        limit = len(build_batch([Record(value=VALUE)] * BATCH))
+        for p in range(partitions):
+            for _ in range(2):
+                one_call(self.link, produce_frame(topic, p, BATCH))
+        self.frame = fetch_frame(topic, {p: 0 for p in range(partitions)}, limit=limit)
+        self.records = records_in(one_call(self.link, self.frame))
+        if self.records != BATCH * partitions:
+            raise RuntimeError(f"{topic}: fetched {self.records}, not {BATCH * partitions}")
+
+    def run(self, fetches: int) -> None:
+        for _ in range(fetches):
+            one_call(self.link, self.frame)
+
+    def close(self) -> None:
+        self.link.close()
+
+
+def _server(kind: str, out_dir: str | None, baseline: str | None) -> Server:
+    if kind == "mock":
+        args = [sys.executable, "-c", MOCK_SERVER, HERE, *(f"{t}:{n}" for t, n in TOPICS.items())]
+        args.insert(4, "1")  # brokers
+    else:
+        args = [sys.executable, "-m", "kafka_emu", "serve", "--port", "0", "--log-level", "ERROR",
+                "-c", "connections.max.idle.ms=3600000", "-c", "emu.timeline.max.events=0",
+                *(a for t, n in TOPICS.items() for a in ("--topic", f"{t}:{n}"))]
+    if out_dir is not None:
+        os.environ["PYTHONHASHSEED"] = os.environ.get("PYTHONHASHSEED", "0")
+        args = ["valgrind", "--tool=callgrind", "--quiet",
+                f"--callgrind-out-file={out_dir}/{kind}.%p", *args]
+    old = os.getcwd(), os.environ.get("PYTHONPATH")
+    if kind == "base":
+        os.chdir(baseline)
+        os.environ["PYTHONPATH"] = baseline
+    try:
+        return Server(kind, args)
+    finally:
+        os.chdir(old[0])
+        if old[1] is None:
+            os.environ.pop("PYTHONPATH", None)
+        elif kind == "base":
+            os.environ["PYTHONPATH"] = old[1]
+
+
+def measure(kind: str, shape: str, args, out_dir: str | None) -> tuple[float, str]:
+    """(instructions or server CPU ns per record, a note)."""
+    with _server(kind, out_dir, args.baseline) as server:
+        if out_dir is not None:
+            _quiet(server)
+        else:
+            server.settle()
+        if shape in ("longpoll", "pingpong"):
+            load = (LongPoll if shape == "longpoll" else PingPong)(server, args.park_ms / 1000)
+            unit = 1
+        else:
+            load = ManyRecords(server, "big16" if shape == "fetch16" else "big1")
+            unit = load.records
+        try:
+            load.run(args.warm)
+            if out_dir is not None:
+                time.sleep(0.5)
+                _control("--zero", server.proc.pid)
+            else:
+                server.settle()
+            cpu0 = server.cpu_ns()
+            load.run(args.measured)
+            note = f"timeouts {load.timeouts}" if shape == "longpoll" else ""
+            if out_dir is None:
+                return (server.cpu_ns() - cpu0) / (args.measured * unit), note
+            for old in glob.glob(f"{out_dir}/{kind}.{server.proc.pid}.*"):
+                os.remove(old)
+            _control("--dump", server.proc.pid)
+            total = 0
+            for path in glob.glob(f"{out_dir}/{kind}.{server.proc.pid}.*"):
+                with open(path) as f:
+                    total += next(int(line.split()[1]) for line in f
+                                  if line.startswith(("totals:", "summary:")))
+            return total / (args.measured * unit), note
+        finally:
+            load.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--shape", default="longpoll,pingpong,fetch16,fetch1")
+    parser.add_argument("--server", default="emu,mock")
+    parser.add_argument("--baseline", metavar="DIR", help="another checkout, as server 'base'")
+    parser.add_argument("--warm", type=int, default=60)
+    parser.add_argument("--measured", type=int, default=200)
+    parser.add_argument("--park-ms", type=float, default=40.0)
+    parser.add_argument("--max-wait-ms", type=int, default=5000,
+                        help="the long poll's: long enough that no Fetch times out under "
+                             "valgrind (a timeout is a full read and an extra answer)")
+    parser.add_argument("--no-valgrind", action="store_true")
+    parser.add_argument("--keep", metavar="DIR")
+    args = parser.parse_args()
+    MAX_WAIT_MS[0] = args.max_wait_ms
+    kinds = args.server.split(",") + (["base"] if args.baseline else [])
+    unit = "ns CPU" if args.no_valgrind else "instructions"
+    with tempfile.TemporaryDirectory() as tmp:
+        out_dir = None if args.no_valgrind else (args.keep or tmp)
+        if out_dir:
+            os.makedirs(out_dir, exist_ok=True)
+        print(f"== Fetch, {unit} per record ({args.measured} cycles after {args.warm})")
+        for shape in args.shape.split(","):
+            figures = {}
+            for kind in kinds:
+                if kind == "mock" and shape == "longpoll":
+                    continue  # (see the module doc: the mock's parked Fetch never wakes early)
+                figures[kind], note = measure(kind, shape, args, out_dir)
+                print(f"  {shape:<9} {kind:<5} {figures[kind]:12.0f}  {note}", flush=True)
+            if "mock" in figures and "emu" in figures:
+                print(f"  {shape:<9} emu/mock {figures['emu'] / figures['mock']:.2f}x"
+                      + (f"  emu/base {figures['emu'] / figures['base']:.3f}"
+                         if "base" in figures else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
