@@ -156,21 +156,82 @@ def after_join(client: Client, group: str, member_id: str, generation: int, tag:
     assert beat.error_code == 0, beat
 
 
-def _env(pycache: str) -> dict[str, str]:
+def _env(pycache: str, source: str | None = None) -> dict[str, str]:
+    """The serve's environment: a bytecode cache of its own; ``source``: a checkout of another
+    revision to serve from (``--against``), ahead of this one on the path (the serve also runs
+    in it: ``-m`` puts the working directory first)."""
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = pycache
+    if source:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (source, env.get("PYTHONPATH"))))
+        env["BENCH_SERVE_FROM"] = source
     return env
+
+
+def _serve(env: dict[str, str]) -> subprocess.Popen:
+    source = env.get("BENCH_SERVE_FROM")
+    return subprocess.Popen([sys.executable, *SERVE], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, cwd=source)
+
+
+# A librdkafka consumer (confluent-kafka), started and imported before the server: it reads the
+# address on stdin, subscribes to "t" and polls until it is assigned a partition.
+LIBRDKAFKA = r"""
+import sys
+from confluent_kafka import Consumer
+print("ready", flush=True)
+address = sys.stdin.readline().strip()
+assigned = []
+consumer = Consumer({"bootstrap.servers": address, "group.id": "g", "log_level": 0,
+                     "enable.auto.commit": False, "session.timeout.ms": 30000})
+consumer.subscribe(["t"], on_assign=lambda c, partitions: assigned.append(partitions))
+while not assigned:
+    consumer.poll(0.005)
+print("assigned", flush=True)
+consumer.close()
+"""
+
+
+def librdkafka_round(env: dict[str, str]) -> dict[str, float] | None:
+    """A real client at once: exec -> listening, exec -> its group formed (assignment),
+    server CPU by then. None where confluent-kafka is not installed."""
+    try:
+        import confluent_kafka  # noqa: F401
+    except ImportError:
+        return None
+    client = subprocess.Popen([sys.executable, "-c", LIBRDKAFKA], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    proc = None
+    try:
+        assert client.stdout.readline().strip() == "ready"
+        t0 = time.perf_counter()
+        proc = _serve(env)
+        address = proc.stdout.readline().strip()
+        out = {"exec -> listening": (time.perf_counter() - t0) * 1000,
+               "server CPU by then": cpu_ns(proc.pid) / 1e6}
+        client.stdin.write(address + "\n")
+        client.stdin.flush()
+        assert client.stdout.readline().strip() == "assigned"
+        out["exec -> first group formed"] = (time.perf_counter() - t0) * 1000
+        out["server CPU by the group"] = cpu_ns(proc.pid) / 1e6
+        client.wait(timeout=30)
+        return out
+    finally:
+        client.kill()
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=10)
 
 
 def one_round(env: dict[str, str], idle_s: float) -> dict[str, float]:
     """One fresh serve driven to its first group and ``LATER`` more: name -> ms."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, *SERVE], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+    proc = _serve(env)
     try:
         host, _, port = proc.stdout.readline().strip().rpartition(":")
-        out = {"exec -> listening": (time.perf_counter() - t0) * 1000}
+        out = {"exec -> listening": (time.perf_counter() - t0) * 1000,
+               "server CPU at listening": cpu_ns(proc.pid) / 1e6}
         if idle_s:
             time.sleep(idle_s)
             _until_idle(proc.pid)
@@ -214,30 +275,52 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="3 rounds")
+    parser.add_argument("--against", metavar="DIR",
+                        help="also serve from this checkout (another revision), interleaved")
     args = parser.parse_args()
     rounds = 3 if args.quick else args.rounds
+    builds = {"this": None, **({"against": os.path.abspath(args.against)} if args.against
+                               else {})}
+    results: dict[tuple[str, str], list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as pycache:
-        env = _env(pycache)
-        # fill the bytecode cache once, as installing the package would
-        subprocess.run([sys.executable, "-c", "import kafka_emu.broker.server, kafka_emu.cli"],
-                       env=env, check=True)
-        one_round(env, 0.0)
-        results: dict[str, list[dict[str, float]]] = {"at once": [], "after idle": []}
-        for _ in range(rounds):
-            results["at once"].append(one_round(env, 0.0))
-            results["after idle"].append(one_round(env, IDLE_S))
-    for case, runs in results.items():
-        print(f"\n{case} ({rounds} fresh serves; ms, median (min-max))"
+        envs = {}
+        for build, source in builds.items():
+            envs[build] = _env(os.path.join(pycache, build), source)
+            # fill the bytecode cache once, as installing the package would
+            subprocess.run([sys.executable, "-c", "import kafka_emu.broker.server, kafka_emu.cli"],
+                           env=envs[build], check=True, cwd=source)
+            one_round(envs[build], 0.0)
+        for _ in range(rounds):  # each case of each build once per round: interleaved
+            for build, env in envs.items():
+                results.setdefault((build, "at once"), []).append(one_round(env, 0.0))
+                results.setdefault((build, "after idle"), []).append(one_round(env, IDLE_S))
+                found = librdkafka_round(env)
+                if found is not None:
+                    results.setdefault((build, "librdkafka at once"), []).append(found)
+    for (build, case), runs in results.items():
+        where = f"[{build}: {builds[build]}] " if args.against else ""
+        print(f"\n{where}{case} ({rounds} fresh serves; ms, median (min-max))"
               + (f", client waits {IDLE_S:.1f} s after the address" if case == "after idle"
                  else ""))
         for name in runs[0]:
             print(f"  {name:48s} {_spread([r[name] for r in runs])}")
+        if case == "librdkafka at once":
+            continue
         ratios = [r["join first CPU"] / r["join later CPU"] for r in runs]
         walls = [r["join first wall"] / r["join later wall"] for r in runs]
         ok = statistics.median(ratios) <= TARGET_RATIO
         print(f"  first JoinGroup / a later one, server CPU: {_spread(ratios)}  "
               f"(target <= {TARGET_RATIO:.0f}x: {'ok' if ok else 'target missed'})")
         print(f"  first JoinGroup / a later one, wall:       {_spread(walls)}")
+    if args.against:
+        print()
+        for case in ("at once", "after idle", "librdkafka at once"):
+            if ("against", case) not in results:
+                continue
+            for name in ("exec -> listening", "exec -> first group formed"):
+                ratio = [a[name] / b[name] for a, b in zip(results[("this", case)],
+                                                           results[("against", case)])]
+                print(f"  {case}: {name}, this / against (per round): {_spread(ratio)}")
     print("\nfranz-go's kfake (the issue's peer: exec -> first group 0.56 s there) needs Go, "
           "which is not on this machine: not measured.")
     return 0

@@ -1,31 +1,38 @@
-"""Loading what a first group needs while the server is idle, so that no request pays for it.
+"""Loading what a first group needs as soon as the server is idle, so that no group request
+pays for it.
 
 A start is cheap because the coordinator, the handlers, the message declarations and the codec
 plans load on first use (lazy_table.py, codegen.py). Left at that, the first JoinGroup of a
-fresh emulator paid for most of them at once -- about 50 ms of server CPU against 0.5 for a
-later one, during which every other connection waits, as the server is one thread (issue 40).
-So once the listener is open, ``warm_up`` loads them ahead of use, in steps, each run only when
-the whole server has been idle for ``IDLE_S`` (trio's ``wait_all_tasks_blocked``: every task
-waits, and no socket has become ready meanwhile). A request arriving between steps is served
-before the next; one arriving during a step waits for that step alone: most take under 5 ms
-(the modules are imported bottom-up, so a step runs about one module's own body), the longest
-about 30 ms (the KIP-848 package, whose ``__init__`` imports its modules).
+fresh emulator paid for most of them at once -- about 60 ms of server CPU against 1 for a later
+one, during which every other connection waits, as the server is one thread (issue 40). Loading
+them before the listener opens would add as much to every start (166 ms of CPU to listening,
++80 ms). So once the listener is open, ``warm_up`` loads them ahead of use, in two parts, each
+run only when the whole server is idle (trio's ``wait_all_tasks_blocked``: every task waits,
+and no socket has become ready meanwhile):
 
-What is loaded, in the order a consumer uses it: the modules of the group coordinator, the
-handlers and declarations of the group path (ApiVersions, FindCoordinator, JoinGroup,
-SyncGroup, Heartbeat, OffsetFetch, OffsetCommit, LeaveGroup), then of Metadata and the data
-path (Produce, Fetch, ListOffsets, InitProducerId, and the log package); the compiled
-``__init__`` of their classes (frozen.py); the codec's functions for every version of the group
-path and Metadata, newest first; the functions that make their RequestHandled rows (made at
-each API's first request while anything observes: the Python runners' timeline, a control
-endpoint's, a trace); last, the broker's coordinator. About 220 ms of CPU, once per
-process: a second server in the same process (a test suite's) only makes its coordinator.
+1. ``group_path``, at the first idle millisecond (``IDLE_S``), in one go (about 110 ms): the
+   modules of the group coordinator (imported bottom-up), the handlers and declarations of the
+   group path (ApiVersions, FindCoordinator, JoinGroup, SyncGroup, Heartbeat, OffsetFetch,
+   OffsetCommit, LeaveGroup), the compiled ``__init__`` of their classes (frozen.py), the
+   codec's functions for the versions the clients of the day send (``FIRST_VERSIONS``, and
+   each API's newest), the functions that make their RequestHandled rows (made at each API's
+   first request while anything observes: the Python runners' timeline, a control endpoint's,
+   a trace); then the broker's coordinator. In one go, so that a client that connects at once
+   finds the group path loaded when its group requests come: a request that arrives meanwhile
+   (its first, as a rule: ApiVersions, Metadata) waits for it, as it would have waited for
+   the server's start had this been loaded before listening.
+2. ``later_steps``, each once the server has been idle for ``REST_IDLE_S`` (20 ms, so not in
+   the gaps of a client's burst of requests): Metadata and the data path (Produce, Fetch,
+   ListOffsets, InitProducerId, and the log package), the other versions of the group path
+   and Metadata, newest first, and the data path's row makers. A request arriving between
+   steps is served before the next; one arriving during a step waits for that step alone: most
+   take under 5 ms, the longest about 15 ms (what the crc32c binding imports).
 
-It never runs where the server is not idle: a task that wakes more often than every ``IDLE_S``
-holds it off, and under trio's MockClock with autojump the clock jumps before the server
-counts as idle, so tests on a virtual clock load on first use, as every server did before.
-``MODULES`` is only an order: a module missing from it is still imported, by whatever needs
-it, in a larger step.
+About 220 ms of CPU, once per process: a second server in the same process (a test suite's)
+only makes its coordinator. Nothing is loaded ahead under trio's MockClock (tests on a virtual
+clock load on first use, as every server did before): while a task waits in
+``wait_all_tasks_blocked`` trio does not autojump the clock. ``MODULES`` is only an order: a
+module missing from it is still imported, by whatever needs it, in a larger step.
 """
 
 from __future__ import annotations
@@ -36,27 +43,30 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-# trio.testing's own name for it imports pytest (0.35, about 90 ms); this is where it lives,
-# a private module, so a trio that moves it still works through the public name
+# trio.testing's own names for these import pytest (0.35, about 90 ms); this is where they live,
+# a private module, so a trio that moves them still works through the public names
 try:
-    from trio._core import wait_all_tasks_blocked
+    from trio._core import MockClock, wait_all_tasks_blocked  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover -- another trio's layout
-    from trio.testing import wait_all_tasks_blocked
+    from trio.testing import MockClock, wait_all_tasks_blocked
+from trio.lowlevel import current_clock
 
 from ..frozen import compile_init
 
 log = logging.getLogger("kafka_emu")
 
-IDLE_S = 0.001  # how long the server must have been idle before each step
-# ... and before the first: a client that connects as the address is printed is answered by a
-# server still as lazy as before (tests/protocol/test_api_index.py checks that start)
-FIRST_IDLE_S = 0.02
+# How long the server must have been idle before the group path (1 ms: at once, as a rule
+# before a client's first group request) and before each later step (20 ms: not in the short
+# gaps of a client's burst of requests, whose next request would wait for the step)
+IDLE_S = 0.001
+REST_IDLE_S = 0.02
 
-# The modules in the order Python finishes importing them (``-X importtime``), so that importing
-# each in turn runs about one module's own body per step. A package's ``__init__`` runs before
-# any of its modules, so ``coordinator.consumer`` (KIP-848, imported by the coordinator) is one
-# step of about 30 ms; the log package (the first Metadata's) is preceded by what the crc32c
-# binding imports (importlib.metadata, email: about 15 ms).
+# The modules in the order Python finishes importing them (``-X importtime``): those up to
+# ``GROUP_MODULES_END`` in one go (``group_path``; about 65 ms, of which the KIP-848 package,
+# ``coordinator.consumer``, 25 and the share groups' 8, which the coordinator imports whatever
+# the group type), the rest one per later step, so that a step runs about one module's own
+# body; the log package (the first Metadata's) is preceded by what the crc32c binding imports
+# (importlib.metadata, email: about 15 ms).
 MODULES = (
     "kafka_emu.broker.events",
     "kafka_emu.broker.handlers._common",
@@ -94,20 +104,55 @@ WITH_CLASSES = ("kafka_emu.coordinator.", "kafka_emu.broker.handlers.",
 # api keys, in the order a consumer uses them: the group path first, then metadata and data
 GROUP_KEYS = (18, 10, 11, 14, 12, 9, 8, 13)
 DATA_KEYS = (3, 0, 1, 2, 22)
+# beside each group API's newest version (Java 4.x clients'), the versions the other clients
+# of the day send, compiled with the group path: librdkafka 2.16's (captured from
+# confluent-kafka's requests: ApiVersions v3, FindCoordinator v2, JoinGroup v5, SyncGroup v3,
+# Heartbeat v3, OffsetFetch v9, LeaveGroup v1) and Java 3.x's (FindCoordinator v4, OffsetFetch
+# v8, OffsetCommit v8-9; its JoinGroup, SyncGroup and Heartbeat are the newest)
+FIRST_VERSIONS = {18: (3,), 10: (2, 4), 11: (5,), 14: (3,), 12: (3,), 9: (8, 9), 8: (8, 9),
+                  13: (1,)}
+CODEC_BATCH = 4  # versions compiled per later step (3-5 ms)
 # whose codec functions are compiled for every version served (about 0.8 ms each, 50 ms in
 # all); the data path's are left to first use, a ms or two each (Fetch's 14 versions alone
 # would be 24 ms, Produce's 11: mostly versions no client of the day sends)
 CODEC_KEYS = GROUP_KEYS + (3,)
 
+# the last of MODULES the group path needs (the rest: the log package, for Metadata and data)
+GROUP_MODULES_END = "encodings.utf_16_le"
+
 _warmed = False  # this process has loaded all of it (a later server only makes its coordinator)
 
 
-def steps() -> Iterator[None]:
-    """The process-wide loading, one step (a few ms at most) per iteration."""
+def group_path(observed: bool = True) -> None:
+    """What a first group needs, loaded in one go: the coordinator's modules, the group path's
+    handlers and declarations, the compiled ``__init__`` of their classes, the codec's
+    functions for the versions the clients of the day send (``FIRST_VERSIONS`` and each API's
+    newest; the others follow in ``later_steps``) and, if anything observes (``observed``), the
+    RequestHandled row makers of the group path. About 100 ms."""
+    from .handlers import HANDLERS
+    for name in MODULES[:MODULES.index(GROUP_MODULES_END) + 1]:
+        if name not in sys.modules:
+            importlib.import_module(name)
+    keys = [key for key in GROUP_KEYS if key in HANDLERS]
+    for key in keys:
+        HANDLERS[key]  # noqa: B018 - imports the handler and its declarations
+    _compile_all_inits()
+    from ..protocol.headers import warm as warm_codec
+    for key in keys:
+        handler = HANDLERS[key]
+        for version in sorted({max(handler.supported), *FIRST_VERSIONS.get(key, ())}):
+            if version in handler.supported:
+                warm_codec(handler.api, version)
+    if observed:
+        _make_row_makers(keys)
+
+
+def later_steps() -> Iterator[None]:
+    """The rest, one step (a few ms at most) per iteration: the data path's modules, handlers
+    and declarations, their classes' ``__init__``, the other versions of the group path and
+    Metadata (newest first, ``CODEC_BATCH`` a step), and the row makers."""
     from ..protocol.headers import warm as warm_codec
     from .handlers import HANDLERS
-    from .event_rows import request_row_maker
-    from .request_facts import RequestFacts
     for name in MODULES:
         if name not in sys.modules:
             importlib.import_module(name)
@@ -116,24 +161,41 @@ def steps() -> Iterator[None]:
     for key in keys:
         HANDLERS[key]  # noqa: B018 - imports the handler and its declarations
         yield
-    for name in [name for name in sys.modules if name.startswith(WITH_CLASSES)]:
-        _compile_inits(sys.modules[name])
-        yield
+    _compile_all_inits()  # (those of the modules loaded since the group path: a few ms)
+    yield
     for key in CODEC_KEYS:
         if key in HANDLERS:
             handler = HANDLERS[key]
-            for version in sorted(handler.supported, reverse=True):  # newest first
-                warm_codec(handler.api, version)
+            versions = sorted(handler.supported, reverse=True)  # newest first
+            for at in range(0, len(versions), CODEC_BATCH):
+                for version in versions[at:at + CODEC_BATCH]:
+                    warm_codec(handler.api, version)
                 yield
-    # what observing a request compiles at its first (the Python runners' timeline, a control
-    # endpoint's, a trace): its RequestHandled row maker, and a parked one's (event_rows.py,
-    # request_facts.py)
+    _make_row_makers(keys)  # (about 0.3 ms each)
+    yield
+
+
+def _with_classes() -> list[str]:
+    return [name for name in sys.modules if name.startswith(WITH_CLASSES)]
+
+
+def _compile_all_inits() -> None:
+    for name in _with_classes():
+        _compile_inits(sys.modules[name])
+
+
+def _make_row_makers(keys: Any) -> None:
+    """What observing a request compiles at its first (the Python runners' timeline, a control
+    endpoint's, a trace): its RequestHandled row maker, and a parked one's (event_rows.py,
+    request_facts.py)."""
+    from .event_rows import request_row_maker
+    from .handlers import HANDLERS
+    from .request_facts import RequestFacts
     for key in keys:
         api = HANDLERS[key].api
         request_row_maker(api.request, api.response)
         if key in GROUP_KEYS:
             request_row_maker(RequestFacts, api.response)
-        yield
 
 
 def _compile_inits(module: Any) -> None:
@@ -159,18 +221,26 @@ def warmed(broker: Any) -> bool:
 
 
 async def warm_up(broker: Any) -> None:
-    """Run the steps, each once the server is idle; then make the broker's coordinator.
-    A step that raises is a bug: recorded as unexpected (the test fixture re-raises those),
-    and the rest is left to first use, as it was before."""
+    """Once the server is first idle: the group path in one go and the broker's coordinator;
+    then the rest in steps, each once the server is idle again. A step that raises is a bug:
+    recorded as unexpected (the test fixture re-raises those), and the rest is left to first
+    use, as it was before."""
     global _warmed
+    if isinstance(current_clock(), MockClock):
+        # a test on the virtual clock: nothing ahead of use. While a task waits in
+        # wait_all_tasks_blocked, trio (0.35) does not autojump the clock, and the steps would
+        # interleave with the test's own events
+        return
     try:
-        if not _warmed:
-            await wait_all_tasks_blocked(FIRST_IDLE_S)
-            for _ in steps():  # (the first step runs at the first next(): after the wait)
-                await wait_all_tasks_blocked(IDLE_S)
-            _warmed = True
         await wait_all_tasks_blocked(IDLE_S)
+        if not _warmed:
+            group_path(observed=broker.observation.emit is not None)
         broker.coordinator  # noqa: B018 - made now rather than by the first group request
+        if not _warmed:
+            await wait_all_tasks_blocked(REST_IDLE_S)
+            for _ in later_steps():  # (each step runs at a next(): after a wait)
+                await wait_all_tasks_blocked(REST_IDLE_S)
+            _warmed = True
     except Exception as exc:  # noqa: BLE001 - recorded, as the server records its bugs
         log.exception("loading ahead of use failed; the rest loads on first use")
         broker.record_unexpected(exc)

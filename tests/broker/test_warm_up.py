@@ -2,9 +2,12 @@
 
 A server left idle after it starts loads what a first group needs (broker/warm.py); the first
 JoinGroup, SyncGroup, Heartbeat, OffsetCommit and OffsetFetch after that import no module and
-compile no codec function, ``__init__`` or RequestHandled row maker -- before, the first JoinGroup imported the whole
-coordinator (tens of ms, every connection waiting). Each check runs in a fresh interpreter, as a
-``kafka-emu serve`` does: in this one, other tests have loaded everything long ago.
+compile no codec function, ``__init__`` or RequestHandled row maker -- before, the first JoinGroup
+imported the whole coordinator (tens of ms, every connection waiting). The group path is loaded
+in one go at the server's first idle moment (1 ms), ahead of the rest, so a client that joins at
+once finds it too. Under trio's MockClock with autojump nothing is loaded ahead: the clock jumps
+before the server counts as idle. Each check runs in a fresh interpreter, as a ``kafka-emu
+serve`` does: in this one, other tests have loaded everything long ago.
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ def loaded():
 
 
 async def main(wait):
+    if wait == "group-path":  # the rest held off: what the first idle moment loads, alone
+        warm.later_steps = lambda: iter(())
     config = make_config({"group.initial.rebalance.delay.ms": "0"}, topics={"t": 1})
     # the client's own side of the codec (request writers, response readers), made first
     for api, version in VERSIONS.items():
@@ -67,10 +72,10 @@ async def main(wait):
     for version in (0, 1):
         codec.top_plan(ResponseHeader, version).read_at
     async with trio.open_nursery() as nursery:
-        bound = await nursery.start(partial(serve, config, warm=wait))
+        bound = await nursery.start(partial(serve, config, warm=wait != "cold"))
         # observed, as the Python runners' timeline observes: rows for every request
         bound.broker.observation.subscribe(lambda event: None, rows=True)
-        if wait:  # the server idle until it has loaded what it loads ahead of use
+        if wait != "cold":  # the server idle until it has loaded what it loads ahead of use
             with trio.fail_after(60):
                 while not warm.warmed(bound.broker):
                     await trio.sleep(0.1)  # (a sleeping task lets the server be idle)
@@ -106,7 +111,7 @@ async def main(wait):
         }))
         nursery.cancel_scope.cancel()
 
-trio.run(main, sys.argv[1] == "wait")
+trio.run(main, sys.argv[1])
 """
 
 
@@ -124,6 +129,48 @@ def test_the_first_group_on_an_idle_server_loads_nothing():
     assert found["codec functions compiled"] == []
     assert found["inits compiled"] == []
     assert found["row makers compiled"] == []
+
+
+def test_the_group_path_loaded_at_the_first_idle_moment_is_all_a_first_group_needs():
+    # what a client that joins at once finds: the server's first idle moment (1 ms after the
+    # listener opens) loads the group path in one go; the rest (the data path, older versions)
+    # is held off here, and the first group still loads nothing of its own
+    found = first_group("group-path")
+    assert found["errors"] == [79, 0, 0, 0, 0, 0]
+    assert found["imported"] == []
+    assert found["codec functions compiled"] == []
+    assert found["inits compiled"] == []
+    assert found["row makers compiled"] == []
+
+
+AUTOJUMP = r"""
+import sys
+from functools import partial
+import trio
+from trio.testing import MockClock
+from kafka_emu.broker import warm
+from kafka_emu.broker.config import BrokerConfig
+from kafka_emu.broker.server import serve
+
+async def main():
+    async with trio.open_nursery() as nursery:
+        bound = await nursery.start(partial(serve, BrokerConfig.from_kafka({}, port=0)))
+        await trio.sleep(3600)  # an hour of virtual time, the server idle all along
+        print(warm._warmed, "coordinator" in bound.broker.__dict__,
+              "kafka_emu.coordinator.coordinator" in sys.modules)
+        nursery.cancel_scope.cancel()
+
+trio.run(main, clock=MockClock(autojump_threshold=0))
+"""
+
+
+def test_nothing_is_loaded_ahead_under_a_mock_clock_with_autojump():
+    # a test on trio's virtual clock is not slowed, nor its order of events changed, by
+    # loading: the clock jumps before the server counts as idle, so everything loads on use
+    out = subprocess.run([sys.executable, "-c", AUTOJUMP], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False", "False"]
 
 
 def test_a_server_that_does_not_warm_up_loads_on_first_use():

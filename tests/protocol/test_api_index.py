@@ -71,8 +71,11 @@ from kafka_emu.protocol.schema import Api
 from kafka_emu.protocol.versions import Versions
 
 async def main():
-    async with trio.open_nursery() as nursery:  # as `kafka-emu serve` runs it
-        bound = await nursery.start(partial(serve, BrokerConfig.from_kafka({}, port=0)))
+    # as `kafka-emu serve` runs it, less the loading ahead of use at its first idle moment
+    # (broker/warm.py, which would race this client): what the tables load by themselves
+    async with trio.open_nursery() as nursery:
+        bound = await nursery.start(partial(serve, BrokerConfig.from_kafka({}, port=0),
+                                            warm=False))
         stream = await trio.open_tcp_stream(b"127.0.0.1", bound.port)  # bytes: no idna codec
         await stream.send_all(encode_request(APIS[18], 3, 7, "lazy", APIS[18].request(
             client_software_name="t", client_software_version="1")))
