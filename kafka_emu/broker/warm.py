@@ -12,19 +12,20 @@ and no socket has become ready meanwhile):
 
 1. ``group_path``, at the first idle millisecond (``IDLE_S``), in one go (about 110 ms): the
    modules of the group coordinator (imported bottom-up), the handlers and declarations of the
-   group path (ApiVersions, FindCoordinator, JoinGroup, SyncGroup, Heartbeat, OffsetFetch,
-   OffsetCommit, LeaveGroup), the compiled ``__init__`` of their classes (frozen.py), the
-   codec's functions for the versions the clients of the day send (``FIRST_VERSIONS``, and
-   each API's newest), the functions that make their RequestHandled rows (made at each API's
-   first request while anything observes: the Python runners' timeline, a control endpoint's,
+   requests that form a group (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, OffsetFetch),
+   the compiled ``__init__`` of their classes (frozen.py), the codec's functions for the
+   versions the clients of the day send (``FIRST_VERSIONS``, and each API's newest), the
+   functions that make their RequestHandled rows if anything observes (made at each API's
+   first request otherwise: the log sink, the Python runners' timeline, a control endpoint's,
    a trace); then the broker's coordinator. In one go, so that a client that connects at once
    finds the group path loaded when its group requests come: a request that arrives meanwhile
    (its first, as a rule: ApiVersions, Metadata) waits for it, as it would have waited for
    the server's start had this been loaded before listening.
 2. ``later_steps``, each once the server has been idle for ``REST_IDLE_S`` (20 ms, so not in
-   the gaps of a client's burst of requests): Metadata and the data path (Produce, Fetch,
-   ListOffsets, InitProducerId, and the log package), the other versions of the group path
-   and Metadata, newest first, and the data path's row makers. A request arriving between
+   the gaps of a client's burst of requests): the log package, ApiVersions', OffsetCommit's
+   and LeaveGroup's handlers, then Metadata's and the data path's (Produce, Fetch,
+   ListOffsets, InitProducerId), the other versions of the group path and Metadata, newest
+   first, and the row makers. A request arriving between
    steps is served before the next; one arriving during a step waits for that step alone: most
    take under 5 ms, the longest about 15 ms (what the crc32c binding imports).
 
@@ -103,6 +104,11 @@ WITH_CLASSES = ("kafka_emu.coordinator.", "kafka_emu.broker.handlers.",
 
 # api keys, in the order a consumer uses them: the group path first, then metadata and data
 GROUP_KEYS = (18, 10, 11, 14, 12, 9, 8, 13)
+# what a consumer sends until its group is formed and it knows where to start (FindCoordinator,
+# JoinGroup, SyncGroup, Heartbeat, OffsetFetch): the group path's, in one go. ApiVersions (the
+# first request: its handler loads with the server), OffsetCommit and LeaveGroup (sent later,
+# after the first 20 ms gap) come first in the later steps
+FORMING_KEYS = (10, 11, 14, 12, 9)
 DATA_KEYS = (3, 0, 1, 2, 22)
 # beside each group API's newest version (Java 4.x clients'), the versions the other clients
 # of the day send, compiled with the group path: librdkafka 2.16's (captured from
@@ -124,8 +130,8 @@ _warmed = False  # this process has loaded all of it (a later server only makes 
 
 
 def group_path(observed: bool = True) -> None:
-    """What a first group needs, loaded in one go: the coordinator's modules, the group path's
-    handlers and declarations, the compiled ``__init__`` of their classes, the codec's
+    """What a first group needs, loaded in one go: the coordinator's modules, the handlers and
+    declarations of the requests that form a group (``FORMING_KEYS``), the compiled ``__init__`` of their classes, the codec's
     functions for the versions the clients of the day send (``FIRST_VERSIONS`` and each API's
     newest; the others follow in ``later_steps``) and, if anything observes (``observed``), the
     RequestHandled row makers of the group path. About 100 ms."""
@@ -133,7 +139,7 @@ def group_path(observed: bool = True) -> None:
     for name in MODULES[:MODULES.index(GROUP_MODULES_END) + 1]:
         if name not in sys.modules:
             importlib.import_module(name)
-    keys = [key for key in GROUP_KEYS if key in HANDLERS]
+    keys = [key for key in FORMING_KEYS if key in HANDLERS]
     for key in keys:
         HANDLERS[key]  # noqa: B018 - imports the handler and its declarations
     _compile_all_inits()
