@@ -6,10 +6,13 @@ only this: ``pack`` marshals what has queued into one message (one C call per me
 as ``writer.PACK_ROWS`` rows have queued and at each flush, so rows are freed while still in the
 CPU's caches and a message holds a row in a quarter of the memory or less), and every
 ``flush_interval_s`` ``send`` writes the messages packed since the last flush to the encoder's
-pipe in one write, without blocking: what the pipe cannot take at once is written when trio says
-it can take more, so a slow encoder never stalls serving and no thread is involved. A send cut
-short (the emulator stopping) leaves the rest in ``unsent``, which ``finish_unsent`` writes
-first at the end of a run: the encoder only ever sees whole messages, in order.
+pipe in one ``writev``, without blocking: what the pipe cannot take at once is written when trio
+says it can take more, so a slow encoder never stalls serving and no thread is involved. (The
+messages are never joined: a flush's worth, megabytes at full speed, joined into one bytes would
+be memory the kernel hands out afresh and zeroes at every flush -- a page fault per 4 KiB, time
+no instruction count shows.) A send cut short (the emulator stopping) leaves the rest in
+``unsent``, which ``finish_unsent`` writes first at the end of a run: the encoder only ever sees
+whole messages, in order.
 
 A Fetch names its topics by id, and is recorded by its request frame (``broker/frame_rows.py``)
 only while the encoder knows the names the catalogue gives those ids: after each message
@@ -35,6 +38,8 @@ import trio
 from .encoder import format_lines, message, names_message
 from .encoder_process import EncoderProcess
 
+_IOV_MAX = 1024  # buffers per writev (IOV_MAX on Linux and macOS)
+
 
 class EncoderGone(Exception):
     """The encoder process exited, or its pipe failed (message: why, for the log)."""
@@ -46,7 +51,7 @@ class EncoderFeed:
         self.run_id = run_id
         self.broker = broker
         self.pipe = encoder.pipe  # non-blocking
-        self.unsent = memoryview(b"")  # the rest of a send the pipe has not taken yet
+        self.unsent: list = []  # the rest of a send the pipe has not taken yet (buffers)
         self.packed: list[bytes] = []  # messages for the encoder, sent at the next flush
         self.answers: dict = {}  # request class -> its answer reader, for the observer seam
         self._shipped: dict = {}  # topic id -> name, as shipped to the encoder
@@ -101,7 +106,7 @@ class EncoderFeed:
     async def send(self, interval_s: float) -> None:
         """The packed messages to the encoder, waiting (not blocking) while its pipe is full.
         Raises EncoderGone."""
-        self.unsent = memoryview(self.take_packed())
+        self.unsent, self.packed = self.packed, []
         try:
             while not self._write_unsent():
                 # (its acknowledgements are read meanwhile: an encoder blocked writing them to a
@@ -118,10 +123,10 @@ class EncoderFeed:
         deadline = time.monotonic() + timeout_s
         try:
             while self.unsent:
-                left = len(self.unsent)
+                left = self._left()
                 if self._write_unsent():
                     break
-                if len(self.unsent) < left:
+                if self._left() < left:
                     deadline = time.monotonic() + timeout_s
                 elif time.monotonic() > deadline:
                     raise EncoderGone(f"it took nothing for {timeout_s:g} s")
@@ -134,21 +139,32 @@ class EncoderFeed:
         """What a cut send left, then every packed message, blocking (the end of a run)."""
         self.finish_unsent(timeout_s)
         if self.packed:
-            self.unsent = memoryview(self.take_packed())
+            self.unsent, self.packed = self.packed, []
             self.finish_unsent(timeout_s)
 
     def _write_unsent(self) -> bool:
         """Write as much of ``unsent`` as the pipe takes now; True once all is written."""
-        while self.unsent:
+        unsent = self.unsent
+        while unsent:
             try:
-                self.unsent = self.unsent[os.write(self.pipe, self.unsent):]
+                done = os.writev(self.pipe, unsent[:_IOV_MAX])
             except BlockingIOError:
                 return False
+            whole = 0  # the buffers written whole go, the one written in part is cut
+            while whole < len(unsent) and done >= len(unsent[whole]):
+                done -= len(unsent[whole])
+                whole += 1
+            del unsent[:whole]
+            if done:
+                unsent[0] = memoryview(unsent[0])[done:]
         return True
+
+    def _left(self) -> int:
+        return sum(map(len, self.unsent))
 
     def kill(self, fd: int) -> EncoderProcess:
         """The encoder died or is stuck: killed, its file settled (``encoder_process.py``);
         whatever was not sent yet is dropped."""
-        self.unsent = memoryview(b"")
+        self.unsent = []
         self.encoder.kill(fd)
         return self.encoder
