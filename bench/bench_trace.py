@@ -1,33 +1,36 @@
-"""Trace writer benchmark (issue 10): what tracing costs the request path.
+"""Trace writer benchmark (issues 10 and 40): what tracing costs the request path.
 
-Heartbeat throughput of ``kafka-emu serve`` (a subprocess, so the load generator here does not
-share its interpreter) with tracing off, with only the observer seam on (a sink that does
-nothing: the cost of building the events, which any observer pays), with tracing on (plain JSON
-Lines) and on with gzip, measured in the same run and printed as ratios to "off". The load: one
-member joins a group over the wire, then four connections each keep 64 pipelined Heartbeats in
-flight for WINDOW_S seconds. Each configuration is measured ROUNDS times interleaved and the
-medians compared. Three figures per configuration: heartbeats per second of wall time,
-heartbeats per second of the server's own CPU time (from /proc; on a shared machine the wall
-figure swings with other load, the CPU figure much less), and per second of the CPU of the
-server and the trace encoder process it starts (which formats the lines off the request path).
-Target: tracing costs the request path at most 10% (server CPU ratio >= 0.90). Not a test: it
-prints and always exits 0.
+The server CPU per request of ``kafka-emu serve`` (a subprocess, so the load generator here does
+not share its interpreter) with tracing off and on (plain JSON Lines, and with gzip;
+``BENCH_TRACE_CONFIGS`` picks among off, seam only, on (jsonl), on (gzip)), measured in the same
+run and printed as ratios to "off". The load: one member joins a group over the wire, then four
+connections each keep 64 pipelined requests in flight for WINDOW_S seconds. Each configuration
+is measured ROUNDS times, interleaved (every configuration once per round), and compared by the
+medians and by the median of each round's own ratio ("paired": drift in the machine's load
+cancels). The figure is the server's CPU time per request, exact from ``/proc/PID/schedstat``
+(not wall time: on a shared machine that swings with other load), with what explains a
+difference that instruction counts do not show: user and system time, minor page faults,
+context switches; the trace encoder process's CPU is counted apart, and with the server's as
+the machine's whole cost. Target: tracing costs the request path at most 10% (server CPU ratio
+>= 0.90). Not a test: it prints and always exits 0.
 
-The same for every request kind a consumer group sends, in one run (issue 40, item 3):
-Heartbeat, one-partition OffsetCommit, Fetch, JoinGroup and SyncGroup (see ``KIND`` below for
-what each request is); ``--kind NAME`` measures one of them. Each connection sends its next
-IN_FLIGHT requests once all its previous ones are answered (``LOCKSTEP``), and every server is
-first left to finish what it loads while idle (``until_idle``): both used to move the figures
-more than tracing did.
+Every request kind a consumer group sends, in one run (issue 40, item 3): Heartbeat,
+one-partition OffsetCommit, Fetch, JoinGroup and SyncGroup (see ``KIND`` below for what each
+request is); ``--kind NAME`` measures one of them. Each connection sends its next IN_FLIGHT
+requests once all its previous ones are answered (``LOCKSTEP``). Only the window's requests
+are counted: every server is first left to finish what it loads while idle (``until_idle``,
+broker/warm.py), then a priming round of the kind is sent and server and encoder are left to go
+idle again (``settle``) -- loading and first-use costs inside the window used to move the
+figures more than tracing did.
 
 ``--callgrind`` counts instructions instead of time (see "instruction counts under callgrind"
-below; valgrind must be installed): deterministic on a busy machine, but blind to cache misses
-and the kernel's share, so both figures are worth having.
+below; valgrind must be installed): deterministic on a busy machine, but blind to cache misses,
+the kernel's share and what other processes (the encoder among them) cost the server's caches,
+so both figures are worth having.
 """
 
 from __future__ import annotations
 
-import gzip
 import os
 import selectors
 import socket
@@ -231,20 +234,86 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-# Heartbeats per second of CPU of the last measured server and the processes it started (the
-# trace encoder, which formats the lines in a process of its own), in its window.
-last_with_children = 0.0
+@attrs.frozen
+class Usage:
+    """What a process has used of the machine so far (``/proc``): its CPU time in nanoseconds
+    (``schedstat``: exact, where ``stat``'s user and system times come in 10 ms ticks), of which
+    the share spent in the kernel, its minor page faults (memory it touched for the first
+    time since the kernel gave it: a heap that grows and shrinks again pays them every time),
+    and how often it gave up the CPU to wait (``waits``) or was made to (``preempted``): each
+    costs it caches another process has used meanwhile."""
+    cpu_ns: int = 0
+    sys_s: float = 0.0
+    user_s: float = 0.0
+    minflt: int = 0
+    waits: int = 0
+    preempted: int = 0
+    queued_ns: int = 0  # runnable but waiting for a CPU (schedstat)
+
+    def __sub__(self, other: "Usage") -> "Usage":
+        return Usage(*(a - b for a, b in zip(attrs.astuple(self), attrs.astuple(other))))
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(*(a + b for a, b in zip(attrs.astuple(self), attrs.astuple(other))))
+
+
+def usage(pid: int | None) -> Usage:
+    if pid is None:
+        return Usage()
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/schedstat") as f:
+            cpu_ns, queued_ns = map(int, f.read().split()[:2])
+        with open(f"/proc/{pid}/status") as f:
+            status = dict(line.split(":", 1) for line in f if "ctxt_switches" in line)
+    except (OSError, ValueError, IndexError):  # (gone)
+        return Usage()
+    tick = os.sysconf("SC_CLK_TCK")
+    return Usage(cpu_ns, int(fields[12]) / tick, int(fields[11]) / tick, int(fields[7]),
+                 int(status["voluntary_ctxt_switches"]),
+                 int(status["nonvoluntary_ctxt_switches"]), queued_ns)
+
+
+@attrs.frozen
+class Sample:
+    """One measured window of one configuration: the requests answered, the wall time, what the
+    server and the processes it started (the trace encoder) used meanwhile."""
+    requests: int
+    wall_s: float
+    server: Usage
+    encoder: Usage
+
+    def per_request_us(self, of: Usage) -> float:
+        return of.cpu_ns / 1e3 / self.requests if self.requests else float("nan")
+
+
+# The last measured window (``run`` returns only its two rates, as bench_control reads them).
+last_sample: Sample | None = None
+
+
+def settle(pid: int) -> None:
+    """Until the server and every process it started are idle: the server's loading while idle
+    (``until_idle``) is over and the encoder has written what the priming round sent it."""
+    for each in (pid, *_children(pid)):
+        until_idle(each, 30.0)
 
 
 def heartbeats_per_s(host: str, port: int, pid: int | None = None) -> tuple[float, float]:
-    """(heartbeats per wall second, heartbeats per server CPU second)."""
+    """(heartbeats per wall second, heartbeats per server CPU second); ``last_sample`` the rest.
+
+    Nothing but the window's requests is counted: the server is first left to finish its idle
+    loading (broker/warm.py: ~220 ms of CPU, run whenever the server has been idle for a ms --
+    between two batches of a window too, were it still going), then a priming round of WARMUP
+    requests of the kind makes what their first ones make (row makers, codec functions, the
+    encoder's first lines), and server and encoder are left to go idle again before the
+    window opens."""
     if pid is not None:
         until_idle(pid, 30.0)
     setup = _setup(host, port)
-    # warm up first, and let the trace encoder (a fresh Python) finish starting: its start is
-    # not what a traced request costs
     send_heartbeats(host, port, setup, WARMUP)
-    time.sleep(0.5)
+    if pid is not None:
+        settle(pid)
     frame = request_frame(setup)
     sel = selectors.DefaultSelector()
     socks = [socket.create_connection((host, port)) for _ in range(CONNECTIONS)]
@@ -256,8 +325,10 @@ def heartbeats_per_s(host: str, port: int, pid: int | None = None) -> tuple[floa
         pending[s], outstanding[s] = bytearray(), IN_FLIGHT
     done = 0
     children = _children(pid) if pid is not None else []
-    children_start = sum(_cpu_s(c) for c in children)
-    cpu_start = _cpu_s(pid)
+
+    def encoders() -> Usage:
+        return sum((usage(c) for c in children), Usage())
+    encoder_start, server_start = encoders(), usage(pid)
     start = time.perf_counter()
     end = start + WINDOW_S
     while time.perf_counter() < end:
@@ -276,13 +347,13 @@ def heartbeats_per_s(host: str, port: int, pid: int | None = None) -> tuple[floa
                     s.setblocking(False)
                     outstanding[s] += more
     elapsed = time.perf_counter() - start
-    cpu = _cpu_s(pid) - cpu_start
-    global last_with_children
-    total = cpu + sum(_cpu_s(c) for c in children) - children_start
-    last_with_children = done / total if total > 0 else float("nan")
+    server = usage(pid) - server_start
+    global last_sample
+    last_sample = Sample(done, elapsed, server, encoders() - encoder_start)
     for s in socks:
         s.close()
-    return done / elapsed, (done / cpu if cpu > 0 else float("nan"))
+    cpu_s = server.cpu_ns / 1e9
+    return done / elapsed, (done / cpu_s if cpu_s > 0 else float("nan"))
 
 
 SEAM_ONLY = """
@@ -316,23 +387,6 @@ def run(extra: list[str] | None) -> tuple[float, float]:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-
-
-# -- instruction counts under callgrind ------------------------------------------------------
-#
-# Wall and CPU time swing with other load on a shared machine; instructions executed do not.
-# ``--callgrind`` starts each configuration's server under valgrind's callgrind tool (with
-# ``--trace-children=yes``, so the trace encoder is counted on its own), sends WARMUP
-# heartbeats, zeroes the counters of the server and the encoder, sends exactly REQUESTS
-# heartbeats (pipelined as above), waits for their trace lines to reach the file, and dumps the
-# counters: instructions per request in the server (what the request path pays) and in the
-# encoder. The trace's flush interval is the writer's own, in the instrumented server's slowed
-# time, so a flush's fixed cost is spread over far fewer requests than at full speed.
-
-CG_REQUESTS = int(os.environ.get("BENCH_TRACE_CG_REQUESTS", "4000"))
-CG_WARMUP = int(os.environ.get("BENCH_TRACE_CG_WARMUP", "1500"))
-# any of: off, seam only, seam (batches), on (jsonl), on (gzip)
-CG_CONFIGS = os.environ.get("BENCH_TRACE_CG_CONFIGS", "off,seam only,on (jsonl)").split(",")
 
 
 def send_heartbeats(host: str, port: int, setup: Setup, count: int) -> None:
@@ -372,119 +426,6 @@ def send_heartbeats(host: str, port: int, setup: Setup, count: int) -> None:
         s.close()
 
 
-def _callgrind_totals(path: str) -> int:
-    with open(path) as f:
-        for line in f:
-            if line.startswith(("totals:", "summary:")):
-                return int(line.split()[1])
-    raise ValueError(f"no totals in {path}")
-
-
-def _control(option: str, pid: int) -> None:
-    subprocess.run(["callgrind_control", option, str(pid)], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
-
-
-def callgrind_run(extra: list[str] | None, out_dir: str, name: str,
-                  trace_dir: str | None) -> tuple[float, float]:
-    """(instructions per request in the server, in the encoder) for one configuration."""
-    target = ([sys.executable, "-c", SEAM_ONLY] if extra is None else
-              [sys.executable, "-c", SEAM_ONLY, "batches"] if extra == ["batches"] else
-              [sys.executable, "-m", "kafka_emu", "serve", "--port", "0", "--log-level",
-               "WARNING", "--topic", f"{TOPIC}:1", *extra])
-    prefix = os.path.join(out_dir, name.replace(" ", "_").replace("(", "").replace(")", ""))
-    args = ["valgrind", "--tool=callgrind", "--trace-children=yes",
-            f"--callgrind-out-file={prefix}.%p", *target]
-    # a fixed hash seed: string hashes steer dict and set probing, and so the counts, by a few
-    # per cent from one seed to another
-    env = os.environ | {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            env=env)
-    try:
-        host, port = proc.stdout.readline().strip().rsplit(":", 1)
-        until_idle(proc.pid, busy_s=0.02)  # (valgrind's own work while the server waits)
-        setup = _setup(host, int(port))
-        send_heartbeats(host, int(port), setup, CG_WARMUP)
-        # (so the warm-up's flushes are not counted; the setup's own joins and sync are lines too)
-        setup_lines = {"JoinGroup": 2, "SyncGroup": 1}.get(KIND, 0)
-        _wait_for_lines(trace_dir, setup_lines + CG_WARMUP)
-        encoders = _children(proc.pid)
-        for pid in (proc.pid, *encoders):
-            _control("--zero", pid)
-        send_heartbeats(host, int(port), setup, CG_REQUESTS)
-        _wait_for_lines(trace_dir, setup_lines + CG_WARMUP + CG_REQUESTS)
-        counts = []
-        for pid in (proc.pid, *encoders):
-            for old in _dumps(prefix, pid):
-                os.remove(old)
-            _control("--dump", pid)
-            counts.append(sum(_callgrind_totals(p) for p in _dumps(prefix, pid)))
-        return counts[0] / CG_REQUESTS, sum(counts[1:]) / CG_REQUESTS
-    finally:
-        proc.terminate()
-        proc.wait(timeout=120)
-
-
-def _dumps(prefix: str, pid: int) -> list[str]:
-    folder, base = os.path.split(prefix)
-    return [os.path.join(folder, f) for f in os.listdir(folder)
-            if f.startswith(f"{base}.{pid}.")]
-
-
-def _wait_for_lines(trace_dir: str | None, heartbeats: int) -> None:
-    """Until that many heartbeats' lines are in the trace (with none: a moment, the same
-    settling time as a traced run's last flush)."""
-    time.sleep(0.5)
-    deadline = time.monotonic() + 300
-    while trace_dir is not None and time.monotonic() < deadline and _heartbeat_lines(
-            trace_dir) < heartbeats:
-        time.sleep(0.1)
-
-
-def _heartbeat_lines(trace_dir: str) -> int:
-    count = 0
-    for folder, _, files in os.walk(trace_dir):
-        for f in files:
-            path = os.path.join(folder, f)
-            opener = gzip.open if f.endswith(".gz") else open
-            try:
-                with opener(path, "rb") as fh:
-                    count += fh.read().count(b'"api":"%s"' % KIND.encode())
-            except (EOFError, OSError):  # a gzip member being written
-                pass
-    return count
-
-
-def callgrind_main() -> int:
-    print(f"== instructions per {KIND} under callgrind ({CG_REQUESTS} pipelined, "
-          f"after {CG_WARMUP}; {CONNECTIONS} connections x {IN_FLIGHT} in flight)")
-    print(f"  {'tracing':<19} {'server':>9} {'ratio':>6}   {'encoder':>9} {'with encoder':>13}"
-          f" {'ratio':>6}")
-    keep = os.environ.get("BENCH_TRACE_CG_OUT")  # keep the counts there (callgrind_annotate)
-    with tempfile.TemporaryDirectory() as tmp:
-        out_dir = keep or tmp
-        os.makedirs(out_dir, exist_ok=True)
-        base = None
-        for i, name in enumerate(CG_CONFIGS):
-            traced = name.startswith("on")
-            trace_dir = os.path.join(out_dir, f"trace-{i}") if traced else None
-            quiet = ["-c", "emu.timeline.max.events=0"]
-            extra = (None if name == "seam only" else ["batches"] if name == "seam (batches)"
-                     else quiet if not traced else
-                     [*quiet, "--trace-dir", trace_dir,
-                      *(["--trace-compress", "gzip"] if "gzip" in name else [])])
-            server, encoder = callgrind_run(extra, out_dir, f"{name}-{i}", trace_dir)
-            base = base or server
-            verdict = "" if trace_dir is None else (
-                "  ok" if base / server >= TARGET_RATIO else "  target missed")
-            print(f"  {name:<19} {server / 1e3:8.1f}k {base / server:6.3f}   "
-                  f"{encoder / 1e3:8.1f}k {(server + encoder) / 1e3:12.1f}k "
-                  f"{base / (server + encoder):6.3f}{verdict}", flush=True)
-    print("  (throughput ratio = instructions off / instructions on; 'with encoder' adds the "
-          "trace\n  encoder process's instructions, the machine's whole cost of tracing)")
-    return 0
-
-
 def main() -> int:
     global KIND
     args = sys.argv[1:]
@@ -493,40 +434,69 @@ def main() -> int:
         kinds = [args[args.index("--kind") + 1]]
     for kind in kinds:
         KIND = kind  # (read by request_frame and the printing)
-        (callgrind_main if "--callgrind" in args else timed_main)()
+        if "--callgrind" in args:  # (its module sets its own copy of this one's KIND)
+            from trace_callgrind import callgrind_main
+            callgrind_main(kind)
+        else:
+            timed_main()
     return 0
+
+
+# the configurations measured by time (any of: off, seam only, on (jsonl), on (gzip)); the
+# seam alone runs a server of its own (with the timeline), so its figure is not comparable
+TIMED_CONFIGS = os.environ.get("BENCH_TRACE_CONFIGS", "off,on (jsonl),on (gzip)").split(",")
 
 
 def timed_main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         # the control plane's timeline (on by default in serve) off throughout: tracing alone
         quiet = ["-c", "emu.timeline.max.events=0"]
-        configs = {"off": quiet, "seam only": None, "on (jsonl)": [*quiet, "--trace-dir", tmp],
-                   "on (gzip)": [*quiet, "--trace-dir", tmp, "--trace-compress", "gzip"]}
-        results: dict[str, list[tuple[float, float]]] = {name: [] for name in configs}
-        with_children: dict[str, list[float]] = {name: [] for name in configs}
-        for _ in range(ROUNDS):
+        every = {"off": quiet, "seam only": None, "on (jsonl)": [*quiet, "--trace-dir", tmp],
+                 "on (gzip)": [*quiet, "--trace-dir", tmp, "--trace-compress", "gzip"]}
+        configs = {name: every[name] for name in TIMED_CONFIGS}
+        samples: dict[str, list[Sample]] = {name: [] for name in configs}
+        for _ in range(ROUNDS):  # interleaved: every configuration once per round
             for name, extra in configs.items():
-                results[name].append(run(extra))
-                with_children[name].append(last_with_children)
+                run(extra)
+                assert last_sample is not None
+                samples[name].append(last_sample)
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(tmp) for f in fs)
-    base_wall = statistics.median(w for w, _ in results["off"])
-    base_cpu = statistics.median(c for _, c in results["off"])
-    print(f"== {KIND} throughput, tracing off vs on ({CONNECTIONS} connections x "
-          f"{IN_FLIGHT} in flight, {WINDOW_S:g} s x {ROUNDS} rounds, medians)")
-    print(f"  {'tracing':<19} {'per wall s':>10} {'ratio':>6}   {'per CPU s':>10} {'ratio':>6}"
-          f"   {'CPU incl. encoder':>17} {'ratio':>6}")
-    base_all = statistics.median(with_children["off"])
-    for name, values in results.items():
-        wall = statistics.median(w for w, _ in values)
-        cpu = statistics.median(c for _, c in values)
-        every = statistics.median(with_children[name])
+    print(f"== {KIND}: server CPU per request, tracing off vs on ({CONNECTIONS} connections x "
+          f"{IN_FLIGHT} in flight, {WINDOW_S:g} s x {ROUNDS} rounds interleaved, medians)")
+    print(f"  {'tracing':<12} {'server µs':>9} {'user':>6} {'sys':>6} {'faults':>7} {'ratio':>6}"
+          f" {'paired':>6} {'waits':>6} {'preempt':>7}   {'encoder µs':>10} {'incl. enc.':>10}"
+          f" {'ratio':>6} {'wall/s':>8}")
+
+    def med(values) -> float:
+        return statistics.median(values)
+
+    def of(sample: Sample) -> float:
+        return sample.per_request_us(sample.server)
+
+    def both(sample: Sample) -> float:
+        return sample.per_request_us(sample.server + sample.encoder)
+    base = samples[next(iter(configs))]
+    for name, values in samples.items():
+        server, total = med(of(v) for v in values), med(both(v) for v in values)
+        user = med(v.server.user_s * 1e6 / v.requests for v in values)
+        system = med(v.server.sys_s * 1e6 / v.requests for v in values)
+        faults = med(v.server.minflt / v.requests for v in values)
+        waits = med(v.server.waits * 1000 / v.requests for v in values)
+        preempted = med(v.server.preempted * 1000 / v.requests for v in values)
+        # (each round's traced server against the same round's untraced one: drift cancels)
+        paired = med(of(b) / of(v) for b, v in zip(base, values))
+        ratio = med(of(v) for v in base) / server
         verdict = "" if name in ("off", "seam only") else (
-            "  ok" if cpu / base_cpu >= TARGET_RATIO else "  target missed")
-        print(f"  {name:<19} {wall:10.0f} {wall / base_wall:6.2f}   {cpu:10.0f} "
-              f"{cpu / base_cpu:6.2f}   {every:17.0f} {every / base_all:6.2f}{verdict}")
-    print("  (per CPU s: the server's process, what the request path pays; incl. encoder: with "
-          "the\n  trace encoder process it starts, the machine's whole cost of tracing)")
+            "  ok" if min(ratio, paired) >= TARGET_RATIO else "  target missed")
+        print(f"  {name:<12} {server:9.2f} {user:6.2f} {system:6.2f} {faults:7.3f} {ratio:6.2f}"
+              f" {paired:6.2f} {waits:6.1f} {preempted:7.1f}   {total - server:10.2f} {total:10.2f} "
+              f"{med(both(v) for v in base) / total:6.2f} "
+              f"{med(v.requests / v.wall_s for v in values):8.0f}{verdict}", flush=True)
+    print("  (server µs: its CPU per request, exact (schedstat); user and sys: the same from 10 ms"
+          " ticks;\n  faults: minor page faults per request; waits, preempt: the server's voluntary and\n  involuntary context switches per 1000 requests; ratio: throughput per server CPU s"
+          " against off, of\n  the medians; paired: the median of each round's ratio; encoder"
+          " µs: the trace encoder\n  process's CPU per request; incl. enc.: the machine's whole"
+          " cost, and its ratio)")
     print(f"  trace bytes written in all rounds: {size / 1e6:.1f} MB")
     return 0
 
