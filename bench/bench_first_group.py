@@ -20,6 +20,16 @@ Two cases per round, interleaved:
   0.2 s, before connecting (the emulator has been up a moment; whatever it loads after the
   listener opens has had the time to load).
 
+* ``librdkafka at once``: a confluent-kafka consumer, started (and imported) before the server,
+  subscribes as soon as the address is printed: exec -> listening, exec -> its group formed
+  (partition assigned), and the server's CPU at each (skipped where confluent-kafka is absent).
+
+``--against DIR`` serves also from another checkout (``git archive <rev> | tar -x -C DIR``),
+each case of each build once per round, interleaved, and prints this / against per round:
+before/after figures from one run on a busy machine.
+
+The "after idle" client waits until the server has gone quiet, i.e. until warm-up has finished
+(about 40 steps, each after 20 ms of idleness): its exec -> first answer measures that wait.
 Figures are medians over the rounds with their spread (min-max). Target (issue 40): the first
 JoinGroup (both requests of the join) within 2x a later one, server CPU. The peer of the issue,
 franz-go's kfake (exec -> first group formed 0.56 s on the issue's machine), needs Go, which this

@@ -108,8 +108,8 @@ def _hooks(profile: bool) -> None:
     connection.handle_frame = handle_frame
     group_path, later_steps = warm.group_path, warm.later_steps
 
-    def timed_group_path():
-        group_path()
+    def timed_group_path(*args, **kwargs):
+        group_path(*args, **kwargs)
         warm_steps.append(time.monotonic())
 
     def timed_steps():
