@@ -20,7 +20,12 @@ server.
    - fetch from the start: one partition by one consumer, 16 partitions by four consumers;
    - long-poll: four consumers caught up on 16 empty partitions (fetch.wait.max.ms=500), while a
      producer sends one record per request (linger.ms=0), paced; each record wakes a waiting
-     Fetch. CPU per record covers its Produce and the Fetches it wakes.
+     Fetch. CPU per record covers its Produce and the Fetches it wakes. Not like for like: the
+     mock's waiting Fetch is never woken by a Produce (it answers after max_wait_ms with what
+     it had when the request came -- bench/callgrind_fetch.py shows it), so against the mock
+     each consumer costs one Fetch per 500 ms whatever the records, while kafka-emu, as Kafka,
+     answers one Fetch per record here. callgrind_fetch.py's ``pingpong`` is the like-for-like
+     figure (a Produce, then a Fetch that finds its record, on both servers).
    Printed: µs of server CPU per request and per record, and kafka-emu / mock per record.
 2. ``etl``: a TestGroupETL-like consume-transform-produce loop (franz-go's kgo TestGroupETL: a
    producer fills one topic, consumer groups read it and write the next). Here: a producer writes

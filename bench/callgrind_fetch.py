@@ -239,7 +239,9 @@ def measure(kind: str, shape: str, args, out_dir: str | None) -> tuple[float, st
         try:
             load.run(args.warm)
             if out_dir is not None:
-                time.sleep(0.5)
+                # the server's idle loading (broker/warm.py: one step after each 20 ms of idle)
+                # must be over before the counters start, or a step lands among the cycles
+                _quiet(server)
                 _control("--zero", server.proc.pid)
             else:
                 server.settle()
