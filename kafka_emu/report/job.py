@@ -22,7 +22,6 @@ import sys
 import time
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from functools import partial
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
@@ -98,10 +97,13 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
     stage = Stages(say, (3 if one_pass else len(TABLES) + 2) + html_page)
     partitions = onepass.partitions_for(size)
     with onepass.settings(spark, onepass.small_confs(partitions) if one_pass else None):
-        results = _compute(spark, partial(load, spark, paths, since=since, until=until,
-                                          labels=labels, input_format=input_format, say=say,
-                                          one_partition=one_pass and partitions == 1),
-                           out, csv, stage, one_pass)
+        # (small traces are read here, into one partition; large ones as the first table
+        # needs them, while the others are planned)
+        with stage("reading the traces") if one_pass else contextlib.nullcontext():
+            t = load(spark, paths, since=since, until=until, labels=labels,
+                     input_format=input_format, say=say,
+                     one_partition=one_pass and partitions == 1)
+        results = _compute(spark, t, out, csv, stage, one_pass, html_page)
     for line in drop_lines(results["dropped_lines"]):
         say(line)
     if html_page:
@@ -136,32 +138,21 @@ class Stages:
         self.say(f"{label}: {time.monotonic() - began:.1f} s")
 
 
-def _compute(spark: Any, traces: Callable[[], Traces], out: Path, csv: bool, stage: Stages,
-             one_pass: bool) -> dict[str, list]:
-    """Every table and figure of the report, with the traces (``traces()``: load()'s) read in
-    the background."""
+def _compute(spark: Any, t: Traces, out: Path, csv: bool, stage: Stages, one_pass: bool,
+             html_page: bool) -> dict[str, list]:
+    """Every table and figure of the report, with the traces read in the background."""
     # Reading the traces is most of a large job and keeps every core busy; planning the tables
     # is the driver's alone (several seconds at first, while the JVM warms up). Read in the
     # background meanwhile: the first table's job then waits for that read (Spark shares the
-    # stage and the cached blocks) instead of starting it. Small traces: the read (the first
-    # Spark job of a fresh JVM, most of it the JVM warming up) and the few hundred plans of
-    # the one job overlap, and the job starts when both are done.
+    # stage and the cached blocks) instead of starting it.
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kafka-emu-read")
     tag = f"kafka-emu-read-{uuid.uuid4().hex}"
-    reading: Future | None = None
-    t: Traces | None = None
+    reading = pool.submit(_tagged, spark, tag, t.read_now)
     done: list = []
     finished = gone = False
     try:
-        with stage("reading the traces, planning the tables") if one_pass else \
-                contextlib.nullcontext():
-            t = traces()
-            reading = pool.submit(_tagged, spark, tag, t.read_now)
-            if one_pass:
-                planned = onepass.plan(t)
-                reading.result()
         if one_pass:
-            results = onepass.compute(t, planned, out, csv, stage, max_rows=MAX_COLLECT,
+            results = onepass.compute(spark, t, out, csv, stage, max_rows=MAX_COLLECT,
                                       worst=WORST_RUNS)
         else:
             results = _table_by_table(t, out, csv, stage, done)
@@ -174,10 +165,10 @@ def _compute(spark: Any, traces: Callable[[], Traces], out: Path, csv: bool, sta
         gone = server_gone(spark, exc)
         raise
     finally:
-        if not finished and not gone and reading is not None:
+        if not finished and not gone:
             _cancel(spark, tag, reading)  # rather than wait for the read to end on its own
         pool.shutdown(wait=not gone, cancel_futures=True)
-        if not gone and t is not None:
+        if not gone:
             for df in done:
                 df.unpersist()
             t.release()

@@ -42,18 +42,11 @@ class Traces:
     # drops found outside Spark (gzip_tails(), for Spark's JSON reader): called once, at the end
     more_drops: Callable[[], list[dict]] = list
 
-    # the local checkpoints of a one-partition job (the lines, then the runs, events and
-    # requests), each computed by the first job that reads it: read_now() computes them
-    checkpoints: tuple = ()
-
     def read_now(self) -> None:
-        """Read the traces into the cached copy (a count over it), or compute the local
-        checkpoints (a count over each), now rather than in the first table's job; nothing
-        when load() kept nothing."""
+        """Read the traces into the cached copy now (a count over it), rather than in the
+        first table's job; nothing when load() cached nothing."""
         if self.cached:
             self.cached[0].count()
-        for df in self.checkpoints:
-            df.count()
 
     def release(self) -> None:
         for df in self.cached:
@@ -357,15 +350,12 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
     cached = []
     if cache:
         if one_partition:
-            # small traces (onepass.py): read into one partition, kept as a local
+            # small traces (onepass.py): read now into one partition, kept as a local
             # checkpoint -- which, unlike a cached copy, tells the plans above it that the
             # rows are in one partition: Spark then knows every grouping, window and join
             # has its rows in place and plans no shuffle for them (given the size estimates
-            # of onepass.small_confs()). Read by the first job that reads it: read_now(),
-            # in the background while the tables are planned (the plans need only its
-            # columns), so that the first job's start in a fresh JVM and the read overlap
-            # the planning
-            lines = lines.repartition(1).localCheckpoint(eager=False)
+            # of onepass.small_confs())
+            lines = lines.repartition(1).localCheckpoint()
         else:
             lines = lines.repartition("run").sortWithinPartitions("api", "kind").cache()
             cached.append(lines)
@@ -419,10 +409,9 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
             # rather than from the lines
             runs, events, requests = (df.localCheckpoint(eager=False)
                                       for df in (runs, events, requests))
-    checkpoints = (lines, runs, events, requests) if one_partition and cache else ()
     drops = (lines.where(F.col("drop_reason").isNotNull())
              .groupBy(F.col("drop_file").alias("file"), F.col("drop_reason").alias("reason"))
              .agg(F.count(F.lit(1)).alias("lines")))
     return Traces(events=events, runs=runs, requests=requests, drops=drops,
-                  cached=tuple(cached), more_drops=more_drops, checkpoints=checkpoints)
+                  cached=tuple(cached), more_drops=more_drops)
 

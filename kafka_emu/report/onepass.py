@@ -111,8 +111,8 @@ def settings(spark: Any, confs: dict[str, str] | None) -> Iterator[None]:
                     spark.conf.set(key, value)
 
 
-def plan(t: Any) -> dict[str, Any]:
-    """Every table's DataFrame (job.tables()) and what the page needs besides, unrun."""
+def compute(spark: Any, t: Any, out: Path, csv: bool, stage: Callable, *, max_rows: int,
+            worst: int) -> dict[str, list]:
     from pyspark.sql import functions as F
 
     from . import analyses, job
@@ -121,22 +121,11 @@ def plan(t: Any) -> dict[str, Any]:
     built = job.tables(t, counts)
     lost = (t.events.where((F.col("kind") == "run_end") & (F.col("dropped") > 0))
             .select("run", F.col("dropped").alias("events_lost")))
-    return built | {"dropped_lines": t.drops, "writer_lost": lost,
-                    "timeline": analyses.run_timeline(t),
-                    "connections": analyses.connection_clients(counts)}
-
-
-EXTRA = ("dropped_lines", "writer_lost", "timeline", "connections")  # plan()'s, not tables
-
-
-def compute(t: Any, planned: dict[str, Any], out: Path, csv: bool, stage: Callable, *,
-            max_rows: int, worst: int) -> dict[str, list]:
-    """plan()'s frames run in one Spark job, the tables written, the page's figures."""
-    from . import job
-
-    built = {name: df for name, df in planned.items() if name not in EXTRA}
+    extra = {"dropped_lines": t.drops, "writer_lost": lost,
+             "timeline": analyses.run_timeline(t),
+             "connections": analyses.connection_clients(counts)}
     with stage("every table, in one Spark job"):
-        rows = collect_all(planned)
+        rows = collect_all(built | extra)
         figures = whole_table_figures(rows, worst)
     with stage("writing the tables"):
         for name, df in built.items():
