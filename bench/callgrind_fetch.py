@@ -186,8 +186,9 @@ class ManyRecords:
                 one_call(self.link, produce_frame(topic, p, BATCH))
         self.frame = fetch_frame(topic, {p: 0 for p in range(partitions)}, limit=limit)
         self.records = records_in(one_call(self.link, self.frame))
-        if self.records != BATCH * partitions:
-            raise RuntimeError(f"{topic}: fetched {self.records}, not {BATCH * partitions}")
+        self.timeouts = 0
+        if not self.records:
+            raise RuntimeError(f"{topic}: fetched nothing")
 
     def run(self, fetches: int) -> None:
         for _ in range(fetches):
@@ -247,7 +248,8 @@ def measure(kind: str, shape: str, args, out_dir: str | None) -> tuple[float, st
                 server.settle()
             cpu0 = server.cpu_ns()
             load.run(args.measured)
-            note = f"timeouts {load.timeouts}" if shape == "longpoll" else ""
+            note = (f"timeouts {load.timeouts}" if shape == "longpoll" else
+                    f"{load.records} records per fetch" if shape.startswith("fetch") else "")
             if out_dir is None:
                 return (server.cpu_ns() - cpu0) / (args.measured * unit), note
             for old in glob.glob(f"{out_dir}/{kind}.{server.proc.pid}.*"):
