@@ -1,0 +1,118 @@
+"""A change to the report against a git revision, interleaved (issue 39): is it faster?
+
+    .venv/bin/python bench/bench_report_ab.py [--rounds N] [--events 300] [--base REV]
+
+The revision (default HEAD) is exported into a temporary directory (`git archive`, with the
+trace reader's jars of this tree beside its sources: a jar is named by its sources' digest, so
+only the matching one is used); then, in each of N rounds (default 3), each in a fresh process:
+a bare local SparkSession started and stopped, the report over the same traces
+(bench/trace_gen.py) with the revision's kafka_emu, and with this work tree's. Each report line
+gives the session's start and every stage's time as the job's own stage counter reports it,
+with the load average beside it; at the end the medians and their ratios to the bare session.
+On a shared machine, read the ratios of the same round, not the seconds: a change that only
+overlaps work (two threads) can lose under load, where the CPU it gets is what counts.
+Not a test: it prints and exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TREE = HERE.parent
+sys.path.insert(0, str(HERE))
+
+
+def _load() -> str:
+    return f"{os.getloadavg()[0]:.1f}"
+
+
+def child(traces: str | None) -> dict:
+    from kafka_emu.report.spark import session
+    out = Path(tempfile.mkdtemp())
+    began = time.perf_counter()
+    spark = session(master="local[2]", log_dir=out / "logs")
+    started = time.perf_counter() - began
+    stages: list[str] = []
+    if traces is None:
+        spark.range(1).count()  # (a session that has run one job, as a report's has)
+    else:
+        from kafka_emu.report import job
+
+        def progress(message: str) -> None:
+            if message.startswith("[") and message.endswith(" s"):  # "[2/4] name: 5.1 s"
+                name, _, took = message.partition("] ")[2].rpartition(": ")
+                stages.append(f"{name} {took}")
+        job.run(spark, [traces], out, progress=progress)
+    spark.stop()
+    shutil.rmtree(out, ignore_errors=True)
+    return {"seconds": time.perf_counter() - began, "start": started, "stages": stages}
+
+
+def _export(rev: str, into: Path) -> Path:
+    archive = subprocess.run(["git", "-C", str(TREE), "archive", rev, "kafka_emu"],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    for jar in (TREE / "kafka_emu" / "report" / "jvm").glob("*.jar"):
+        shutil.copy(jar, into / "kafka_emu" / "report" / "jvm")
+    return into
+
+
+def _run(pythonpath: Path | None, traces: str | None) -> dict | None:
+    env = os.environ | {"PYTHONWARNINGS": "ignore"}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    proc = subprocess.run([sys.executable, __file__, "--child", *([traces] if traces else [])],
+                          capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
+    if proc.returncode != 0:
+        print("  !! failed:")
+        for line in (proc.stderr or proc.stdout).strip().splitlines()[-25:]:
+            print(f"     {line}")
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--child"]:
+        print(json.dumps(child(argv[1] if len(argv) > 1 else None)))
+        return 0
+    rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 3
+    events = int(argv[argv.index("--events") + 1]) if "--events" in argv else 300
+    rev = argv[argv.index("--base") + 1] if "--base" in argv else "HEAD"
+    import trace_gen
+    with tempfile.TemporaryDirectory() as tmp:
+        base = _export(rev, Path(tmp))
+        traces = Path(tmp) / "traces"
+        print(f"{trace_gen.generate(traces, events)} events; base {rev}, against this tree")
+        sides = [("bare session", TREE, None), (f"report at {rev}", base, str(traces)),
+                 ("report, this tree", TREE, str(traces))]
+        times: dict[str, list[float]] = {}
+        for attempt in range(1, rounds + 1):
+            print(f"round {attempt} of {rounds} (load average {_load()}):", flush=True)
+            for label, path, where in sides:
+                result = _run(path, where)
+                if result is None:
+                    continue
+                times.setdefault(label, []).append(result["seconds"])
+                detail = "; ".join([f"session {result['start']:.1f}"] + result["stages"])
+                print(f"  {label:<22} {result['seconds']:7.1f} s  load {_load()}  ({detail})",
+                      flush=True)
+        bare = statistics.median(times.get("bare session", [float("nan")]))
+        print(f"medians of {rounds}:")
+        for label, values in times.items():
+            print(f"  {label:<22} {statistics.median(values):7.1f} s  "
+                  f"{statistics.median(values) / bare:5.2f}x the bare session")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    raise SystemExit(main(sys.argv[1:]))
