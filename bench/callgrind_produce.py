@@ -37,7 +37,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from bench_wire import Link, Server, call, decode, pump, request  # noqa: E402
+from bench_wire import Link, Server, decode, pump, request  # noqa: E402
 from callgrind_wire import _control, _quiet  # noqa: E402
 
 from kafka_emu.log.records import Record, build_batch  # noqa: E402
@@ -86,8 +86,12 @@ def _batch() -> bytes:
 
 def _leaders(server: Server) -> dict[int, tuple[tuple[str, int], list[int]]]:
     """node id -> (address, partitions of TOPIC it leads), from Metadata."""
-    answer = call(server.address, METADATA, V_METADATA, MetadataRequest(
-        topics=[MetadataRequestTopic(name=TOPIC)], allow_auto_topic_creation=False))
+    link, got = Link(server.address), []
+    link.send(request(METADATA, V_METADATA, MetadataRequest(
+        topics=[MetadataRequestTopic(name=TOPIC)], allow_auto_topic_creation=False)))
+    pump([link], lambda _, f: got.append(f), lambda: bool(got), 600)  # slow under valgrind
+    link.close()
+    answer = decode(METADATA, V_METADATA, got[0])
     brokers = {b.node_id: (b.host, b.port) for b in answer.brokers}
     out: dict[int, tuple[tuple[str, int], list[int]]] = {}
     for topic in answer.topics:
@@ -126,7 +130,7 @@ class Target:
             got: list[bytes] = []
             link = Link(address)
             link.send(frame)
-            pump([link], lambda _, f: got.append(f), lambda: bool(got), 60)
+            pump([link], lambda _, f: got.append(f), lambda: bool(got), 600)
             link.close()
             _check(got[0])
 
@@ -220,7 +224,13 @@ def main() -> int:
                                "--topic", f"{TOPIC}:{PARTITIONS}",
                                "-c", "connections.max.idle.ms=3600000",
                                "-c", "emu.timeline.max.events=0"]
-                    with _callgrind(out_dir, name.replace("@", "-"), command) as s:
+                    here = os.getcwd()
+                    os.chdir(root)  # python -m puts the working directory first on the path
+                    try:
+                        server = _callgrind(out_dir, name.replace("@", "-"), command)
+                    finally:
+                        os.chdir(here)
+                    with server as s:
                         row[name] = measure(s, out_dir, partitions, acks, args.warm,
                                             args.measured)
                 finally:

@@ -25,7 +25,8 @@ transaction state (log/producers.py).
 from __future__ import annotations
 
 from ...errors import ErrorCode, KafkaError
-from ...log.batch import TRANSACTIONAL_MASK, Compression, parse_header
+from ...log.batch import (NO_TIMESTAMP, TRANSACTIONAL_MASK, Compression, TimestampType,
+                          parse_header)
 from ...log.catalogue import INTERNAL_TOPICS
 from ...log.records import KeylessRecords
 from ...frozen import mutable_twin
@@ -168,7 +169,7 @@ async def produce(ctx, request) -> ProduceResponse | None:
     cluster = broker.cluster
     multi = cluster.multi
     node_id = ctx.connection.node_id
-    now = ctx.now_ms()
+    now = None  # read from the clock only for a LogAppendTime topic, the one use the log has
     version = ctx.version
     responses = []
     appended = []  # the logs written: their waiting fetches are woken
@@ -225,7 +226,9 @@ async def produce(ctx, request) -> ProduceResponse | None:
                     producer = _transactional(p.records)
                     if producer is not None:
                         _verify(ctx, transactional_id, name, index, log, producer)
-                result = log.append(p.records, now)
+                if now is None and log.config.timestamp_type == TimestampType.LOG_APPEND_TIME:
+                    now = ctx.now_ms()
+                result = log.append(p.records, NO_TIMESTAMP if now is None else now)
             except KafkaError as exc:
                 parts.append(_failed(name, index, exc, version))
                 continue
