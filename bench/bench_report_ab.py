@@ -6,7 +6,8 @@ The revision (default HEAD) is exported into a temporary directory (`git archive
 trace reader's jars of this tree beside its sources: a jar is named by its sources' digest, so
 only the matching one is used); then, in each of N rounds (default 3), each in a fresh process:
 a bare local SparkSession started and stopped, the report over the same traces
-(bench/trace_gen.py) with the revision's kafka_emu, and with this work tree's. Each report line
+(bench/trace_gen.py) with the revision's kafka_emu, and with this work tree's (the two in
+turn first, round by round). Each report line
 gives the session's start and every stage's time as the job's own stage counter reports it,
 with the load average beside it; at the end the medians and their ratios to the bare session.
 On a shared machine, read the ratios of the same round, not the seconds: a change that only
@@ -97,7 +98,10 @@ def main(argv: list[str]) -> int:
         times: dict[str, list[float]] = {}
         for attempt in range(1, rounds + 1):
             print(f"round {attempt} of {rounds} (load average {_load()}):", flush=True)
-            for label, path, where in sides:
+            # the two reports swap places every round: under a varying load the one run
+            # first after the bare session was the faster in every round of seven
+            order = sides if attempt % 2 else [sides[0], sides[2], sides[1]]
+            for label, path, where in order:
                 result = _run(path, where)
                 if result is None:
                     continue
