@@ -99,7 +99,7 @@ def main(argv: list[str]) -> int:
         for attempt in range(1, rounds + 1):
             print(f"round {attempt} of {rounds} (load average {_load()}):", flush=True)
             # the two reports swap places every round: under a varying load the one run
-            # first after the bare session was the faster in every round of seven
+            # first after the bare session was the faster in each of six rounds
             order = sides if attempt % 2 else [sides[0], sides[2], sides[1]]
             for label, path, where in order:
                 result = _run(path, where)
