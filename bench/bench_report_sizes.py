@@ -3,7 +3,8 @@ worth, and a fleet's.
 
     .venv/bin/python bench/bench_report_sizes.py [--repeat N] [--10m] [--remote sc://HOST:PORT]
 
-In one run, each in a fresh process, interleaved N times (default 1):
+In one run, each in a fresh process, interleaved N times (default 1; after the bare session the
+reports run in the reverse order every other round):
 - a bare local SparkSession started and stopped (what any Spark report pays at least);
 - `kafka-emu report`'s job (session start, kafka_emu.report.job.run with the page, stop) over
   one run's traces (about 300 events, bench/trace_gen.py) -- target: within 1.5x the bare
@@ -103,6 +104,11 @@ def main(argv: list[str]) -> int:
             if remote:
                 steps += [(f"report {n} on {remote}", ("report", str(roots[n]), remote))
                           for n in sizes]
+            # the reports take turns running first after the bare session (reversed every
+            # other round): under a varying load the first was the faster in each of six
+            # rounds of bench_report_ab.py, whichever it was
+            if attempt % 2 == 0:
+                steps = steps[:1] + steps[:0:-1]
             for label, args in steps:
                 result = _child("--child", *args)
                 if result is None:
