@@ -194,8 +194,9 @@ class Connection:
         if isinstance(wait, Pending):
             await self._park_pending(wait)
             return None
-        if wait.__class__ is Watch:  # a long-polling fetch: one cancel scope, as _park_pending
-            if not await wait.wait(self._until_hangup):
+        if wait.__class__ is Watch:  # a long-polling fetch
+            if not await (wait.wait(self._until_hangup) if self._raw is None
+                          else self._park_watch(wait)):
                 raise PeerGone("closed by peer while its request was parked")
             return None
         result: list[T] = []
@@ -209,6 +210,40 @@ class Connection:
         if not result:
             raise PeerGone("closed by peer while its request was parked")
         return result[0]
+
+    async def _park_watch(self, watch: Watch) -> bool:
+        """A long-polling Fetch's wait: read on, to notice the client leaving, until an append
+        wakes ``watch`` -- by ``notify_closing`` on this socket, as ``Pending.resolve`` wakes a
+        parked request: the read ends in ClosedResourceError, which costs about half of a
+        cancelled scope's Cancelled -- or until its deadline (the scope's). False if the
+        client went."""
+        if watch.woken:
+            return True
+        raw = self._raw
+        with watch.scope() as scope:
+            try:
+                watch.socket = raw
+                while not watch.woken:
+                    if self.frames.buffered + sum(map(len, self.queue)) > PARKED_READ_LIMIT:
+                        watch.socket, watch.wake = None, scope.cancel
+                        await trio.sleep_forever()  # enough queued: until the append or deadline
+                    data = recv_nowait(raw)
+                    if data is None:
+                        await trio.lowlevel.wait_readable(raw)
+                        continue
+                    if not data:
+                        self.eof = True  # the client left
+                        break
+                    self._take(data)
+                    data = None
+            except trio.ClosedResourceError:
+                if not watch.woken:  # (woken: the append's notify_closing)
+                    self.eof = True
+            except (OSError, trio.BrokenResourceError, DecodeError):
+                self.eof = True  # ends the connection once the fetch is released
+            finally:
+                watch.socket = watch.wake = None
+        return not self.eof
 
     def park_on_socket(self, parked: Pending) -> bool:
         """Begin the wait for a request ``handle_frame`` handed back parked: the connection's own
