@@ -25,7 +25,7 @@ class ConnectionInfo:
     # a PLAINTEXT listener, set by SASL or a client certificate (kafka_emu/security/)
     principal: str = "User:ANONYMOUS"
     listener: str = "PLAINTEXT"  # the name of the listener it came in on
-    # Waits for a parked request unless the client goes first (connection.Connection.park);
+    # Waits for a parked request unless the client goes first (connection_io.Connection.park);
     # None for requests that do not come from a socket (tests driving handlers directly).
     park: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]] | None = attrs.field(
         default=None, eq=False, repr=False)

@@ -77,9 +77,9 @@ def _names_no_partitions(cls: type) -> bool:
 
 
 def answer_parked(broker: "Broker", conn: "Connection", parked: "Pending") -> bytearray:
-    """The end of ``_process`` for a request answered after it was parked: RequestHandled (a
-    sink may have subscribed meanwhile) and the response frame. Kept apart from _process, whose
-    every request would otherwise pay a call."""
+    """The end of ``dispatch.handle_frame`` for a request answered after it was parked:
+    RequestHandled (a sink may have subscribed meanwhile) and the response frame. Kept apart from
+    handle_frame, whose every request would otherwise pay a call."""
     request, version = parked.request, parked.version
     response = parked.rendered()
     api_key, correlation_id, started = parked.api_key, parked.correlation_id, parked.started

@@ -33,7 +33,7 @@ class Pending:
 
     A request parked in the coordinator may be handed back to its connection instead of waited
     on (``RequestContext.submit(..., defer=True)``): ``submit`` returns this Pending itself, with
-    what the connection needs to answer as ``_process`` would have (``request_id`` to forget it,
+    what the connection needs to answer as ``dispatch.handle_frame`` would have (``request_id`` to forget it,
     the request and its header's facts for RequestHandled). The connection's loop then waits for
     the answer itself (``serve_connection``). A group of 5000 forming parks 5000 JoinGroups and
     then 5000 SyncGroups at once; each keeps this one record, not a chain of coroutine frames,

@@ -39,7 +39,7 @@ class Watch:
     """One waiting fetch: the logs it watches, whether an append to one has come since it last
     read (``woken``), and its wait -- one cancel scope up to a deadline, which an append cancels
     (``wake``). A connection waits on it while reading on for the client's hang-up
-    (connection.Connection.park); without one it is awaited as it is. A connection that reads
+    (connection_io.Connection.park); without one it is awaited as it is. A connection that reads
     its stdlib socket itself meanwhile sets ``socket``: an append then wakes that read with
     trio's ``notify_closing`` (ClosedResourceError, the socket left open), as Pending.resolve
     wakes a parked group request -- about half what a cancelled scope costs."""

@@ -2,8 +2,8 @@
 against Kafka's pattern (INVALID_REQUEST otherwise). The advertised ranges come from the
 handler table and the declarations, capped by ``emu.api.max.versions``, with one quirk of Kafka
 4.x kept: Produce is listed from v0 although v0-2 are refused (``lists_produce_from_zero``). A
-version we do not know is answered by the connection loop in v0 with UNSUPPORTED_VERSION (see
-connection.py).
+version we do not know is answered by the frame's dispatch in v0 with UNSUPPORTED_VERSION (see
+dispatch.py).
 """
 
 from __future__ import annotations
