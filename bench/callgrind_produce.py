@@ -15,7 +15,10 @@ dumped. Cells:
 * ``16p acks=all`` the same, 16 partitions: each broker gets the partitions it leads, one request
   per broker in turn (so a "request" there carries 16/3 partitions on average).
 
-Printed: thousands of instructions per request and per record, and kafka-emu / mock. kafka-emu
+Printed: thousands of instructions per request and per record, and kafka-emu / mock. Callgrind
+counts user-space instructions only: the kernel's share (recv, send, epoll), most of the C
+mock's CPU, is not in them, so the ratio to the mock overstates the CPU ratio; the figure is for
+A/B between checkouts, the CPU ratio is bench_data_path_peers.py's. kafka-emu
 runs with the timeline off (``emu.timeline.max.events=0``: the data path, not the recorder).
 
     python bench/callgrind_produce.py [--cells 1p,16p,1p-all,16p-all] [--measured 2000]
