@@ -43,6 +43,7 @@ from ..coordinator import events as coordinator_events
 from ..coordinator.consumer import events as consumer_group_events
 from ..protocol.errors import DecodeError
 from ..protocol.messages import consumer_protocol
+from .array_text import array_formatter
 
 SCHEMA_VERSION = 1
 SCHEMA_FILE = Path(__file__).with_name("trace-schema.json")
@@ -143,7 +144,10 @@ ASSIGNMENT = StructOf((("member_id", STRING), ("topics", ArrayOf(TOPIC_PARTITION
 
 
 def _named(*names: str) -> Callable[[Any], list[dict]]:
-    return lambda items: [dict(zip(names, item)) for item in items]
+    def convert(items: Any) -> list[dict]:
+        return [dict(zip(names, item)) for item in items]
+    convert.names = names  # type: ignore[attr-defined]  # (array_text compiles from them)
+    return convert
 
 
 # (class name, field name) -> Field; "convert" gets the whole event when it is a method below
@@ -359,6 +363,19 @@ _ROW_FRAGMENTS: dict[str, tuple[tuple[str, ...], ...]] = {
 _FRAGMENT_CACHE = 4096
 
 
+def _array_text(f: Field) -> Callable[[Any], str] | None:
+    """The compiled text of an array of flat structs (``array_text.py``), if f is one."""
+    names = getattr(f.convert, "names", None)
+    if not (isinstance(f.type, ArrayOf) and isinstance(f.type.element, StructOf)):
+        return None
+    fields = f.type.element.fields
+    if names != tuple(n for n, _ in fields) or not all(isinstance(t, Scalar) for _, t in fields):
+        return None
+    convert = f.convert
+    return array_formatter(names, tuple(t.name for _, t in fields),
+                           lambda items: _dumps(convert(items)))
+
+
 def _line_encoder(kind: Kind, rows: bool = False) -> Callable[[Any, str, int], str]:
     """Compile one function per kind that formats a whole line in one f-string (the trace
     writer's hot path: about twice as fast as building the dict and calling json.dumps).
@@ -392,9 +409,10 @@ def _line_encoder(kind: Kind, rows: bool = False) -> Callable[[Any, str, int], s
             elif f.convert is None:
                 body.append(f"    {v} = dumps({v})")
             else:
-                env[f"c{i}"] = f.convert
+                env[f"c{i}"] = _array_text(f) or f.convert
+                call = f"c{i}({v})" if env[f"c{i}"] is not f.convert else f"dumps(c{i}({v}))"
                 body.append(f"    {v} = 'null' if {v} is None else '[]' if {v} == () "
-                            f"else dumps(c{i}({v}))")
+                            f"else {call}")
         code[f.name] = (body, f',"{f.name}":{{{v}}}')
     runs = _ROW_FRAGMENTS.get(cls_name, ()) if rows else ()
     in_run = {name: j for j, run in enumerate(runs) for name in run}
