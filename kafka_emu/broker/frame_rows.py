@@ -22,12 +22,14 @@ from ..protocol.primitives import Reader
 from ..protocol.schema import fields_of
 from .clock import ms_from
 from .handlers import HANDLERS
-from .event_rows import NO_TOPIC_IDS, request_row_maker
+from .event_rows import _REQUEST_HANDLED, NO_TOPIC_IDS, request_row_maker
 from .request_walk import _FORGOTTEN, _names, _struct_arrays, _topic_of, compiled_errors
 
-# (api key, version, request frame after its correlation id, response frame after its) -> decoded
-_DECODED: dict[tuple[int, int, bytes, bytes], tuple] = {}
+# (api key, version, request frame after its correlation id, response frame after its) ->
+# [row maker, api name, client id, request, response, the row's parts (_parts: None until made)]
+_DECODED: dict[tuple[int, int, bytes, bytes], list] = {}
 _DECODED_LIMIT = 4096
+_ERROR_AT = 16  # where error_code, partition_errors, throttle_time_ms sit in a RequestHandled row
 
 
 def frame_row(event: tuple) -> tuple:
@@ -42,17 +44,45 @@ def frame_row(event: tuple) -> tuple:
         if len(_DECODED) >= _DECODED_LIMIT:
             _DECODED.clear()
         _DECODED[cache_key] = decoded
-    make, name, client, q, r = decoded
+    make, name, client, q, r, parts = decoded
+    latency = (done - started) * 1000
+    at_ms = at if type(at) is int else ms_from(at, done)
+    if parts:  # (what the row reads of the two frames, made once: _parts)
+        identity, rest = parts
+        return (_REQUEST_HANDLED, at_ms, connection, peer, name, key, version, correlation,
+                client, software, software_version, *identity, latency,
+                *(answer if type(answer) is tuple else ()), *rest)
     if type(answer) is tuple:  # the request's frame and what the row reads of the response
-        row = make(q, None, (done - started) * 1000, SHIPPED_TOPICS,
-                   at if type(at) is int else ms_from(at, done),
+        row = make(q, None, latency, SHIPPED_TOPICS, at_ms,
                    connection, peer, name, key, version, correlation, client, software,
                    software_version)
-        return row[:_ERROR_AT] + answer + row[_ERROR_AT + len(answer):]
-    return make(q, r, (done - started) * 1000, NO_TOPIC_IDS,
-                at if type(at) is int else ms_from(at, done),
-                connection, peer, name, key, version, correlation, client, software,
-                software_version)
+        row = row[:_ERROR_AT] + answer + row[_ERROR_AT + len(answer):]
+    else:
+        row = make(q, r, latency, NO_TOPIC_IDS, at_ms,
+                   connection, peer, name, key, version, correlation, client, software,
+                   software_version)
+    if parts is None:
+        decoded[5] = _parts(row, answer)
+    return row
+
+
+# A row is (tag, the ten values frame_row passes after the lookup, the request's identity, the
+# latency, what the row reads of the request and the response): all but the ten and the
+# latency follow from the two frames, the same for every request of a member with the same
+# frames (a Heartbeat, a commit of the same offset), so they are kept with the decoded frames.
+_HEAD = 11  # the tag and the ten
+_LATENCY_AT = _ERROR_AT - 1
+
+
+def _parts(row: tuple, answer) -> tuple | bool:
+    """(identity, rest) of a row made from frames, or False where a row rebuilt from them would
+    not be this row (then the row maker is called every time, as before)."""
+    after = _ERROR_AT + (len(answer) if type(answer) is tuple else 0)
+    identity, rest = row[_HEAD:_LATENCY_AT], row[after:]
+    rebuilt = (*row[:_HEAD], *identity, row[_LATENCY_AT],
+               *(answer if type(answer) is tuple else ()), *rest)
+    ok = row[0] == _REQUEST_HANDLED and rebuilt == row and len(row) > after
+    return (identity, rest) if ok else False
 
 
 def _decode(key: int, version: int, frame: bytes, answer: bytes) -> tuple:
@@ -61,18 +91,17 @@ def _decode(key: int, version: int, frame: bytes, answer: bytes) -> tuple:
     api = HANDLERS[key].api
     header, request, _ = decode_request(api, version, bytes(frame))
     if type(answer) is tuple:  # (no response frame: answer_reader)
-        return (request_row_maker(type(request), type(None)), api.name, header.client_id,
-                request, None)
+        return [request_row_maker(type(request), type(None)), api.name, header.client_id,
+                request, None, None]
     reader = Reader(bytes(answer), 4)  # (after the size)
     read_from(ResponseHeader, response_header_version(api, version), reader)
     response = read_from(api.response, version, reader)
-    return (request_row_maker(type(request), type(response)), api.name, header.client_id,
-            request, response)
+    return [request_row_maker(type(request), type(response)), api.name, header.client_id,
+            request, response, None]
 
 
 # -- requests recorded by their frame and the row's share of the response ---------------------
 
-_ERROR_AT = 16  # where error_code, partition_errors, throttle_time_ms sit in a RequestHandled row
 
 # topic id -> its name, as the trace writer shipped them (in the encoder: as it received them)
 TOPIC_NAMES: dict = {}
@@ -108,6 +137,7 @@ def learn_topic_names(names: dict) -> None:
             topic_id = uuid.UUID(bytes=topic_id)
         TOPIC_NAMES[topic_id] = name
         _NAMED.pop(topic_id, None)
+    _DECODED.clear()  # (the rows' parts kept there read topic names)
 
 
 def answer_reader(request_cls: type, response_cls: type, catalogue, shipped_version: list):
