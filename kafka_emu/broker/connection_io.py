@@ -7,7 +7,9 @@ a time per connection" and by thousands of idle connections being normal:
 - Reading: bytes from the socket are cut into frames (FrameBuffer) and queued; a frame that has
   started must complete within ``emu.frame.read.timeout.ms``. Reads go to the stdlib socket
   under trio's (``recv_nowait``, a wait for readability only when nothing is there), not through
-  SocketStream, whose coroutine frames every idle connection would otherwise keep.
+  SocketStream, whose coroutine frames every idle connection would otherwise keep. The rest of
+  a frame more than one read long is read with ``recv_into`` straight into a buffer of its
+  announced size (FrameBuffer.room): a 500 KB Produce in about 2 reads instead of 8 and no join.
 - Parking: a request that waits (the coordinator's Pending, a long-poll Fetch's Watch, a
   throttle delay) first flushes earlier answers, then keeps reading so the client's leaving is
   noticed at once (PeerGone), queueing pipelined frames up to PARKED_READ_LIMIT bytes.
@@ -33,7 +35,8 @@ from .context import ConnectionInfo
 from .request_facts import answer_parked
 from .state import Broker, Pending
 from .topics import Watch
-from .vectored import RECEIVE_SIZE, recv_nowait, send_all, send_nowait, send_vectored
+from .vectored import (RECEIVE_SIZE, recv_into_nowait, recv_nowait, send_all, send_nowait,
+                       send_vectored)
 
 T = TypeVar("T")
 
@@ -123,6 +126,29 @@ class Connection:
             data = recv_nowait(raw)
         return data
 
+    async def _receive_into(self, room: memoryview) -> bool:
+        """One read of a large frame's rest into ``room`` (``_receive``'s checkpoints and wait),
+        the frame queued once complete; False at the stream's end."""
+        raw = self._raw
+        await trio.lowlevel.checkpoint_if_cancelled()
+        n = recv_into_nowait(raw, room)
+        if n is not None:
+            await trio.lowlevel.cancel_shielded_checkpoint()
+        else:
+            while n is None:
+                await trio.lowlevel.wait_readable(raw)
+                n = recv_into_nowait(raw, room)
+        room.release()
+        if not n:
+            return False
+        frame = self.frames.filled(n)
+        if frame is not None:
+            if self.queue:
+                self.queue.append(frame)  # type: ignore[union-attr, arg-type]
+            else:
+                self.queue = [frame]  # type: ignore[list-item]
+        return True
+
     def waiting_for_request(self) -> None:
         """No request and no partial frame: the broker's IdleConnections closes this connection
         if it stays so for connections.max.idle.ms (``expire``)."""
@@ -158,6 +184,11 @@ class Connection:
             self._take(data)
             return True
         with trio.move_on_at(self.frame_started + timeout_ms / 1000):
+            if self._raw is not None:
+                # a large frame's rest straight into its own buffer (FrameBuffer.room)
+                room = self.frames.room(RECEIVE_SIZE)
+                if room is not None:
+                    return await self._receive_into(room)
             data = await self._receive()
             if not data:
                 return False

@@ -13,8 +13,8 @@ after each call a bisection finds the first buffer not fully sent -- so the Pyth
 call does not grow with the number of batches. Where the platform has no ``sendmsg`` the
 buffers are joined and sent with ``send_all``.
 
-The two calls that try a socket without waiting (``send_nowait``, ``recv_nowait``) live here
-too, beside the writes that wait.
+The calls that try a socket without waiting (``send_nowait``, ``recv_nowait``,
+``recv_into_nowait``) live here too, beside the writes that wait.
 
 Socket errors come out as OSError, where SocketStream would raise BrokenResourceError (the
 connection treats them alike).
@@ -93,5 +93,14 @@ def recv_nowait(raw) -> bytes | None:
     coroutine would keep for as long as it lives (about 200 bytes per waiting connection)."""
     try:
         return raw.recv(RECEIVE_SIZE)  # type: ignore[no-any-return]
+    except BlockingIOError:
+        return None
+
+
+def recv_into_nowait(raw, view: memoryview) -> int | None:
+    """Bytes the socket put into ``view`` now (as many as it has, up to the view's length; 0 at
+    its end), or None if nothing yet (a function of its own, as ``recv_nowait`` is)."""
+    try:
+        return raw.recv_into(view)  # type: ignore[no-any-return]
     except BlockingIOError:
         return None

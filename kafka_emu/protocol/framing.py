@@ -3,7 +3,8 @@
 Kafka frames are an int32 size followed by that many bytes. ``FrameBuffer.feed`` accepts
 whatever the socket delivered and yields each complete frame; a size that is negative or larger
 than the configured maximum (``socket.request.max.bytes``) raises FrameTooLarge / DecodeError
-before anything is buffered for it.
+before anything is buffered for it. A large frame's rest can instead be read straight into a
+buffer of its announced size (``room`` / ``filled``: the connection's ``recv_into``).
 """
 
 from __future__ import annotations
@@ -27,17 +28,30 @@ class FrameBuffer:
     prefix cut by a chunk's end waits in a small bytearray. Thousands of idle connections each
     have one of these."""
 
-    __slots__ = ("max_frame", "_buf", "_need", "_parts", "_have")
+    __slots__ = ("max_frame", "_buf", "_need", "_parts", "_have", "_into")
 
     def __init__(self, max_frame: int = DEFAULT_MAX_FRAME) -> None:
         self.max_frame = max_frame
         self._buf: bytearray | None = None  # a size prefix cut by a chunk's end, so far
         self._need = -1  # size of the frame being collected, -1 while reading the prefix
         self._parts: list[bytes | memoryview] | None = None  # a partial frame's pieces
-        self._have = 0  # bytes in _parts
+        self._have = 0  # bytes in _parts (or in _into)
+        # a large partial frame's own buffer, of its announced size, read into (``room``)
+        self._into: bytearray | None = None
 
     def feed(self, chunk: bytes) -> Iterator[bytes]:
         pos = 0  # consumed from ``buf`` so far; cut once at the end, not once per frame
+        into = self._into
+        if into is not None:  # a chunk read the usual way while the frame has its buffer
+            rest = self._need - self._have
+            piece = chunk if len(chunk) <= rest else memoryview(chunk)[:rest]
+            into[self._have:self._have + len(piece)] = piece
+            if len(chunk) < rest:
+                self._have += len(chunk)
+                return
+            self._into, self._have, self._need = None, 0, -1
+            yield into  # type: ignore[misc]
+            pos = rest
         parts = self._parts
         if parts is not None:  # the frame's size is known: its pieces until it is whole
             rest = self._need - self._have
@@ -101,10 +115,41 @@ class FrameBuffer:
                 return [chunk[4:]]
         return list(self.feed(chunk))
 
+    def room(self, least: int) -> memoryview | None:
+        """Where the rest of the frame being collected goes, to be read straight from the socket
+        (``recv_into``), if at least ``least`` bytes of it are still to come; else None. The
+        first call gives the frame a buffer of its announced size -- checked against the
+        maximum when its prefix was read, as Kafka's NetworkReceive allocates once the size is
+        known -- and copies in the pieces read so far; ``filled`` then counts what a read put
+        there. The frame comes out as that bytearray: no join."""
+        into = self._into
+        if into is None:
+            parts = self._parts
+            if parts is None or self._need - self._have < least:
+                return None
+            into = self._into = bytearray(self._need)
+            pos = 0
+            for piece in parts:
+                into[pos:pos + len(piece)] = piece
+                pos += len(piece)
+            parts.clear()
+            self._parts = None
+        return memoryview(into)[self._have:]
+
+    def filled(self, n: int) -> bytearray | None:
+        """``n`` more bytes were read into ``room``'s view (released by the caller): the whole
+        frame once it is complete, else None."""
+        self._have += n
+        if self._have < self._need:
+            return None
+        frame = self._into
+        self._into, self._have, self._need = None, 0, -1
+        return frame
+
     @property
     def buffered(self) -> int:
         """Bytes of a partly read frame (its size prefix included), 0 between frames."""
-        if self._parts is not None:
+        if self._parts is not None or self._into is not None:
             return 4 + self._have
         buf = self._buf
         return 0 if buf is None else len(buf)
