@@ -247,6 +247,11 @@ async def warm_up(broker: Any) -> None:
             for _ in later_steps():  # (each step runs at a next(): after a wait)
                 await wait_all_tasks_blocked(REST_IDLE_S)
             _warmed = True
+    except OSError as exc:
+        # the process is out of file descriptors (clients hold them all) or the disk fails
+        # under an import: not a bug. Python drops a module whose import failed, so what was
+        # not loaded loads on first use, as it did before warm-up existed
+        log.warning("loading ahead of use stopped (%s); the rest loads on first use", exc)
     except Exception as exc:  # noqa: BLE001 - recorded, as the server records its bugs
         log.exception("loading ahead of use failed; the rest loads on first use")
         broker.record_unexpected(exc)

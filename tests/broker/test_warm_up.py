@@ -186,3 +186,50 @@ def test_a_server_that_does_not_warm_up_loads_on_first_use():
     assert "kafka_emu.broker.handlers.join_group" in found["imported"]
     assert found["codec functions compiled"] and found["inits compiled"]
     assert ["JoinGroupRequest", "JoinGroupResponse"] in found["row makers compiled"]
+
+
+OUT_OF_DESCRIPTORS = r"""
+import errno, importlib, logging, sys
+from functools import partial
+import trio
+from kafka_emu.broker import warm
+from kafka_emu.broker.server import serve
+from kafka_emu.protocol.registry import BY_NAME
+from kafka_emu.protocol.messages.join_group import JoinGroupRequestProtocol
+from kafka_emu.testing import make_config
+from kafka_emu.testing.wire import WireClient
+
+logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+real_import = importlib.import_module
+
+def no_descriptor_left(name, *args):  # what an import meets when clients hold every descriptor
+    raise OSError(errno.EMFILE, "Too many open files")
+
+async def main():
+    config = make_config({"group.initial.rebalance.delay.ms": "0"})
+    async with trio.open_nursery() as nursery:
+        warm.importlib.import_module = no_descriptor_left
+        bound = await nursery.start(partial(serve, config))
+        await trio.sleep(0.5)  # idle: warm-up starts, and stops at its first import
+        warm.importlib.import_module = real_import
+        JOIN = BY_NAME["JoinGroup"]
+        client = await WireClient.connect(bound.host, bound.port)
+        first = await client.request(JOIN, 9, JOIN.request(
+            group_id="g", session_timeout_ms=30000, rebalance_timeout_ms=30000, member_id="",
+            protocol_type="consumer", protocols=[JoinGroupRequestProtocol(name="r", metadata=b"")]))
+        print(first.error_code, len(bound.broker.unexpected), warm.warmed(bound.broker))
+        nursery.cancel_scope.cancel()
+
+trio.run(main)
+"""
+
+
+def test_a_warm_up_out_of_file_descriptors_stops_quietly_and_the_group_path_loads_on_use():
+    # a client holding every descriptor (tests/broker/test_hardening.py's fd limit) makes an
+    # import fail: a warning, not a bug recorded nor a traceback, and the first group still forms
+    out = subprocess.run([sys.executable, "-c", OUT_OF_DESCRIPTORS], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["79", "0", "False"]  # MEMBER_ID_REQUIRED: served
+    assert "loading ahead of use stopped ([Errno 24] Too many open files)" in out.stderr
+    assert "Traceback" not in out.stderr
