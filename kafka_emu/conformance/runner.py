@@ -135,6 +135,9 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
                 h.server_events = emu.timeline(types=verdicts.SERVER_EVENT_TYPES)
             # share consumers have no assignment to check: their scenarios judge themselves
             violations = (_shared_checks(h) if sc.kind == "consumer" else []) + violations
+            repeated = getattr(h.tracker, "repeated_lines", 0)
+            if repeated:  # lines the client printed twice, left out of the checks: said here
+                h.metrics["repeated_lines"] = repeated
             metrics = h.metrics
             if reason or violations:  # what the kit saw, for whoever reads the failure
                 _dump(h, where / "events.jsonl")
