@@ -21,7 +21,6 @@ import socket
 import statistics
 import struct
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -97,7 +96,7 @@ def _producer_round(server: Server, n_messages: int) -> float:
     server.settle(2.0)
     before = server.cpu_ns()
     value = b"v" * VALUE_SIZE
-    for i in range(n_messages):
+    for _ in range(n_messages):
         while True:
             try:
                 producer.produce(TOPIC, value, partition=0)
