@@ -31,7 +31,6 @@ the same load and prints server CPU from /proc instead (quick, noisy).
 from __future__ import annotations
 
 import argparse
-import glob
 import os
 import struct
 import sys
@@ -44,7 +43,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from bench_data_path_peers import MOCK_SERVER  # noqa: E402
 from bench_wire import Link, Server, pump, request  # noqa: E402
-from callgrind_wire import _control, _quiet  # noqa: E402
+from callgrind_wire import _control, _quiet, dumped_instructions  # noqa: E402
 
 from kafka_emu.log.records import Record, build_batch  # noqa: E402
 from kafka_emu.protocol.messages import fetch as fetch_api  # noqa: E402
@@ -252,14 +251,7 @@ def measure(kind: str, shape: str, args, out_dir: str | None) -> tuple[float, st
                     f"{load.records} records per fetch" if shape.startswith("fetch") else "")
             if out_dir is None:
                 return (server.cpu_ns() - cpu0) / (args.measured * unit), note
-            for old in glob.glob(f"{out_dir}/{kind}.{server.proc.pid}.*"):
-                os.remove(old)
-            _control("--dump", server.proc.pid)
-            total = 0
-            for path in glob.glob(f"{out_dir}/{kind}.{server.proc.pid}.*"):
-                with open(path) as f:
-                    total += next(int(line.split()[1]) for line in f
-                                  if line.startswith(("totals:", "summary:")))
+            total = dumped_instructions(out_dir, kind, server.proc.pid)
             return total / (args.measured * unit), note
         finally:
             load.close()

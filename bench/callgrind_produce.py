@@ -30,7 +30,6 @@ A few minutes per cell (about 50x slower under valgrind). Not a test: prints and
 from __future__ import annotations
 
 import argparse
-import glob
 import os
 import subprocess
 import sys
@@ -41,7 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from bench_wire import Link, Server, decode, pump, request  # noqa: E402
-from callgrind_wire import _control, _quiet  # noqa: E402
+from callgrind_wire import _control, _quiet, dumped_instructions  # noqa: E402
 
 from kafka_emu.log.records import Record, build_batch  # noqa: E402
 from kafka_emu.protocol import BY_NAME  # noqa: E402
@@ -187,15 +186,7 @@ def _counted(server: Server, out_dir: str, target: Target, measured: int) -> flo
     time.sleep(0.5)
     _control("--zero", server.proc.pid)
     target.run(measured)
-    for old in glob.glob(f"{out_dir}/{server.name}.{server.proc.pid}.*"):
-        os.remove(old)
-    _control("--dump", server.proc.pid)
-    total = 0
-    for path in glob.glob(f"{out_dir}/{server.name}.{server.proc.pid}.*"):
-        with open(path) as f:
-            total += next(int(line.split()[1]) for line in f
-                          if line.startswith(("totals:", "summary:")))
-    return total / measured
+    return dumped_instructions(out_dir, server.name, server.proc.pid) / measured
 
 
 def main() -> int:

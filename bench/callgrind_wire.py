@@ -92,15 +92,21 @@ def counted(server: Server, out_dir: str, frames: list[bytes], warm: int, measur
     time.sleep(0.5)
     _control("--zero", server.proc.pid)
     one_at_a_time(server, frames, measured)
-    for old in glob.glob(f"{out_dir}/{server.name}.{server.proc.pid}.*"):
+    return dumped_instructions(out_dir, server.name, server.proc.pid) / measured
+
+
+def dumped_instructions(out_dir: str, name: str, pid: int) -> int:
+    """Instructions counted since the last ``--zero``: callgrind dumps them now (older dumps
+    of this process removed first) and its totals are summed."""
+    for old in glob.glob(f"{out_dir}/{name}.{pid}.*"):
         os.remove(old)
-    _control("--dump", server.proc.pid)
+    _control("--dump", pid)
     total = 0
-    for path in glob.glob(f"{out_dir}/{server.name}.{server.proc.pid}.*"):
+    for path in glob.glob(f"{out_dir}/{name}.{pid}.*"):
         with open(path) as f:
             total += next(int(line.split()[1]) for line in f
                           if line.startswith(("totals:", "summary:")))
-    return total / measured
+    return total
 
 
 def main() -> int:
