@@ -19,9 +19,12 @@ SUPPORTED := import sys; sys.exit(sys.version_info < (3, 10))
 
 # The report's trace reader (kafka_emu/report/jvm) is compiled here when a JDK is at hand (it
 # does nothing when the jar is up to date); without a JDK it says so, and reports use Spark's
-# JSON reader, slower. The report's tests need it.
+# JSON reader, slower. The report's tests need it. Then the report JVM's class archive is built
+# into the user's cache, once per Java and pyspark (about a minute; kafka_emu/report/
+# class_archive.py): every local Spark session after it starts in about half the time.
 setup: venv-check $(VENV)/.installed
 	@$(PY) -m kafka_emu.report.trace_jar
+	@$(PY) -m kafka_emu.report.class_archive
 
 # Rebuild a .venv whose interpreter is missing or too old, instead of failing halfway through.
 venv-check:

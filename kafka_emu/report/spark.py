@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import trace_jar
+from . import class_archive, trace_jar
 from .trace_jar import java_tool
 
 
@@ -220,11 +220,17 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
     builder = (SparkSession.builder.appName("kafka-emu report")
                .master(master or (f"local[{cores}]" if cores else "local[*]")))
     java_options: list[str] = []
+    archive: list[str] = []
     if local:  # (only a local session starts its own JVM)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         heap = local_heap(memory)
         confs.update(local_confs(heap))
         java_options = local_java_options(heap, reserve_heap(reserve))
+        from pyspark import SparkContext
+        if SparkContext._gateway is None:  # (else this process's JVM is up, flags and all)
+            # (from the flags before the log's, which name this run's directory: the archive
+            # is shared by every run with the same flags)
+            archive = class_archive.options(java_tool("java"), java_options)
     jar = trace_reader_jar()
     if jar is not None:  # the trace reader, on the driver's and every executor's class path
         confs["spark.jars"] = str(jar)
@@ -235,9 +241,22 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
         java_options += options
         os.environ["SPARK_SUBMIT_OPTS"] = (os.environ.get("SPARK_SUBMIT_OPTS", "") + " " +
                                            " ".join(options)).strip()
+    quiet()
+    try:
+        return _launch(builder, java_options + archive, log_dir)
+    except Exception:
+        mapped = class_archive.mapped(archive)
+        if mapped is None:
+            raise
+        # a JVM that cannot start on the archive (HotSpot crashes on some damage no checksum
+        # catches): forget it, start without
+        class_archive.discard(mapped)
+        return _launch(builder, java_options, log_dir)
+
+
+def _launch(builder: Any, java_options: list[str], log_dir: Path | None) -> Any:
     if java_options:
         builder = builder.config("spark.driver.extraJavaOptions", " ".join(java_options))
-    quiet()
     if log_dir is None:
         return builder.getOrCreate()
     # The JVM inherits our stderr when it starts: hand it the log file instead, so its warnings
