@@ -163,13 +163,28 @@ def encode_response_parts(api: Any, version: int, correlation_id: int,
                           body: Any) -> bytearray | list[Buffer]:
     """``encode_response`` for a response that may carry stored batches (``RecordsParts``,
     spliced.py): the frame as a list of buffers with the batches in it as they are, or one
-    bytearray when it carries none."""
-    out = spliced_output(4)
-    p.write_int32(out, correlation_id)
-    if response_header_version(api, version) >= 1:
-        out.append(0)  # empty tagged-field section
-    encode_into(out, body, version)
-    out[0:4] = (len(out) - 4 + out.spliced_size).to_bytes(4, "big", signed=True)
+    bytearray when it carries none. The header and the body's writer as ``encode_response``
+    finds them (one dict lookup per response)."""
+    try:
+        head, write = _RESPONSE_WRITERS[body.__class__][version]
+    except KeyError:
+        try:
+            head, write = _response_writer(api, version, body.__class__)
+        except Exception:  # not a declared message, or no such version: let encode_into say so
+            head, write = bytes(9 if response_header_version(api, version) >= 1 else 8), None
+    out = spliced_output(len(head))  # (the head is zeros: size, correlation id, no tags)
+    _PACK_SIZE_CORRELATION(out, 0, 0, correlation_id)
+    if write is None:
+        encode_into(out, body, version)
+    else:
+        try:
+            write(out, body)
+        except Exception:
+            # the writer's exceptions are turned into EncodeError by encode_into: run it
+            del out[len(head):]
+            out.spliced, out.spliced_size = [], 0
+            encode_into(out, body, version)
+    _PACK_SIZE(out, 0, len(out) - 4 + out.spliced_size)
     if not out.spliced:
         return out
     return frame_parts(out)
