@@ -25,6 +25,7 @@ empty list. read_uncommitted gets null. last_stable_offset is reported at either
 from __future__ import annotations
 
 from ...errors import ErrorCode, KafkaError
+from ...frozen import mutable_twin
 from ...protocol.codegen import shared_default
 from ...protocol.messages.fetch import (API, AbortedTransaction, EpochEndOffset,
                                         FetchableTopicResponse, FetchResponse, LeaderIdAndEpoch,
@@ -46,6 +47,10 @@ _NO_DIVERGING_EPOCH = shared_default(EpochEndOffset)
 _NO_CURRENT_LEADER = shared_default(LeaderIdAndEpoch)
 _NO_SNAPSHOT = shared_default(SnapshotId)
 _NONE = ErrorCode.NONE
+# a partition's answer is built in the mutable twin (plain slot stores, then its real class), as
+# Produce builds its partitions' (produce.py): one per partition of every Fetch, a long poll's
+# caught-up partitions included
+_Building = mutable_twin(PartitionData)
 
 
 def _error(index: int, code: ErrorCode) -> PartitionData:
@@ -139,15 +144,30 @@ def _read_one(log, p, committed: bool, limit: int, min_one: bool) -> tuple[Parti
                 batches, size, hwm = log.read_sized(offset, limit, min_one=min_one)
         except KafkaError as exc:
             return _error(p.partition, exc.code), 0
-    return PartitionData(
-        partition_index=p.partition, error_code=_NONE, high_watermark=hwm,
-        # (no open transaction: the high watermark, without the property's calls)
-        last_stable_offset=log.last_stable_offset if log.txns.ongoing else hwm,
-        log_start_offset=log.log_start_offset, aborted_transactions=aborted,
-        # the stored batches go to the socket as they are (protocol/spliced.py)
-        records=RecordsParts(batches, size) if size else b"",
-        diverging_epoch=_NO_DIVERGING_EPOCH, current_leader=_NO_CURRENT_LEADER,
-        snapshot_id=_NO_SNAPSHOT), size
+    if _Building is None:  # (the class grew something mutable_twin cannot reproduce)
+        return PartitionData(
+            partition_index=p.partition, error_code=_NONE, high_watermark=hwm,
+            last_stable_offset=log.last_stable_offset if log.txns.ongoing else hwm,
+            log_start_offset=log.log_start_offset, aborted_transactions=aborted,
+            records=RecordsParts(batches, size) if size else b"",
+            diverging_epoch=_NO_DIVERGING_EPOCH, current_leader=_NO_CURRENT_LEADER,
+            snapshot_id=_NO_SNAPSHOT), size
+    answer = _Building()
+    answer.partition_index = p.partition
+    answer.error_code = _NONE
+    answer.high_watermark = hwm
+    # (no open transaction: the high watermark, without the property's calls)
+    answer.last_stable_offset = log.last_stable_offset if log.txns.ongoing else hwm
+    answer.log_start_offset = log.log_start_offset
+    answer.diverging_epoch = _NO_DIVERGING_EPOCH
+    answer.current_leader = _NO_CURRENT_LEADER
+    answer.snapshot_id = _NO_SNAPSHOT
+    answer.aborted_transactions = aborted
+    answer.preferred_read_replica = -1
+    # the stored batches go to the socket as they are (protocol/spliced.py)
+    answer.records = RecordsParts(batches, size) if size else b""
+    answer.__class__ = PartitionData
+    return answer, size
 
 
 def _read_changed(ctx, request, slots: list, seen: list) -> int | None:
