@@ -51,6 +51,33 @@ _NONE = ErrorCode.NONE
 # Produce builds its partitions' (produce.py): one per partition of every Fetch, a long poll's
 # caught-up partitions included
 _Building = mutable_twin(PartitionData)
+# and, once per request, each topic's answer and the response itself, the same way
+_BuildingTopic = mutable_twin(FetchableTopicResponse)
+_BuildingResponse = mutable_twin(FetchResponse)
+
+
+def _topic_answer(topic: str, topic_id, parts: list) -> FetchableTopicResponse:
+    if _BuildingTopic is None:
+        return FetchableTopicResponse(topic=topic, topic_id=topic_id, partitions=parts)
+    answer = _BuildingTopic()
+    answer.topic = topic
+    answer.topic_id = topic_id
+    answer.partitions = parts
+    answer.__class__ = FetchableTopicResponse
+    return answer
+
+
+def _response(responses: list) -> FetchResponse:
+    if _BuildingResponse is None:
+        return _response(responses)
+    answer = _BuildingResponse()
+    answer.throttle_time_ms = 0
+    answer.error_code = _NONE
+    answer.session_id = 0
+    answer.responses = responses
+    answer.node_endpoints = []
+    answer.__class__ = FetchResponse
+    return answer
 
 
 def _error(index: int, code: ErrorCode) -> PartitionData:
@@ -120,8 +147,7 @@ def _read_all(ctx, request, slots: list | None = None, seen: list | None = None
                 total += size
             elif answer.error_code:
                 failed = True
-        responses.append(FetchableTopicResponse(topic=t.topic if not by_id else "",
-                                                topic_id=t.topic_id, partitions=parts))
+        responses.append(_topic_answer(t.topic if not by_id else "", t.topic_id, parts))
     return responses, total, failed
 
 
@@ -237,7 +263,7 @@ async def fetch(ctx, request) -> FetchResponse:
                     break
         finally:
             topics.unwatch(watch)
-    return FetchResponse(error_code=ErrorCode.NONE, session_id=0, responses=responses)
+    return _response(responses)
 
 
 HANDLER = Handler(API, "4-18", fetch)

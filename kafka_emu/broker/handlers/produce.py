@@ -44,6 +44,31 @@ _NO_CURRENT_LEADER = shared_default(LeaderIdAndEpoch)
 # a successful partition's answer is built in the mutable twin (plain slot stores, then its real
 # class): one per partition of every Produce, at a sixth of the keyword __init__'s cost
 _Building = mutable_twin(PartitionProduceResponse)
+# and, once per request, its topic's answer and the response itself, the same way
+_BuildingTopic = mutable_twin(TopicProduceResponse)
+_BuildingResponse = mutable_twin(ProduceResponse)
+
+
+def _topic_answer(name: str, topic_id, parts: list) -> TopicProduceResponse:
+    if _BuildingTopic is None:
+        return TopicProduceResponse(name=name, topic_id=topic_id, partition_responses=parts)
+    answer = _BuildingTopic()
+    answer.name = name
+    answer.topic_id = topic_id
+    answer.partition_responses = parts
+    answer.__class__ = TopicProduceResponse
+    return answer
+
+
+def _response(responses: list) -> ProduceResponse:
+    if _BuildingResponse is None:
+        return _response(responses)
+    answer = _BuildingResponse()
+    answer.responses = responses
+    answer.throttle_time_ms = 0
+    answer.node_endpoints = []
+    answer.__class__ = ProduceResponse
+    return answer
 
 
 def _succeeded(index: int, base_offset: int, log_append_time_ms: int,
@@ -236,13 +261,12 @@ async def produce(ctx, request) -> ProduceResponse | None:
                 appended.append(log)
             parts.append(_succeeded(index, result.base_offset, result.log_append_time_ms,
                                     result.log_start_offset))
-        responses.append(TopicProduceResponse(name=name, topic_id=t.topic_id,
-                                              partition_responses=parts))
+        responses.append(_topic_answer(name, t.topic_id, parts))
     if appended:
         topics.notify_append(appended)
     if acks == 0:
         return None  # Kafka sends nothing back for acks=0
-    return ProduceResponse(responses=responses)
+    return _response(responses)
 
 
 HANDLER = Handler(API, "3-13", produce)
