@@ -88,12 +88,17 @@ async def handle_frame(broker: Broker, conn: Connection, info: ConnectionInfo,
         # Kafka's request parser ignores bytes after the body, and real clients rely on it:
         # librdkafka 2.16 sends Metadata v13 with three extra bytes (list_topics()).
         log.debug("%s: ignoring %d bytes after %s v%d", info.peer, trailing, api.name, version)
-    # RequestContext(...) in its two steps: a class called with keywords packs them in a dict
+    # RequestContext(...) as plain slot stores: its class (attrs.define, no validators or
+    # converters) has no __setattr__ of its own, and a call with keywords packs them in a dict
     ctx = _new(RequestContext)
-    RequestContext.__init__(ctx, broker=broker, api=api, version=version,
-                            correlation_id=correlation_id, client_id=header.client_id or "",
-                            connection=info, request_id=broker.new_request_id(),
-                            deferrable=True)
+    ctx.broker = broker
+    ctx.api = api
+    ctx.version = version
+    ctx.correlation_id = correlation_id
+    ctx.client_id = header.client_id or ""
+    ctx.connection = info
+    ctx.request_id = broker.new_request_id()
+    ctx.deferrable = True
     if broker.authorizer is not None:  # ACLs: one check before the handler, by Kafka's table
         from ..security.authorize import guarded
         handler = guarded(handler)
