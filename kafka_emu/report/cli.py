@@ -91,7 +91,8 @@ def run_server(parser, args) -> int:
 
 def run_report(parser, args) -> int:
     from .load import parse_label
-    from .spark import CONNECT_GIVE_UP_S, ReportError, ServerGone, server_gone, session
+    from .spark import (CONNECT_GIVE_UP_S, ReportError, ServerGone, server_gone, session,
+                        small_job)
 
     remote = args.remote or os.environ.get("SPARK_REMOTE")
     try:
@@ -100,7 +101,8 @@ def run_report(parser, args) -> int:
         if missing and not args.remote:
             raise ReportError(f"no such trace file or directory: {missing[0]}")
         spark = session(master=args.master, remote=args.remote, log_dir=args.out / "logs",
-                        memory=args.memory, reserve=args.reserve_memory)
+                        memory=args.memory, reserve=args.reserve_memory,
+                        small=small_job([str(p) for p in args.traces]))
     except ServerGone as exc:
         parser.exit(1, f"kafka-emu report: error: {exc}\n")
     except ReportError as exc:

@@ -147,6 +147,24 @@ def local_java_options(heap: str, reserve: bool = False) -> list[str]:
             "-XX:Tier4CompileThreshold=150000", "-XX:Tier4BackEdgeThreshold=400000"]
 
 
+# A report over small traces is a few seconds of a cold JVM planning one job: HotSpot's second
+# compiler (C2) then competes for the two cores with the work it would speed up, and finishes
+# its compilations about when the JVM exits. With the first compiler (C1) only, a 309-event
+# report took 19.8-22.7 s instead of 28.2-30.6 s (class archive mapped, interleaved, load 3-4.5);
+# at 100k events it was a wash (36-43 s either way, the job's own stage slower by C1's code), so
+# only traces up to SMALL_JOB_BYTES (about 17,000 events) get it.
+SMALL_JOB_FLAGS = ["-XX:TieredStopAtLevel=1"]
+SMALL_JOB_BYTES = 8 * 2**20
+
+
+def small_job(paths: list[str]) -> bool:
+    """Whether a report over ``paths`` is small enough for SMALL_JOB_FLAGS (traces on this
+    machine's disk, up to SMALL_JOB_BYTES)."""
+    from .onepass import input_bytes
+    size = input_bytes(paths)
+    return size is not None and size <= SMALL_JOB_BYTES
+
+
 def log_options(log_dir: Path) -> list[str]:
     """log4j at ERROR into log_dir/spark.log (the terminal keeps only our own lines)."""
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -183,9 +201,11 @@ def reserve_heap(reserve: bool | None = None) -> bool:
 
 def session(*, master: str | None = None, remote: str | None = None, log_dir: Path | None = None,
             cores: int | None = None, shuffle_partitions: int = 4, memory: str | None = None,
-            reserve: bool | None = None) -> Any:
+            reserve: bool | None = None, small: bool = False) -> Any:
     """A SparkSession for the report (see the module doc for the three ways). ``memory`` and
-    ``reserve``: the local JVM's heap (local_heap(), reserve_heap())."""
+    ``reserve``: the local JVM's heap (local_heap(), reserve_heap()). ``small``: the session is
+    for one report over small traces (SMALL_JOB_BYTES), whose local JVM then compiles with
+    HotSpot's first compiler only (SMALL_JOB_FLAGS)."""
     require_pyspark()
     remote = remote or os.environ.get("SPARK_REMOTE")
     from pyspark.sql import SparkSession
@@ -231,6 +251,8 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
             # (from the flags before the log's, which name this run's directory: the archive
             # is shared by every run with the same flags)
             archive = class_archive.options(java_tool("java"), java_options)
+        if small:  # (after the archive's flags: the compilers do not shape the archive)
+            java_options += SMALL_JOB_FLAGS
     jar = trace_reader_jar()
     if jar is not None:  # the trace reader, on the driver's and every executor's class path
         confs["spark.jars"] = str(jar)

@@ -89,13 +89,15 @@ def test_off_means_no_archive_flags(cache, monkeypatch):
 
 
 SESSION = textwrap.dedent("""
-    import json
+    import json, sys
     from kafka_emu.report.spark import session
-    spark = session(master="local[1]")
+    spark = session(master="local[1]", small=sys.argv[1] == "small")
     pid = spark.sparkContext._gateway.proc.pid
     with open(f"/proc/{pid}/maps") as maps:
         mapped = sorted({line.split()[-1] for line in maps if "spark-classes-" in line})
-    print(json.dumps({"rows": spark.range(7).count(), "mapped": mapped}))
+    flags = spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
+    print(json.dumps({"rows": spark.range(7).count(), "mapped": mapped,
+                      "c1": "-XX:TieredStopAtLevel=1" in list(flags)}))
     spark.stop()
 """)
 
@@ -109,19 +111,34 @@ def test_built_archive_is_mapped_by_the_next_session(cache):
     final = said.removeprefix("built: ")
     assert class_archive.is_archive(final) and os.path.getsize(final) > 10 * 2**20
     assert class_archive.build().startswith("up to date: ")
-    assert _session(cache) == {"rows": 7, "mapped": [final]}
+    # (a small report's JVM compiles with C1 only: the same archive serves it)
+    assert _session(cache, "small") == {"rows": 7, "mapped": [final], "c1": True}
     # cut short behind the report's back (its recorded size made to match): HotSpot dies
     # mapping it; the session forgets the archive and starts without it
     with open(final, "r+b") as f:
         f.truncate(os.path.getsize(final) // 2)
     with open(final + class_archive.SIZE, "w") as f:
         f.write(str(os.path.getsize(final)))
-    assert _session(cache) == {"rows": 7, "mapped": []}
+    assert _session(cache) == {"rows": 7, "mapped": [], "c1": False}
     assert not os.path.exists(final)
 
 
-def _session(cache) -> dict:
-    proc = subprocess.run([sys.executable, "-c", SESSION], capture_output=True, text=True,
+def _session(cache, size: str = "any") -> dict:
+    proc = subprocess.run([sys.executable, "-c", SESSION, size], capture_output=True, text=True,
                           timeout=300, cwd=cache, env=os.environ | {"KAFKA_EMU_CACHE": str(cache)})
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_small_job_is_judged_by_the_traces_on_disk(tmp_path):
+    from kafka_emu.report.spark import SMALL_JOB_BYTES, small_job
+    small = tmp_path / "small"
+    small.mkdir()
+    (small / "a.jsonl").write_bytes(b"x" * 1000)
+    assert small_job([str(small)])
+    big = tmp_path / "big"
+    big.mkdir()
+    with open(big / "a.jsonl.gz", "wb") as f:
+        f.truncate(SMALL_JOB_BYTES + 1)
+    assert not small_job([str(big)]) and not small_job([str(small), str(big)])
+    assert not small_job(["hdfs://namenode/traces"])  # (its size is not known here)
