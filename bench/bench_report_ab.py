@@ -1,6 +1,6 @@
 """A change to the report against a git revision, interleaved (issue 39): is it faster?
 
-    .venv/bin/python bench/bench_report_ab.py [--rounds N] [--events 300] [--base REV]
+    .venv/bin/python bench/bench_report_ab.py [--rounds N] [--events 300] [--base REV] [--plain]
 
 The revision (default HEAD) is exported into a temporary directory (`git archive`, with the
 trace reader's jars of this tree beside its sources: a jar is named by its sources' digest, so
@@ -12,6 +12,8 @@ gives the session's start and every stage's time as the job's own stage counter 
 with the load average beside it; at the end the medians and their ratios to the bare session.
 On a shared machine, read the ratios of the same round, not the seconds: a change that only
 overlaps work (two threads) can lose under load, where the CPU it gets is what counts.
+``--plain`` adds a bare session as pyspark starts one with its defaults (none of the report's
+JVM flags, no class archive): the time a user's own SparkSession takes to start.
 Not a test: it prints and exits 0.
 """
 
@@ -36,11 +38,24 @@ def _load() -> str:
     return f"{os.getloadavg()[0]:.1f}"
 
 
+PLAIN = "--plain"  # a bare session as pyspark starts one: none of the report's JVM flags
+
+
 def child(traces: str | None) -> dict:
     from kafka_emu.report.spark import session
     out = Path(tempfile.mkdtemp())
     began = time.perf_counter()
-    spark = session(master="local[2]", log_dir=out / "logs")
+    if traces == PLAIN:
+        from pyspark.sql import SparkSession
+        traces = None
+        spark = (SparkSession.builder.master("local[2]")
+                 .config("spark.ui.enabled", "false").getOrCreate())
+    else:
+        from kafka_emu.report import spark as report_spark
+        # (as `kafka-emu report` starts it; a revision from before small_job() had no such hint)
+        small = (traces is not None and hasattr(report_spark, "small_job")
+                 and report_spark.small_job([traces]))
+        spark = session(master="local[2]", log_dir=out / "logs", **({"small": True} if small else {}))
     started = time.perf_counter() - began
     stages: list[str] = []
     if traces is None:
@@ -95,12 +110,14 @@ def main(argv: list[str]) -> int:
         print(f"{trace_gen.generate(traces, events)} events; base {rev}, against this tree")
         sides = [("bare session", TREE, None), (f"report at {rev}", base, str(traces)),
                  ("report, this tree", TREE, str(traces))]
+        if "--plain" in argv:  # (and the bare session as pyspark's defaults start it)
+            sides.insert(1, ("plain pyspark session", TREE, PLAIN))
         times: dict[str, list[float]] = {}
         for attempt in range(1, rounds + 1):
             print(f"round {attempt} of {rounds} (load average {_load()}):", flush=True)
             # the two reports swap places every round: under a varying load the one run
             # first after the bare session was the faster in each of six rounds
-            order = sides if attempt % 2 else [sides[0], sides[2], sides[1]]
+            order = sides if attempt % 2 else [*sides[:-2], sides[-1], sides[-2]]
             for label, path, where in order:
                 result = _run(path, where)
                 if result is None:

@@ -5,7 +5,9 @@ worth, and a fleet's.
 
 In one run, each in a fresh process, interleaved N times (default 1; after the bare session the
 reports run in the reverse order every other round):
-- a bare local SparkSession started and stopped (what any Spark report pays at least);
+- a bare local SparkSession started and stopped as the report starts it (its JVM flags and
+  class archive: what any report pays at least), and one as pyspark starts it by default
+  (what a user's own SparkSession takes);
 - `kafka-emu report`'s job (session start, kafka_emu.report.job.run with the page, stop) over
   one run's traces (about 300 events, bench/trace_gen.py) -- target: within 1.5x the bare
   session's start and stop;
@@ -49,12 +51,25 @@ def child_bare() -> dict:
     return {"seconds": time.perf_counter() - began}
 
 
+def child_plain() -> dict:
+    """A bare session as pyspark starts one with its defaults (none of the report's JVM
+    flags, no class archive): what a user's own SparkSession takes."""
+    from pyspark.sql import SparkSession
+    began = time.perf_counter()
+    spark = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false") \
+        .getOrCreate()
+    spark.range(1).count()
+    spark.stop()
+    return {"seconds": time.perf_counter() - began}
+
+
 def child_report(traces: str, remote: str | None = None) -> dict:
     from kafka_emu.report import job
-    from kafka_emu.report.spark import session
+    from kafka_emu.report.spark import session, small_job
     out = Path(tempfile.mkdtemp())
     began = time.perf_counter()
-    spark = session(master="local[2]", remote=remote, log_dir=out / "logs")
+    spark = session(master="local[2]", remote=remote, log_dir=out / "logs",
+                    small=small_job([traces]))  # (as `kafka-emu report` starts it)
     started = time.perf_counter()
     job.run(spark, [traces], out)
     ran = time.perf_counter()
@@ -83,7 +98,8 @@ def _child(*args: str) -> dict | None:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--child"]:
-        result = child_bare() if argv[1] == "bare" else child_report(argv[2], *argv[3:4])
+        result = (child_bare() if argv[1] == "bare" else child_plain() if argv[1] == "plain"
+                  else child_report(argv[2], *argv[3:4]))
         print(json.dumps(result))
         return 0
     repeat = int(argv[argv.index("--repeat") + 1]) if "--repeat" in argv else 1
@@ -99,7 +115,7 @@ def main(argv: list[str]) -> int:
         times: dict[str, list[float]] = {}
         for attempt in range(1, repeat + 1):
             print(f"round {attempt} of {repeat} (load average {_load()}):", flush=True)
-            steps = [("bare session", ("bare",))]
+            steps = [("bare session", ("bare",)), ("plain pyspark session", ("plain",))]
             steps += [(f"report {n}", ("report", str(roots[n]))) for n in sizes]
             if remote:
                 steps += [(f"report {n} on {remote}", ("report", str(roots[n]), remote))
@@ -108,7 +124,7 @@ def main(argv: list[str]) -> int:
             # other round): under a varying load the first was the faster in each of six
             # rounds of bench_report_ab.py, whichever it was
             if attempt % 2 == 0:
-                steps = steps[:1] + steps[:0:-1]
+                steps = steps[:2] + steps[:1:-1]
             for label, args in steps:
                 result = _child("--child", *args)
                 if result is None:
@@ -120,9 +136,11 @@ def main(argv: list[str]) -> int:
                 print(f"  {label:<36} {result['seconds']:7.1f} s{extra}  load {_load()}",
                       flush=True)
         bare = statistics.median(times.get("bare session", [float("nan")]))
-        print(f"medians of {repeat} (bare session {bare:.1f} s):")
+        plain = statistics.median(times.get("plain pyspark session", [float("nan")]))
+        print(f"medians of {repeat} (bare session {bare:.1f} s, as the report starts it; "
+              f"plain pyspark session {plain:.1f} s):")
         for label, values in times.items():
-            if label == "bare session":
+            if label in ("bare session", "plain pyspark session"):
                 continue
             ratio = statistics.median(values) / bare
             size = label.split()[1]
@@ -130,7 +148,7 @@ def main(argv: list[str]) -> int:
             verdict = "" if target is None else \
                 (" ok" if ratio <= target else f" target {target}x missed")
             print(f"  {label:<36} {statistics.median(values):7.1f} s  {ratio:5.2f}x the bare "
-                  f"session{verdict}")
+                  f"session{verdict}; {statistics.median(values) / plain:5.2f}x the plain one")
     if "--10m" in argv:
         print("10M events (bench_report.py --quick 10000000):", flush=True)
         subprocess.run([sys.executable, str(Path(__file__).parent / "bench_report.py"),
