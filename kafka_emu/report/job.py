@@ -2,7 +2,7 @@
 one-screen summary.
 
 Two ways, the same tables. Small traces (up to onepass.ONE_PASS_BYTES, most reports: the run
-that just failed) are read into one partition and every table is computed in one Spark job,
+that just failed) are read into one partition and every table is computed in one pass,
 collected whole and written by this process (onepass.py). Large traces are read in the
 background into a cached copy while the tables are planned, and each table is computed by
 Spark and written once; only small things come back to the driver for the page and the
@@ -85,7 +85,7 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
         input_format: str = "json", one_pass: bool | None = None) -> dict[str, list]:
     """Run the whole report; returns the collected rows of every table (tests read them).
 
-    ``one_pass``: every table in one Spark job, collected whole and written by this process
+    ``one_pass``: every table in one pass, collected whole and written by this process
     (onepass.py) -- the way for traces of up to ONE_PASS_BYTES, chosen by their size when
     None; else each table written by Spark and collected up to MAX_COLLECT rows."""
     say = progress or (lambda _msg: None)
