@@ -4,9 +4,10 @@ Theory of operation. The writer (``writer.py``) queues the request path's rows; 
 is the encoder process's work (``encoder.py``), so what the emulator's process does with them is
 only this: ``pack`` marshals what has queued into one message (one C call per message, as soon
 as ``writer.PACK_ROWS`` rows have queued and at each flush, so rows are freed while still in the
-CPU's caches and a message holds a row in a quarter of the memory or less), and every
-``flush_interval_s`` ``send`` writes the messages packed since the last flush to the encoder's
-pipe in one ``writev``, without blocking: what the pipe cannot take at once is written when trio
+CPU's caches and a message holds a row in a quarter of the memory or less); ``send_ready``
+writes a message packed on the request path to the encoder's pipe right away, while it is still
+in the caches, if the pipe takes it whole and no flush is sending, and every
+``flush_interval_s`` ``send`` writes what is still packed in one ``writev``, without blocking: what the pipe cannot take at once is written when trio
 says it can take more, so a slow encoder never stalls serving and no thread is involved. (The
 messages are never joined: a flush's worth, megabytes at full speed, joined into one bytes would
 be memory the kernel hands out afresh and zeroes at every flush -- a page fault per 4 KiB, time
@@ -95,6 +96,20 @@ class EncoderFeed:
             self.packed.append(names_message({t.bytes: name for t, name in new.items()}))
             shipped.update(new)
         seen[0] = catalogue.version
+
+    def send_ready(self) -> None:
+        """Write the packed messages now if the pipe takes them all at once and no send is under
+        way; else what is left waits for the next flush (``send``; a failing pipe is its to
+        find)."""
+        if self.unsent or not self.packed:
+            return
+        self.unsent, self.packed = self.packed, []
+        try:
+            if self._write_unsent():
+                return
+        except OSError:
+            pass
+        self.packed, self.unsent = self.unsent, []  # (the rest, first: cut where written)
 
     def take_packed(self) -> bytes:
         """The messages packed since the last send, in one piece."""

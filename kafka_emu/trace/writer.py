@@ -11,8 +11,8 @@ the row by the encoder, ``broker/frame_rows.py``); the observer seam hands them 
 *encoder*, a child process (``encoder.py``) started with the writer: formatting a request's line
 costs more CPU than all the rest of observing it, and a second Python *thread* doing it would
 fight the serving thread for the GIL. The writer packs the queue into messages for it as rows
-queue and sends them every ``flush_interval_s`` from a trio task of the emulator
-(``flush_loop``), without blocking (``encoder_feed.py``). Without the encoder (it could not
+queue and sends each at once where the pipe has room, the rest every ``flush_interval_s`` from
+a trio task of the emulator (``flush_loop``), without blocking (``encoder_feed.py``). Without the encoder (it could not
 start, or it died) lines are formatted on the emulator's thread and written by a worker thread.
 
 Whole lines only, whatever fails: every write goes through an ``Appender`` (``appender.py``),
@@ -171,6 +171,7 @@ class TraceWriter:
                 sink(event)
         if len(self._queue) >= PACK_ROWS and self._feed is not None:
             self._pack()
+            self._feed.send_ready()
 
     def _snapshot_topics(self, at_ms: int) -> None:
         topics = tuple(sorted((t.name, t.partitions) for t in self._broker.topics.all()))
