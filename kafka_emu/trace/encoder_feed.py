@@ -6,10 +6,11 @@ only this: ``pack`` marshals what has queued into one message (one C call per me
 as ``writer.PACK_ROWS`` rows have queued and at each flush, so rows are freed while still in the
 CPU's caches and a message holds a row in a quarter of the memory or less); ``send_ready``
 writes a message packed on the request path to the encoder's pipe right away, while it is still
-in the caches, if the pipe takes it whole and no flush is sending, and every
-``flush_interval_s`` ``send`` writes what is still packed in one ``writev``, without blocking: what the pipe cannot take at once is written when trio
-says it can take more, so a slow encoder never stalls serving and no thread is involved. (The
-messages are never joined: a flush's worth, megabytes at full speed, joined into one bytes would
+in the caches, as far as the pipe takes it and unless a flush is sending, and every
+``flush_interval_s`` ``send`` writes what is still packed in one ``writev``, without blocking:
+what the pipe cannot take at once is written when trio says it can take more, so a slow encoder
+never stalls serving and no thread is involved. (The messages are never joined, nor a message's
+header and body: a flush's worth, megabytes at full speed, joined into one bytes would
 be memory the kernel hands out afresh and zeroes at every flush -- a page fault per 4 KiB, time
 no instruction count shows.) A send cut short (the emulator stopping) leaves the rest in
 ``unsent``, which ``finish_unsent`` writes first at the end of a run: the encoder only ever sees
@@ -36,7 +37,7 @@ from typing import Any
 
 import trio
 
-from .encoder import format_lines, message, names_message
+from .encoder import format_lines, message_parts, names_message
 from .encoder_process import EncoderProcess
 
 _IOV_MAX = 1024  # buffers per writev (IOV_MAX on Linux and macOS)
@@ -53,7 +54,8 @@ class EncoderFeed:
         self.broker = broker
         self.pipe = encoder.pipe  # non-blocking
         self.unsent: list = []  # the rest of a send the pipe has not taken yet (buffers)
-        self.packed: list[bytes] = []  # messages for the encoder, sent at the next flush
+        # messages for the encoder (each as its header and its body), sent at the next flush
+        self.packed: list[bytes] = []
         self.answers: dict = {}  # request class -> its answer reader, for the observer seam
         self._shipped: dict = {}  # topic id -> name, as shipped to the encoder
         self._shipped_version = [-1]  # the catalogue's version when they were
@@ -64,11 +66,10 @@ class EncoderFeed:
         encoder's next records may need (after: records before a change name topics as
         before)."""
         try:
-            data = message(first, items)
+            self.packed += message_parts(first, items)  # (header and body: never joined)
         except ValueError:  # a value marshal cannot carry: format here, send the lines
             lines = format_lines(first, items, self.run_id).split("\n")[:-1]
-            data = message(first, [line + "\n" for line in lines])  # (an item per line)
-        self.packed.append(data)
+            self.packed += message_parts(first, [line + "\n" for line in lines])  # (a line each)
         self.ship_topic_names()
 
     def ship_topic_names(self) -> None:
@@ -98,8 +99,8 @@ class EncoderFeed:
         seen[0] = catalogue.version
 
     def send_ready(self) -> None:
-        """Write the packed messages now if the pipe takes them all at once and no send is under
-        way; else what is left waits for the next flush (``send``; a failing pipe is its to
+        """Write the packed messages now, as far as the pipe takes them, unless a send is under
+        way; what is left waits for the next flush (``send``; a failing pipe is its to
         find)."""
         if self.unsent or not self.packed:
             return
