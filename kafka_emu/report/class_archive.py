@@ -64,8 +64,11 @@ def directory() -> Path:
 
 
 def archive_path(java: str, java_options: list[str]) -> Path:
-    """Where the archive for this Java, this pyspark and these JVM flags lives."""
+    """Where the archive for this Java, this pyspark and these JVM flags lives. (Not the heap's
+    size: --memory and --reserve-memory share one archive -- a JVM whose heap is too large for
+    the archive's compressed pointers just ignores it.)"""
     import pyspark
+    java_options = [o for o in java_options if not o.startswith(("-Xms", "-Xmx"))]
     digest = hashlib.sha256()
     real = os.path.realpath(java)
     try:

@@ -62,9 +62,10 @@ def test_a_dump_is_claimed_and_promoted_only_once_written(cache):
         f.write(b"more")
     assert _flag(class_archive.options(java, FLAGS), "SharedArchiveFile") is None
     assert not final.exists()
-    # other flags, another archive
+    # other flags, another archive; another heap size, the same
     other = class_archive.options(java, ["-XX:+UseSerialGC"])
     assert _flag(other, "ArchiveClassesAtExit") not in (None, partial)
+    assert class_archive.archive_path(java, [*FLAGS, "-Xms4g"]) == final
 
 
 def test_an_abandoned_dump_is_removed_and_another_claimed(cache):
