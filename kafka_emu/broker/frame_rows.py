@@ -164,12 +164,19 @@ def answer_reader(request_cls: type, response_cls: type, catalogue, shipped_vers
                   f"        n = {_topic_of('t', names)}",
                   "        if not (isinstance(n, str) and n):",
                   "            tid = t.topic_id",
-                  "            if tid is not None and tid.int and (catalogue.version != seen[0] "
-                  "or tid not in catalogue._by_id):",
-                  "                return None"]
+                  "            if tid is not None and tid.int:",
+                  "                if catalogue.version != seen[0]:",
+                  "                    return None",
+                  "                if live[0] != seen[0]:",
+                  "                    live[:] = seen[0], {k.int for k in catalogue._by_id}",
+                  "                if tid.int not in live[1]:",
+                  "                    return None"]
     source = ("def read(q, r):\n" + "\n".join(lines) + ("\n" if lines else "")
               + "    return (*errors(r), r.throttle_time_ms or 0)\n")
-    namespace = {"catalogue": catalogue, "seen": shipped_version,
+    # ``live``: the ids of the topics live at the version shipped, as ints (a UUID's hash and
+    # equality are Python methods, an int's are C: ~4k instructions less per Fetch), made
+    # again when a catalogue change was shipped (the catalogue counts every change of its ids)
+    namespace = {"catalogue": catalogue, "seen": shipped_version, "live": [None, frozenset()],
                  "errors": compiled_errors(response_cls)}
     exec(compile(source, f"<kafka_emu.frame_rows answer {request_cls.__qualname__}>", "exec"),  # noqa: S102
          namespace)
