@@ -69,7 +69,8 @@ def _topic_answer(topic: str, topic_id, parts: list) -> FetchableTopicResponse:
 
 def _response(responses: list) -> FetchResponse:
     if _BuildingResponse is None:
-        return _response(responses)
+        return FetchResponse(throttle_time_ms=0, error_code=_NONE, session_id=0,
+                             responses=responses, node_endpoints=[])
     answer = _BuildingResponse()
     answer.throttle_time_ms = 0
     answer.error_code = _NONE

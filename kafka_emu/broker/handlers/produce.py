@@ -62,7 +62,7 @@ def _topic_answer(name: str, topic_id, parts: list) -> TopicProduceResponse:
 
 def _response(responses: list) -> ProduceResponse:
     if _BuildingResponse is None:
-        return _response(responses)
+        return ProduceResponse(responses=responses, throttle_time_ms=0, node_endpoints=[])
     answer = _BuildingResponse()
     answer.responses = responses
     answer.throttle_time_ms = 0
