@@ -40,7 +40,8 @@ def run(page: str, heading: str, containing: str) -> list[str]:
 
 
 def test_time_example():
-    assert run(CLOCK, "## Expire a crashed consumer's session now", "import threading") == [
+    assert run(CLOCK, "## Expire a crashed consumer's session now",
+               "from confluent_kafka import Consumer") == [
         "True", "[True]", "heartbeat expiration", "a {'orders': [0, 1, 2, 3]}"]
 
 
