@@ -135,15 +135,21 @@ def warm(api: Any, version: int) -> None:
                 plan_for(spec.type.element, version, plan.flexible).write  # noqa: B018
 
 
-def encode_response(api: Any, version: int, correlation_id: int, body: Any) -> bytearray:
-    """A whole size-prefixed response frame (a bytearray: sockets take it without a copy)."""
+def _writer_for(api: Any, version: int, body: Any) -> tuple[bytes, Any]:
+    """The response header's bytes and the body's writer (one dict lookup once built), or the
+    header and None where there is no writer: encode_into then says why."""
     try:
-        head, write = _RESPONSE_WRITERS[body.__class__][version]
+        return _RESPONSE_WRITERS[body.__class__][version]
     except KeyError:
         try:
-            head, write = _response_writer(api, version, body.__class__)
+            return _response_writer(api, version, body.__class__)
         except Exception:  # not a declared message, or no such version: let encode_into say so
-            head, write = bytes(9 if response_header_version(api, version) >= 1 else 8), None
+            return bytes(9 if response_header_version(api, version) >= 1 else 8), None
+
+
+def encode_response(api: Any, version: int, correlation_id: int, body: Any) -> bytearray:
+    """A whole size-prefixed response frame (a bytearray: sockets take it without a copy)."""
+    head, write = _writer_for(api, version, body)
     out = bytearray(head)
     _PACK_SIZE_CORRELATION(out, 0, 0, correlation_id)
     if write is None:
@@ -165,13 +171,7 @@ def encode_response_parts(api: Any, version: int, correlation_id: int,
     spliced.py): the frame as a list of buffers with the batches in it as they are, or one
     bytearray when it carries none. The header and the body's writer as ``encode_response``
     finds them (one dict lookup per response)."""
-    try:
-        head, write = _RESPONSE_WRITERS[body.__class__][version]
-    except KeyError:
-        try:
-            head, write = _response_writer(api, version, body.__class__)
-        except Exception:  # not a declared message, or no such version: let encode_into say so
-            head, write = bytes(9 if response_header_version(api, version) >= 1 else 8), None
+    head, write = _writer_for(api, version, body)
     out = spliced_output(len(head))  # (the head is zeros: size, correlation id, no tags)
     _PACK_SIZE_CORRELATION(out, 0, 0, correlation_id)
     if write is None:
