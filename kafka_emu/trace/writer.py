@@ -38,6 +38,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from operator import countOf
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,6 @@ __all__ = ["COMPRESSIONS", "ENCODER_EXIT_TIMEOUT_S", "ENCODER_MAIN", "MIN_FREE_B
 
 log = logging.getLogger("kafka_emu.trace")
 _REPLY_EMITTED = ReplyEmitted.__name__  # the tag of its rows
-_ROWS_ONLY = {tuple}
 _CHUNK = 5000  # events formatted at once without an encoder
 # Rows marshal-ed together for the encoder as soon as that many have queued (and at each flush):
 # enough that a message's fixed costs are negligible, few enough that the rows are still in the
@@ -156,11 +156,12 @@ class TraceWriter:
         """``sink`` for a batch (the observer seam's deferred delivery, once per batch the
         emulator's serving task emits between two yields). A batch of rows only -- what serving
         requests emits -- is queued as it is while no sink wants ReplyEmitted (none is built:
-        a C pass over the batch tells it holds rows only), else filtered by one comprehension;
+        a C pass over the batch counts its rows, comparing types by identity, no set made),
+        else filtered by one comprehension;
         a batch holding an event object (the coordinator's) goes through ``sink`` one event
         at a time."""
         broker = self._broker
-        if set(map(type, events)) == _ROWS_ONLY:
+        if countOf(map(type, events), tuple) == len(events):
             if broker is not None and not broker.observation.replies:
                 self._queue += events
             else:

@@ -89,6 +89,32 @@ def test_a_fetch_by_its_frame_makes_the_rows_line(version, data, started, took, 
         assert read(request, response) is None
 
 
+def test_a_fetch_answered_without_error_reads_as_one_shared_tuple():
+    """The usual answer (no error anywhere, no throttle) is one tuple, the same every time and
+    equal to the one the errors walk builds; any error or a throttle builds its own."""
+    from kafka_emu.broker.request_walk import compiled_errors
+    from kafka_emu.protocol.messages.fetch import (FetchableTopicResponse, FetchResponse,
+                                                   PartitionData)
+    tid = uuid.UUID(int=41)
+    catalogue = _Catalogue({tid: "t"})
+    read = answer_reader(FetchRequest, FetchResponse, catalogue, [catalogue.version])
+    request = _fetch(tid, 0, 1)
+
+    def response(top=0, partition=0, throttle=0):
+        return FetchResponse(
+            throttle_time_ms=throttle, error_code=top, session_id=0, node_endpoints=[],
+            responses=[FetchableTopicResponse(topic="", topic_id=tid, partitions=[
+                PartitionData(partition_index=p, error_code=partition if p else 0,
+                              high_watermark=1, records=None) for p in (0, 1)])])
+    walk = compiled_errors(FetchResponse)
+    for kwargs in ({}, {"top": 7}, {"partition": 3}, {"throttle": 9}):
+        r = response(**kwargs)
+        answer = read(request, r)
+        assert answer == (*walk(r), r.throttle_time_ms or 0)
+        assert (answer is read(request, response())) is (not kwargs)
+    assert read(request, response()) == (0, (), 0)
+
+
 def test_learnt_names_follow_a_reused_id():
     tid = uuid.UUID(int=77)
     learn_topic_names({tid.bytes: "first"})
