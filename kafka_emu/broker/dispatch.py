@@ -54,6 +54,15 @@ _NO_MAKERS: dict = {}  # (REQUEST_ROWS for a request class not seen yet)
 FRAME_RECORD_LIMIT = 4096
 
 
+def _identity(conn: Connection, info: ConnectionInfo) -> tuple:
+    """The connection's part of a record by frame (event_rows.REQUEST_FRAME), made once: one
+    tuple that every record of the connection shares (marshal writes it once per message, then
+    a reference), until ApiVersions changes the client's software (context.py forgets it)."""
+    identity = info.trace_identity = (conn.id, conn.peer, info.client_software_name,
+                                      info.client_software_version)
+    return identity
+
+
 async def handle_frame(broker: Broker, conn: Connection, info: ConnectionInfo,
                        frame: bytes) -> bytearray | list | None:
     observation = broker.observation
@@ -139,8 +148,8 @@ async def handle_frame(broker: Broker, conn: Connection, info: ConnectionInfo,
             data = encode_response(api, version, correlation_id, response)
             if len(data) + len(frame) <= FRAME_RECORD_LIMIT:
                 emit((REQUEST_FRAME, frame, data, started, done,  # (at_ms, latency when read)
-                      broker.clock.ms_constants or broker.clock.ms_at(done), conn.id, conn.peer,
-                      info.client_software_name, info.client_software_version))
+                      broker.clock.ms_constants or broker.clock.ms_at(done),
+                      info.trace_identity or _identity(conn, info)))
                 return data
         if type(request) in observation.by_reference:  # (a Heartbeat, with the timeline alone)
             emit((REQUEST_REFS, request, response, started, done,  # (ms_later: at_ms when read)
@@ -152,8 +161,8 @@ async def handle_frame(broker: Broker, conn: Connection, info: ConnectionInfo,
               and (answer := read(request, response)) is not None):
             # (a Fetch, traced alone: its frame and the row's share of the answer, frame_rows.py)
             emit((REQUEST_FRAME, frame, answer, started, done,
-                  broker.clock.ms_constants or broker.clock.ms_at(done), conn.id, conn.peer,
-                  info.client_software_name, info.client_software_version))
+                  broker.clock.ms_constants or broker.clock.ms_at(done),
+                  info.trace_identity or _identity(conn, info)))
         else:
             make = (REQUEST_ROWS.get(type(request), _NO_MAKERS).get(type(response))
                     or request_row_maker(type(request), type(response)))

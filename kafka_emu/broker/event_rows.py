@@ -99,11 +99,12 @@ BY_REFERENCE: set[type] = set()
 BY_FRAME: dict[type, int] = {}
 # RequestHandled by its frames, for sinks that take them (``subscribe(frames=True)``), where the
 # request path would record by reference and no fault rule acted on the request: ``(REQUEST_FRAME,
-# frame, response_frame, started, done, at, connection_id, peer, client_software_name,
-# client_software_version)`` -- the request's frame as read (api key, version, correlation id,
+# frame, response_frame, started, done, at, (connection_id, peer, client_software_name,
+# client_software_version))`` -- the request's frame as read (api key, version, correlation id,
 # client id and the request), the size-prefixed response frame as written, and the values that are
 # in neither: the clock readings that give latency_ms and, with ``at`` (at_ms, or the clock's
-# ``ms_constants``: ``clock.ms_from``), at_ms. ``row_of`` decodes both with the codec that made the
+# ``ms_constants``: ``clock.ms_from``), at_ms, and the connection's identity, one tuple shared by
+# its records (ConnectionInfo.trace_identity). ``row_of`` decodes both with the codec that made the
 # request and the response, and makes the row with the same compiled function: the request is the
 # one decoded, and such a response (scalars only, built by a handler) holds nothing its version
 # does not carry but what the row does not read.

@@ -35,7 +35,7 @@ _ERROR_AT = 16  # where error_code, partition_errors, throttle_time_ms sit in a 
 
 def frame_row(event: tuple) -> tuple:
     """The RequestHandled row of a ``REQUEST_FRAME`` record."""
-    (_, frame, answer, started, done, at, connection, peer, software, software_version) = event
+    (_, frame, answer, started, done, at, (connection, peer, software, software_version)) = event
     key, version, correlation = peek_api(frame)
     cache_key = (key, version, frame[8:],
                  answer if type(answer) is tuple else bytes(answer[8:]))  # (a bytearray here)

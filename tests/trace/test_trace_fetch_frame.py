@@ -74,7 +74,7 @@ def test_a_fetch_by_its_frame_makes_the_rows_line(version, data, started, took, 
     assert format_lines(tag, names, "run-1") == ""  # (learnt: no line)
     answer = read(request, response)
     done = started + took
-    record = (REQUEST_FRAME, frame, answer, started, done, at, 7, "h:1", "sw", "1.0")
+    record = (REQUEST_FRAME, frame, answer, started, done, at, (7, "h:1", "sw", "1.0"))
     row = request_row_maker(type(request), type(response))(
         request, response, (done - started) * 1000, catalogue, at, 7, "h:1", "Fetch", FETCH.key,
         version, correlation, client, "sw", "1.0")

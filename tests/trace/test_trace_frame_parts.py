@@ -36,8 +36,8 @@ def test_kept_parts_make_the_makers_row(api, version, data, calls, client):
         answer = encode_response(api, version, correlation, response)
         _, decoded, _ = decode_request(api, version, frame)
         done = started + took
-        record = (REQUEST_FRAME, frame, answer, started, done, at, connection, peer, software,
-                  "1.0")
+        record = (REQUEST_FRAME, frame, answer, started, done, at,
+                  (connection, peer, software, "1.0"))
         at_ms = at if type(at) is int else ms_from(at, done)
         row = request_row_maker(type(decoded), type(response))(
             decoded, response, (done - started) * 1000, None, at_ms, connection, peer, api.name,

@@ -67,7 +67,7 @@ def test_a_request_by_its_frames_makes_the_rows_line(api, version, data, started
     answer = encode_response(api, version, correlation, response)
     _, request, _ = decode_request(api, version, frame)  # the request the path would hold
     done = started + took
-    record = (REQUEST_FRAME, frame, answer, started, done, at, 7, "h:1", software, "1.0")
+    record = (REQUEST_FRAME, frame, answer, started, done, at, (7, "h:1", software, "1.0"))
     at_ms = at if type(at) is int else ms_from(at, done)  # (the clock's constants: ms_later)
     row = request_row_maker(type(request), type(response))(
         request, response, (done - started) * 1000, None, at_ms, 7, "h:1", api.name, api.key,
@@ -129,3 +129,43 @@ async def test_heartbeats_by_frames_are_written_as_rows_are(tmp_path):
     assert {r["client_id"] for r in by_frames} == {"frames", None, ""}
     assert all(r["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID for r in by_frames)
     assert all(type(r["latency_ms"]) is float and r["latency_ms"] >= 0 for r in by_frames)
+
+
+async def test_a_record_by_frame_names_the_software_its_connection_announced_last(tmp_path):
+    """A record by frame carries its connection's identity as one tuple, made once
+    (ConnectionInfo.trace_identity): an ApiVersions that announces the client's software (again)
+    makes it anew, so each line names the software announced before its request."""
+    from kafka_emu.protocol.messages.api_versions import ApiVersionsRequest
+    api_versions = BY_NAME["ApiVersions"]
+    config = make_config({"emu.timeline.max.events": 0})
+    async with open_emulator(config, trace_dir=tmp_path) as emu:
+        observation = emu._bound.broker.observation
+        seen: list = []
+        writer_many = observation._sinks[-1][2]  # (the trace writer's, the only sink)
+
+        def spy(events):  # the writer's batches, as the seam hands them over
+            seen.extend(e[0] for e in events if type(e) is tuple)
+            writer_many(events)
+        observation._sinks[-1] = (observation._sinks[-1][0], True, spy,
+                                  *observation._sinks[-1][3:])
+        observation._rebuild()
+        client = await WireClient.connect(emu.host, emu.port, "software")
+        announced = [None, ("first", "1.0"), ("second", "2.0"), ("second", "2.1")]
+        for i, software in enumerate(announced):
+            if software is not None:
+                answer = await client.request(api_versions, 3, ApiVersionsRequest(
+                    client_software_name=software[0], client_software_version=software[1]))
+                assert answer.error_code == ErrorCode.NONE
+            for _ in range(2):
+                assert (await client.request(HEARTBEAT, 4, HeartbeatRequest(
+                    group_id="g", generation_id=i, member_id="m"))).error_code == (
+                    ErrorCode.UNKNOWN_MEMBER_ID)
+        await client.aclose()
+        observation.drain()
+    assert seen.count(REQUEST_FRAME) >= 8  # (the Heartbeats went by their frames)
+    records = read_trace(only_file(tmp_path))
+    assert records[-1]["kind"] == "run_end" and records[-1]["dropped"] == 0
+    beats = [r for r in records if r["kind"] == "request_handled" and r["api"] == "Heartbeat"]
+    assert [(r["client_software_name"], r["client_software_version"]) for r in beats] == [
+        (None, None)] * 2 + [software for software in announced[1:] for _ in range(2)]
+    assert len({(r["connection_id"], r["peer"]) for r in beats}) == 1

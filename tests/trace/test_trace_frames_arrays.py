@@ -68,7 +68,7 @@ def test_a_request_with_arrays_by_its_frames_makes_the_rows_line(api, version, d
     answer = encode_response(api, version, correlation, response)
     _, request, _ = decode_request(api, version, frame)
     done = started + took
-    record = (REQUEST_FRAME, frame, answer, started, done, at, 7, "h:1", "sw", "1.0")
+    record = (REQUEST_FRAME, frame, answer, started, done, at, (7, "h:1", "sw", "1.0"))
     row = request_row_maker(type(request), type(response))(
         request, response, (done - started) * 1000, NO_TOPIC_IDS, at, 7, "h:1", api.name, api.key,
         version, correlation, client, "sw", "1.0")
