@@ -59,6 +59,7 @@ import attrs
 from kafka_emu.errors import ErrorCode, KafkaError
 from kafka_emu.log.batch import (
     COMPRESSION_MASK,
+    LOG_OVERHEAD,
     MAX_TIMESTAMP_OFFSET,
     NO_TIMESTAMP,
     TIMESTAMP_TYPE_MASK,
@@ -67,7 +68,6 @@ from kafka_emu.log.batch import (
     parse_header,
     usual_produce_batch,
     validate_produce_records,
-    with_base_offset,
     with_log_append_time,
 )
 from kafka_emu.log.config import LogConfig
@@ -95,6 +95,8 @@ _CONTROL_KEY = struct.Struct(">hh")
 _MARKER_VALUE = struct.Struct(">hi")
 
 _INT64 = struct.Struct(">q")
+_PREFIX = struct.Struct(">qii")  # baseOffset, batchLength, partitionLeaderEpoch (batch.py's)
+_LOG_APPEND_TIME = TimestampType.LOG_APPEND_TIME
 _COMPACT_MIN = 64  # do not bother cutting a dead prefix shorter than this
 _new_tuple = tuple.__new__
 
@@ -184,20 +186,27 @@ class PartitionLog:
         if header is None:  # something is wrong: find what, and say it as Kafka does
             header, records = validate_produce_records(
                 records, max_message_bytes=config.max_message_bytes)
-        log_append = config.timestamp_type == TimestampType.LOG_APPEND_TIME
-        if log_append and header.attributes & TIMESTAMP_TYPE_MASK:
+        # The header by index (the fast path's is a plain tuple in BatchHeader's order; a
+        # NamedTuple's names are descriptors the interpreter does not specialise, and this runs
+        # for every partition of every Produce): 5 attributes, 6 lastOffsetDelta, 8 maxTimestamp, 9 producerId.
+        attributes = header[5]
+        log_append = config.timestamp_type == _LOG_APPEND_TIME
+        if log_append and attributes & TIMESTAMP_TYPE_MASK:
             # LogValidator.validateTimestamp: only the broker may set LogAppendTime.
             raise KafkaError(
                 ErrorCode.INVALID_TIMESTAMP,
                 "Invalid timestamp type in message. Producer should not set timestamp type to "
                 "LogAppendTime.",
             )
-        if config.compacts and not header.attributes & COMPRESSION_MASK:
+        # (LogConfig.compacts, without the property's call)
+        if "compact" in config.cleanup_policy and not attributes & COMPRESSION_MASK:
             keyless = keyless_records(records)  # only here do we read past the batch header
             if keyless:
                 raise KeylessRecords(keyless)
-        has_pid = header.producer_id >= 0
+        has_pid = header[9] >= 0
         if has_pid:
+            # (the fast path gave the plain tuple; the producer state reads the fields' names)
+            header = _new_tuple(BatchHeader, header)
             duplicate = self.producers.find_duplicate(header)
             if duplicate is not None:
                 return AppendResult(duplicate.first_offset, duplicate.last_offset,
@@ -209,12 +218,23 @@ class PartitionLog:
             stored = with_log_append_time(records, base, self.leader_epoch, now_ms)
             max_ts = append_time = now_ms
         else:
-            stored = with_base_offset(records, base, self.leader_epoch)
-            max_ts, append_time = header.max_timestamp, NO_TIMESTAMP
-        self._store(stored, base, max_ts)
-        hwm = self._hwm = base + header.last_offset_delta + 1
+            # with_base_offset, written out: the new prefix, then the batch from its magic on
+            # (both rewritten fields are outside the CRC)
+            stored = _PREFIX.pack(base, len(records) - LOG_OVERHEAD, self.leader_epoch) + (
+                records if records.__class__ is memoryview else memoryview(records))[16:]
+            max_ts, append_time = header[8], NO_TIMESTAMP
+        # _store, written out (the marker path calls it)
+        size = len(stored)
+        position = self._position = self._position + size
+        self._size += size
+        self._batches.append(stored)
+        self._bases.append(base)
+        self._ends.append(position)
+        pmax = self._pmax
+        pmax.append(max_ts if not pmax or max_ts > pmax[-1] else pmax[-1])
+        hwm = self._hwm = base + header[6] + 1
         if has_pid and self.producers.record(header, base, max_ts):
-            self.txns.begin(header.producer_id, base)
+            self.txns.begin(header[9], base)
         # AppendResult(...) without NamedTuple's keyword-capable __new__
         return _new_tuple(AppendResult, (base, hwm - 1, append_time, self._log_start, False))
 

@@ -85,6 +85,15 @@ def write_varlong(out: bytearray, value: int) -> None:
 # the codec generates, which keeps its position in a local rather than in a Reader.
 
 def uvarint_at(buf: bytes, pos: int, end: int, max_bytes: int = 5) -> tuple[int, int]:
+    # one and two bytes first, without the loop: the generated readers call this for every
+    # length from 128 up (a Produce partition's records, a Fetch's), and those fit in two bytes
+    if pos + 1 < end:
+        b = buf[pos]
+        if b < 0x80:
+            return b, pos + 1
+        c = buf[pos + 1]
+        if c < 0x80:
+            return (b & 0x7F) | (c << 7), pos + 2
     result = shift = 0
     start = pos
     for _ in range(max_bytes):

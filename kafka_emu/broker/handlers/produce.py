@@ -25,8 +25,7 @@ transaction state (log/producers.py).
 from __future__ import annotations
 
 from ...errors import ErrorCode, KafkaError
-from ...log.batch import (NO_TIMESTAMP, TRANSACTIONAL_MASK, Compression, TimestampType,
-                          parse_header)
+from ...log.batch import NO_TIMESTAMP, TRANSACTIONAL_MASK, Compression, parse_header
 from ...log.catalogue import INTERNAL_TOPICS
 from ...log.records import KeylessRecords
 from ...frozen import mutable_twin
@@ -73,22 +72,12 @@ def _response(responses: list) -> ProduceResponse:
 
 def _succeeded(index: int, base_offset: int, log_append_time_ms: int,
                log_start_offset: int) -> PartitionProduceResponse:
-    if _Building is None:  # (the class grew something mutable_twin cannot reproduce)
-        return PartitionProduceResponse(
-            index=index, error_code=ErrorCode.NONE, base_offset=base_offset,
-            log_append_time_ms=log_append_time_ms, log_start_offset=log_start_offset,
-            current_leader=_NO_CURRENT_LEADER)
-    answer = _Building()
-    answer.index = index
-    answer.error_code = 0
-    answer.base_offset = base_offset
-    answer.log_append_time_ms = log_append_time_ms
-    answer.log_start_offset = log_start_offset
-    answer.record_errors = []
-    answer.error_message = None
-    answer.current_leader = _NO_CURRENT_LEADER
-    answer.__class__ = PartitionProduceResponse
-    return answer
+    """A successful partition's answer by its class (the handler builds it in ``_Building``
+    itself; this is for when the class grew something mutable_twin cannot reproduce)."""
+    return PartitionProduceResponse(
+        index=index, error_code=ErrorCode.NONE, base_offset=base_offset,
+        log_append_time_ms=log_append_time_ms, log_start_offset=log_start_offset,
+        current_leader=_NO_CURRENT_LEADER)
 
 
 def uses_topic_ids(version: int) -> bool:
@@ -230,13 +219,18 @@ async def produce(ctx, request) -> ProduceResponse | None:
             except KafkaError:
                 pass  # an invalid name: each partition reports UNKNOWN_TOPIC_OR_PARTITION
             topic = catalogue.get(name)
+        # the topic's partitions, looked up by index here rather than by Topic.partition (a
+        # call per partition); an index out of range takes that call for its error
+        logs = topic.partitions if topic is not None else ()
+        count = len(logs)
         for p in t.partition_data:
             index = p.index
             try:
                 if acks_error:
                     raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS)
                 # the catalogue's own error (UNKNOWN_TOPIC_OR_PARTITION) for what is not there
-                log = (topic.partition(index) if topic is not None
+                log = (logs[index] if 0 <= index < count
+                       else topic.partition(index) if topic is not None
                        else topics.partition(name, index))
                 if internal:  # ReplicaManager: clients may not write internal topics
                     raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION,
@@ -251,16 +245,31 @@ async def produce(ctx, request) -> ProduceResponse | None:
                     producer = _transactional(p.records)
                     if producer is not None:
                         _verify(ctx, transactional_id, name, index, log, producer)
-                if now is None and log.config.timestamp_type == TimestampType.LOG_APPEND_TIME:
+                # (TimestampType is an IntEnum, CREATE_TIME 0: true for LOG_APPEND_TIME only)
+                if now is None and log.config.timestamp_type:
                     now = ctx.now_ms()
-                result = log.append(p.records, NO_TIMESTAMP if now is None else now)
+                base_offset, _, append_time, start, duplicate = log.append(
+                    p.records, NO_TIMESTAMP if now is None else now)
             except KafkaError as exc:
                 parts.append(_failed(name, index, exc, version))
                 continue
-            if not result.duplicate:
+            if not duplicate:
                 appended.append(log)
-            parts.append(_succeeded(index, result.base_offset, result.log_append_time_ms,
-                                    result.log_start_offset))
+            if _Building is None:  # (the class grew something mutable_twin cannot reproduce)
+                parts.append(_succeeded(index, base_offset, append_time, start))
+                continue
+            # _succeeded, written out (one call less per partition)
+            answer = _Building()
+            answer.index = index
+            answer.error_code = 0
+            answer.base_offset = base_offset
+            answer.log_append_time_ms = append_time
+            answer.log_start_offset = start
+            answer.record_errors = []
+            answer.error_message = None
+            answer.current_leader = _NO_CURRENT_LEADER
+            answer.__class__ = PartitionProduceResponse
+            parts.append(answer)
         responses.append(_topic_answer(name, t.topic_id, parts))
     if appended:
         topics.notify_append(appended)
