@@ -69,7 +69,12 @@ def emit_read(src: Source, ind: int, t: Any, version: int, flexible: bool, nulla
         # ``pos`` is left on the varint's last byte, so the data is buf[pos + 1:pos + n].
         n = src.var("n")
         src.emit(ind, f"{n} = buf[pos]", field)
-        src.emit(ind, f"if {n} > 127: {n}, pos = _uv(buf, pos, end); pos -= 1", field)
+        # Two bytes (a Produce partition's records: up to 16 KiB) read here, not by a call of
+        # uvarint_at (whose own fast path this is); longer or cut short, by uvarint_at.
+        src.emit(ind, f"if {n} > 127:", field)
+        src.emit(ind + 1, f"if pos + 1 < end and buf[pos + 1] < 128: "
+                          f"{n} = ({n} & 127) | (buf[pos + 1] << 7); pos += 1", field)
+        src.emit(ind + 1, f"else: {n}, pos = _uv(buf, pos, end); pos -= 1", field)
         _emit_body_read(src, ind, t, version, flexible, nullable, n, dst, field)
     elif isinstance(t, type):
         plan = plan_for(t, version, flexible)
