@@ -29,7 +29,8 @@ import attrs
 from . import primitives as p
 from .builder_twin import builder_twin, default_of
 from .generated_source import SHORT, Source, array_structs
-from .plan import FIXED, Plan, classic_prefix, min_size_of, plan_for
+from .plan import (FIXED, Plan, classic_prefix, min_size_of, plan_for, shareable_default,
+                   shared_default)
 from .schema import BYTES, RECORDS, STRING, UUID, VARINT, VARLONG, Array
 
 
@@ -182,7 +183,10 @@ def emit_struct_read(src: Source, ind: int, plan: Plan, dst: str, path: str) -> 
             if a.name in wire:
                 continue
             kind, value = default_of(a)
-            if kind == "factory":
+            if kind == "factory" and isinstance(value, type) and shareable_default(value):
+                # one frozen all-default instance for every read, not one built per read
+                src.emit(ind, f"{dst}.{a.name} = {src.const(shared_default(value), '_dv')}")
+            elif kind == "factory":
                 src.emit(ind, f"{dst}.{a.name} = {src.const(value, '_fac')}()")
             elif value is None or type(value) in (bool, int) or (
                     type(value) is str and len(value) < 40):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import struct
+import uuid
 from typing import Any
 
 import attrs
@@ -184,6 +185,34 @@ def shared_default(cls: type) -> Any:
     default passes this very instance: the writer sees it by identity, without comparing
     fields (Fetch's three tagged structs per partition, Produce's current leader)."""
     return cls()
+
+
+_IMMUTABLE = (bool, int, float, str, bytes, uuid.UUID, frozenset)
+
+
+@functools.cache
+def shareable_default(cls: type) -> bool:
+    """Whether one ``shared_default(cls)`` may stand for every absent field of that struct type
+    a reader fills in (FetchRequest.replica_state below v15: otherwise one new instance per
+    Fetch): ``cls`` is frozen and its defaults hold only immutable values, so no holder of the
+    instance can change what another sees. Equal to a fresh ``cls()`` either way."""
+    if not attrs.has(cls):
+        return False
+    fields = attrs.fields(cls)
+    instance = shared_default(cls)
+    for a in fields:
+        value = getattr(instance, a.name)
+        if not (value is None or type(value) in _IMMUTABLE
+                or (attrs.has(type(value)) and shareable_default(type(value)))):
+            return False
+    probe = cls()  # frozen: setting any field raises (and then nothing was changed)
+    for a in fields:
+        try:
+            setattr(probe, a.name, getattr(probe, a.name))
+        except attrs.exceptions.FrozenInstanceError:
+            continue
+        return False
+    return bool(fields)
 
 
 @functools.cache
