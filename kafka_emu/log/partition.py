@@ -136,8 +136,11 @@ class PartitionLog:
     _pmax: array = attrs.field(init=False, factory=lambda: array("q"))
     _head: int = attrs.field(init=False, default=0)  # first live batch
     _pmax_stale: bool = attrs.field(init=False, default=False)
-    _log_start: int = attrs.field(init=False, default=0)
-    _hwm: int = attrs.field(init=False, default=0)
+    # The log start and the high watermark are plain slots, set only here (read-only to
+    # others): Fetch reads both for every partition it answers, and a property is a Python call.
+    # With one replica the high watermark is also the log end offset.
+    log_start_offset: int = attrs.field(init=False, default=0)
+    high_watermark: int = attrs.field(init=False, default=0)
     _position: int = attrs.field(init=False, default=0)  # bytes ever appended
     _size: int = attrs.field(init=False, default=0)  # bytes held by live batches
     # (leader epoch, start offset) once the leadership has moved (become_leader); empty: one
@@ -147,24 +150,16 @@ class PartitionLog:
     # --- offsets -----------------------------------------------------------------------------
 
     @property
-    def log_start_offset(self) -> int:
-        return self._log_start
-
-    @property
-    def high_watermark(self) -> int:
-        return self._hwm
-
-    @property
     def log_end_offset(self) -> int:
-        return self._hwm
+        return self.high_watermark
 
     @property
     def last_stable_offset(self) -> int:
         first = self.txns.first_unstable_offset()
         if first is None:
-            return self._hwm
+            return self.high_watermark
         # UnifiedLog.maybeIncrementFirstUnstableOffset: never below the log start
-        return min(max(first, self._log_start), self._hwm)
+        return min(max(first, self.log_start_offset), self.high_watermark)
 
     @property
     def size_bytes(self) -> int:
@@ -210,10 +205,10 @@ class PartitionLog:
             duplicate = self.producers.find_duplicate(header)
             if duplicate is not None:
                 return AppendResult(duplicate.first_offset, duplicate.last_offset,
-                                    duplicate.timestamp, self._log_start, True)
+                                    duplicate.timestamp, self.log_start_offset, True)
             self.producers.check(header)
 
-        base = self._hwm
+        base = self.high_watermark
         if log_append:
             stored = with_log_append_time(records, base, self.leader_epoch, now_ms)
             max_ts = append_time = now_ms
@@ -232,11 +227,11 @@ class PartitionLog:
         self._ends.append(position)
         pmax = self._pmax
         pmax.append(max_ts if not pmax or max_ts > pmax[-1] else pmax[-1])
-        hwm = self._hwm = base + header[6] + 1
+        hwm = self.high_watermark = base + header[6] + 1
         if has_pid and self.producers.record(header, base, max_ts):
             self.txns.begin(header[9], base)
         # AppendResult(...) without NamedTuple's keyword-capable __new__
-        return _new_tuple(AppendResult, (base, hwm - 1, append_time, self._log_start, False))
+        return _new_tuple(AppendResult, (base, hwm - 1, append_time, self.log_start_offset, False))
 
     def append_marker(self, *, producer_id: int, producer_epoch: int, coordinator_epoch: int,
                       commit: bool, now_ms: int, transaction_version: int = 2) -> int:
@@ -252,13 +247,13 @@ class PartitionLog:
                                     transaction_version)
         marker = Record(key=_CONTROL_KEY.pack(0, COMMIT_MARKER if commit else ABORT_MARKER),
                         value=_MARKER_VALUE.pack(0, coordinator_epoch), timestamp_ms=now_ms)
-        batch = build_batch((marker,), base_offset=self._hwm,
+        batch = build_batch((marker,), base_offset=self.high_watermark,
                             partition_leader_epoch=self.leader_epoch, producer_id=producer_id,
                             producer_epoch=producer_epoch, transactional=True, control=True,
                             timestamp_type=self.config.timestamp_type)
-        offset = self._hwm
+        offset = self.high_watermark
         self._store(batch, offset, now_ms)
-        self._hwm = offset + 1
+        self.high_watermark = offset + 1
         first = self.producers.end_txn(producer_id, producer_epoch, coordinator_epoch, now_ms)
         if first != NO_TXN:
             self.txns.end(producer_id, offset, aborted=not commit)
@@ -316,12 +311,12 @@ class PartitionLog:
         """``read``, with the batches' total size in the middle (from the position column, so
         Fetch never sums batch lengths). With ``max_offset`` (the LSO) only batches wholly below
         it."""
-        hwm = self._hwm
-        if fetch_offset < self._log_start or fetch_offset > hwm:
+        hwm = self.high_watermark
+        if fetch_offset < self.log_start_offset or fetch_offset > hwm:
             raise KafkaError(
                 ErrorCode.OFFSET_OUT_OF_RANGE,
                 f"Received request for offset {fetch_offset}, but we only have log segments in "
-                f"the range {self._log_start} to {hwm}.",
+                f"the range {self.log_start_offset} to {hwm}.",
             )
         if fetch_offset == hwm:
             return [], 0, hwm
@@ -356,9 +351,9 @@ class PartitionLog:
         read_committed an answer at or above the LSO is ``NOT_FOUND``.
         """
         if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
-            return TimestampAndOffset(NO_TIMESTAMP, self._log_start, self.leader_epoch)
+            return TimestampAndOffset(NO_TIMESTAMP, self.log_start_offset, self.leader_epoch)
         if timestamp == LATEST_TIMESTAMP:
-            end = self.last_stable_offset if read_committed else self._hwm
+            end = self.last_stable_offset if read_committed else self.high_watermark
             return TimestampAndOffset(NO_TIMESTAMP, end, self.leader_epoch)
         found = self._offset_for_timestamp(timestamp)
         if read_committed and found.offset >= self.last_stable_offset:
@@ -379,7 +374,7 @@ class PartitionLog:
     def _search_timestamp(self, target: int) -> TimestampAndOffset:
         # Every batch before the bisection point has maxTimestamp < target; scan on from there
         # only while records below the log start hide the match.
-        batches, log_start = self._batches, self._log_start
+        batches, log_start = self._batches, self.log_start_offset
         for i in range(bisect_left(self._pmax, target, self._head), len(batches)):
             batch = batches[i]
             if _max_timestamp(batch) < target:
@@ -427,7 +422,7 @@ class PartitionLog:
         epoch cache); batches appended from now on carry it."""
         if not self._epochs:
             self._epochs = [(self.leader_epoch, 0)]
-        self._epochs.append((epoch, self._hwm))
+        self._epochs.append((epoch, self.high_watermark))
         self.leader_epoch = epoch
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
@@ -437,7 +432,7 @@ class PartitionLog:
         latest, or a negative one, is unknown. Start offsets below the log start read as it.
         """
         if epoch == self.leader_epoch:
-            return epoch, self._hwm
+            return epoch, self.high_watermark
         if epoch < 0:
             return UNDEFINED_EPOCH, UNKNOWN_OFFSET
         entries = self._epochs or [(self.leader_epoch, 0)]
@@ -445,7 +440,7 @@ class PartitionLog:
         if higher is None:
             return UNDEFINED_EPOCH, UNKNOWN_OFFSET
         floor = [e for e in entries if e[0] <= epoch]
-        return (floor[-1][0] if floor else epoch), max(higher[1], self._log_start)
+        return (floor[-1][0] if floor else epoch), max(higher[1], self.log_start_offset)
 
     # --- DeleteRecords and retention ---------------------------------------------------------
 
@@ -455,7 +450,7 @@ class PartitionLog:
         Whole batches wholly below it are dropped. Offsets above the HWM or negative are
         OFFSET_OUT_OF_RANGE; a compact-only topic is POLICY_VIOLATION (Partition.deleteRecordsOnLeader).
         """
-        offset = self._hwm if before_offset == HIGH_WATERMARK else before_offset
+        offset = self.high_watermark if before_offset == HIGH_WATERMARK else before_offset
         if offset < 0:
             raise KafkaError(
                 ErrorCode.OFFSET_OUT_OF_RANGE, f"The offset {offset} should not be negative"
@@ -465,21 +460,21 @@ class PartitionLog:
                 ErrorCode.POLICY_VIOLATION,
                 "Records of this partition can not be deleted due to the configured policy",
             )
-        if offset > self._hwm:
+        if offset > self.high_watermark:
             raise KafkaError(
                 ErrorCode.OFFSET_OUT_OF_RANGE,
                 f"Cannot increment the log start offset to {offset} since it is larger than the "
-                f"high watermark {self._hwm}",
+                f"high watermark {self.high_watermark}",
             )
-        if offset > self._log_start:
-            self._log_start = offset
+        if offset > self.log_start_offset:
+            self.log_start_offset = offset
             self.txns.drop_below(offset)
-            if offset == self._hwm:
+            if offset == self.high_watermark:
                 keep_from = len(self._batches)
             else:
                 keep_from = bisect_right(self._bases, offset, self._head) - 1
             self._drop_to(keep_from)
-        return self._log_start
+        return self.log_start_offset
 
     def delete_old_batches(self, now_ms: int) -> int:
         """Kafka's retention check for this log (UnifiedLog.deleteOldSegments) with each batch
@@ -510,9 +505,9 @@ class PartitionLog:
             # (a bisection would do; the loop stops after the batches it deletes)
         if keep_from == head:
             return 0
-        self._log_start = max(self._log_start,
-                              self._bases[keep_from] if keep_from < end else self._hwm)
-        self.txns.drop_below(self._log_start)
+        self.log_start_offset = max(self.log_start_offset,
+                              self._bases[keep_from] if keep_from < end else self.high_watermark)
+        self.txns.drop_below(self.log_start_offset)
         self._drop_to(keep_from)
         return keep_from - head
 

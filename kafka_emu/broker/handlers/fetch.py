@@ -34,6 +34,7 @@ from ...protocol.spliced import RecordsParts
 from . import Handler
 
 READ_COMMITTED = 1
+_new = object.__new__
 
 
 def uses_topic_ids(version: int) -> bool:
@@ -191,8 +192,14 @@ def _read_one(log, p, committed: bool, limit: int, min_one: bool) -> tuple[Parti
     answer.snapshot_id = _NO_SNAPSHOT
     answer.aborted_transactions = aborted
     answer.preferred_read_replica = -1
-    # the stored batches go to the socket as they are (protocol/spliced.py)
-    answer.records = RecordsParts(batches, size) if size else b""
+    if size:  # the stored batches go to the socket as they are (protocol/spliced.py)
+        # RecordsParts(batches, size) as slot stores: its __init__ is a Python frame
+        records = _new(RecordsParts)
+        records.parts = batches
+        records.size = size
+        answer.records = records
+    else:
+        answer.records = b""
     answer.__class__ = PartitionData
     return answer, size
 
