@@ -12,19 +12,14 @@ from .group_routing import route
 from .state import Broker
 
 
-def _forget_identity(info: "ConnectionInfo", attribute: Any, value: Any) -> Any:
-    info.trace_identity = None  # (the client's software changed: made again when next asked)
-    return value
-
-
 @attrs.define
 class ConnectionInfo:
     peer_host: str
     peer_port: int
     local_host: str
     local_port: int
-    client_software_name: str | None = attrs.field(default=None, on_setattr=_forget_identity)
-    client_software_version: str | None = attrs.field(default=None, on_setattr=_forget_identity)
+    client_software_name: str | None = None
+    client_software_version: str | None = None
     node_id: int | None = None  # the broker of the cluster it reached (None: the first)
     # Who the connection authenticated as (Kafka's KafkaPrincipal as "type:name"): ANONYMOUS on
     # a PLAINTEXT listener, set by SASL or a client certificate (kafka_emu/security/)
@@ -35,8 +30,10 @@ class ConnectionInfo:
     park: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]] | None = attrs.field(
         default=None, eq=False, repr=False)
     # (connection id, peer, client software name and version) as one tuple, for the request
-    # path's records by frame (event_rows.REQUEST_FRAME): made on first use (dispatch.py),
-    # forgotten when the software changes (ApiVersions)
+    # path's records by frame (event_rows.REQUEST_FRAME): made on first use (dispatch.py), set
+    # back to None by whatever sets the software (ApiVersions). (Not by an attrs on_setattr
+    # hook: that gives the class a Python __setattr__, and every store of __init__ goes
+    # through it: a connection's opening about 40% slower.)
     trace_identity: tuple | None = attrs.field(default=None, init=False, eq=False, repr=False)
 
     @property

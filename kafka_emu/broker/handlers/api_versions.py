@@ -78,6 +78,7 @@ async def api_versions(ctx, request) -> ApiVersionsResponse:
             return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST)
         ctx.connection.client_software_name = name
         ctx.connection.client_software_version = version
+        ctx.connection.trace_identity = None  # (made again with them: dispatch.py)
     return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=_api_keys(ctx.broker),
                                **_features(ctx.broker))
 
