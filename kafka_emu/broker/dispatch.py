@@ -57,7 +57,8 @@ FRAME_RECORD_LIMIT = 4096
 def _identity(conn: Connection, info: ConnectionInfo) -> tuple:
     """The connection's part of a record by frame (event_rows.REQUEST_FRAME), made once: one
     tuple that every record of the connection shares (marshal writes it once per message, then
-    a reference), until ApiVersions changes the client's software (context.py forgets it)."""
+    a reference), until ApiVersions announces the client's software (handlers/api_versions.py
+    sets it back to None)."""
     identity = info.trace_identity = (conn.id, conn.peer, info.client_software_name,
                                       info.client_software_version)
     return identity

@@ -38,8 +38,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from operator import countOf
 from collections.abc import Mapping
+from operator import countOf
 from pathlib import Path
 from typing import Any
 
