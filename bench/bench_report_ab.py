@@ -9,7 +9,8 @@ a bare local SparkSession started and stopped, the report over the same traces
 (bench/trace_gen.py) with the revision's kafka_emu, and with this work tree's (the two in
 turn first, round by round). Each report line
 gives the session's start and every stage's time as the job's own stage counter reports it,
-with the load average beside it; at the end the medians and their ratios to the bare session.
+with the load average and the CPU time (driver JVM and Python) beside it; at the end the
+medians and their ratios to the bare session.
 On a shared machine, read the ratios of the same round, not the seconds: a change that only
 overlaps work (two threads) can lose under load, where the CPU it gets is what counts.
 ``--plain`` adds a bare session as pyspark starts one with its defaults (none of the report's
@@ -68,9 +69,23 @@ def child(traces: str | None) -> dict:
                 name, _, took = message.partition("] ")[2].rpartition(": ")
                 stages.append(f"{name} {took}")
         job.run(spark, [traces], out, progress=progress)
+    cpu = _jvm_cpu(spark) + time.process_time()
     spark.stop()
     shutil.rmtree(out, ignore_errors=True)
-    return {"seconds": time.perf_counter() - began, "start": started, "stages": stages}
+    return {"seconds": time.perf_counter() - began, "start": started, "stages": stages,
+            "cpu": cpu}
+
+
+def _jvm_cpu(spark) -> float:
+    """The local driver JVM's CPU seconds so far (user and system, from /proc), 0 where
+    there is no /proc: what a change costs whatever the load, where the wall time says what
+    it gains on an idle machine (overlapping work) or loses on a busy one."""
+    try:
+        pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except Exception:  # noqa: BLE001 -- a figure beside the figure: none rather than a failure
+        return 0.0
 
 
 def _export(rev: str, into: Path) -> Path:
@@ -113,6 +128,7 @@ def main(argv: list[str]) -> int:
         if "--plain" in argv:  # (and the bare session as pyspark's defaults start it)
             sides.insert(1, ("plain pyspark session", TREE, PLAIN))
         times: dict[str, list[float]] = {}
+        cpus: dict[str, list[float]] = {}
         for attempt in range(1, rounds + 1):
             print(f"round {attempt} of {rounds} (load average {_load()}):", flush=True)
             # the two reports swap places every round: under a varying load the one run
@@ -123,14 +139,17 @@ def main(argv: list[str]) -> int:
                 if result is None:
                     continue
                 times.setdefault(label, []).append(result["seconds"])
-                detail = "; ".join([f"session {result['start']:.1f}"] + result["stages"])
+                cpus.setdefault(label, []).append(result.get("cpu", 0.0))
+                detail = "; ".join([f"session {result['start']:.1f}", *result["stages"],
+                                    f"CPU {result.get('cpu', 0.0):.1f} s"])
                 print(f"  {label:<22} {result['seconds']:7.1f} s  load {_load()}  ({detail})",
                       flush=True)
         bare = statistics.median(times.get("bare session", [float("nan")]))
         print(f"medians of {rounds}:")
         for label, values in times.items():
             print(f"  {label:<22} {statistics.median(values):7.1f} s  "
-                  f"{statistics.median(values) / bare:5.2f}x the bare session")
+                  f"{statistics.median(values) / bare:5.2f}x the bare session, "
+                  f"CPU {statistics.median(cpus[label]):.1f} s (driver JVM and Python)")
     return 0
 
 

@@ -48,22 +48,35 @@ def _csv_ready(df: Any) -> Any:
 
 def tables(t: Traces, counts: Any) -> dict[str, Any]:
     """``counts``: ``analyses.request_counts(t)``, which four tables read (cache it)."""
-    reb = analyses.rebalances(t)
-    return {
-        "runs": analyses.runs_table(t, counts),
-        "client_matrix": analyses.client_matrix(counts),
-        "api_versions": analyses.api_versions(t, counts),
-        "client_errors": analyses.client_errors(counts),
-        "rebalances": reb,
-        "rebalance_percentiles": analyses.rebalance_percentiles(reb),
-        "violations": violations.violations(t),
-        "conformance": analyses.conformance(t),
-        # transactions, share groups, logins and denials: modules of their own, DataFrames here
-        **transactions.frames(t.events, t.runs),
-        **_share_frames(t),
-        "failed_logins": auth.failed_logins(t.events),
-        "denied_requests": auth.denied_requests(t.events),
-    }
+    built: dict[str, Any] = {}
+    for group in table_groups(t, counts):
+        built.update(group())
+    return {name: built[name] for name in TABLES}
+
+
+def table_groups(t: Traces, counts: Any) -> list[Callable[[], dict[str, Any]]]:
+    """The tables in groups, each a function building its group's DataFrames: what onepass.py
+    plans and collects side by side, a group per thread. Building a DataFrame is work for the
+    driver's JVM (each step analysed as it is made: some 6,000 calls for the whole report, and
+    most of a small report's time), so the groups are about equal in it: the violations alone
+    (about half), the rebalances with the other event tables, the request tables."""
+    def events() -> dict[str, Any]:
+        reb = analyses.rebalances(t)
+        return {"rebalances": reb, "rebalance_percentiles": analyses.rebalance_percentiles(reb),
+                # transactions, share groups, logins and denials: modules of their own
+                **transactions.frames(t.events, t.runs), **_share_frames(t),
+                "failed_logins": auth.failed_logins(t.events),
+                "denied_requests": auth.denied_requests(t.events)}
+
+    return [
+        lambda: {"violations": violations.violations(t)},
+        events,
+        lambda: {"runs": analyses.runs_table(t, counts),
+                 "client_matrix": analyses.client_matrix(counts),
+                 "api_versions": analyses.api_versions(t, counts),
+                 "client_errors": analyses.client_errors(counts),
+                 "conformance": analyses.conformance(t)},
+    ]
 
 
 def _share_frames(t: Traces) -> dict[str, Any]:
@@ -97,9 +110,9 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
     stage = Stages(say, (3 if one_pass else len(TABLES) + 2) + html_page)
     partitions = onepass.partitions_for(size)
     with onepass.settings(spark, onepass.small_confs(partitions) if one_pass else None):
-        # (small traces are read here, into one partition; large ones as the first table
-        # needs them, while the others are planned)
-        with stage("reading the traces") if one_pass else contextlib.nullcontext():
+        # (the traces are read in the background, while the tables are planned: small ones
+        # into one partition, large ones into a cached copy the first table's job waits for)
+        with stage("planning the read") if one_pass else contextlib.nullcontext():
             t = load(spark, paths, since=since, until=until, labels=labels,
                      input_format=input_format, say=say,
                      one_partition=one_pass and partitions == 1)
@@ -226,14 +239,15 @@ def _is_connect(spark: Any) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
-def _tagged(spark: Any, tag: str, fn: Callable[[], None]) -> None:
+def _tagged(spark: Any, tag: str, fn: Callable[[], None],
+            what: str = "reading the traces") -> None:
     """``fn`` with its Spark jobs marked ``tag`` (for this thread), so _cancel can stop them:
     a tag on Spark Connect, a job group on a classic session (whose interruptTag does not
     reach jobs started from Python)."""
     if _is_connect(spark):
         spark.addTag(tag)
     else:
-        spark.sparkContext.setJobGroup(tag, "kafka-emu report: reading the traces",
+        spark.sparkContext.setJobGroup(tag, f"kafka-emu report: {what}",
                                        interruptOnCancel=True)
     fn()
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable
@@ -28,6 +29,7 @@ from typing import Any, Callable
 import attrs
 
 from . import trace_jar
+from .onepass import in_force, settings
 from .spark import ReportError, server_gone, struct_type
 
 
@@ -43,8 +45,9 @@ class Traces:
     more_drops: Callable[[], list[dict]] = list
 
     def read_now(self) -> None:
-        """Read the traces into the cached copy now (a count over it), rather than in the
-        first table's job; nothing when load() cached nothing."""
+        """Read the traces into the cached copy (or the one-partition checkpoint) now, by a
+        count over it, rather than in the first table's job; nothing when load() cached
+        nothing."""
         if self.cached:
             self.cached[0].count()
 
@@ -116,7 +119,9 @@ def ordered(df: Any, *cols: Any) -> Any:
 def one_partition_job(df: Any) -> bool:
     """Whether ``df`` is planned for one partition (onepass.small_confs(1), whose traces
     load() reads into one partition): one shuffle partition."""
-    return str(df.sparkSession.conf.get("spark.sql.shuffle.partitions")) == "1"
+    spark, key = df.sparkSession, "spark.sql.shuffle.partitions"
+    value = in_force(spark, key)  # (set by onepass.settings(), as a one-pass job's is)
+    return str(spark.conf.get(key) if value is None else value) == "1"
 
 
 def gathered(df: Any) -> Any:
@@ -350,12 +355,18 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
     cached = []
     if cache:
         if one_partition:
-            # small traces (onepass.py): read now into one partition, kept as a local
-            # checkpoint -- which, unlike a cached copy, tells the plans above it that the
-            # rows are in one partition: Spark then knows every grouping, window and join
-            # has its rows in place and plans no shuffle for them (given the size estimates
-            # of onepass.small_confs())
-            lines = lines.repartition(1).localCheckpoint()
+            # small traces (onepass.py): read into one partition, kept as a local checkpoint
+            # -- which, unlike a cached copy, tells the plans above it that the rows are in
+            # one partition: Spark then knows every grouping, window and join has its rows in
+            # place and plans no shuffle for them (given the size estimates of
+            # onepass.small_confs()). Planned without adaptive execution, which would run the
+            # shuffle's stage as the checkpoint is made (to plan the rest from its output):
+            # then the read runs when read_now() or a table first reads the checkpoint, in
+            # the background while the tables are planned (and on as many cores as the files
+            # have splits, where a coalesce would read them all in one task)
+            with settings(spark, {"spark.sql.adaptive.enabled": "false"}):
+                lines = lines.repartition(1).localCheckpoint(eager=False)
+            cached.append(lines)
         else:
             lines = lines.repartition("run").sortWithinPartitions("api", "kind").cache()
             cached.append(lines)
@@ -406,9 +417,11 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
             # reads it, once): the report builds some 700 plans over these three, and Spark
             # analyses each whole as it is built (and deduplicates a self-join's or a union's
             # copies of a relation by rewriting the subtree) -- on the plans read from here
-            # rather than from the lines
-            runs, events, requests = (df.localCheckpoint(eager=False)
-                                      for df in (runs, events, requests))
+            # rather than from the lines. (Each is planned as it is made, the three at once:
+            # planning is the driver JVM's work, one call at a time per thread.)
+            with ThreadPoolExecutor(3, thread_name_prefix="kafka-emu-plan") as pool:
+                runs, events, requests = pool.map(lambda df: df.localCheckpoint(eager=False),
+                                                  (runs, events, requests))
     drops = (lines.where(F.col("drop_reason").isNotNull())
              .groupBy(F.col("drop_file").alias("file"), F.col("drop_reason").alias("reason"))
              .agg(F.count(F.lit(1)).alias("lines")))

@@ -8,9 +8,11 @@ job is one pass after the read:
 - every table (and what the page needs besides: the lines skipped, the runs' timelines, each
   connection's client) is the same DataFrame as the table-by-table job builds, each row turned
   into one JSON text by Spark's ``to_json`` (a built-in function, not a Python UDF: any Spark
-  runs it) and all of them unioned into a few DataFrames of (table, row), collected at once
-  (COLLECT_JOBS Spark jobs run side by side: with the rows in one partition, one job would use
-  one core). The plans share their scans of the cached traces;
+  runs it) and unioned with the others of its group (job.table_groups()) into one DataFrame of
+  (table, row), collected at once. The groups are built and collected side by side,
+  COLLECT_JOBS threads, while a thread of job.py reads the traces: building the DataFrames is
+  most of a small report's time, and one thread's calls keep one core busy. The plans share
+  their scans of the traces' checkpoint;
 - the shuffles have as many partitions as the data needs (partitions_for(): one per 64 MB),
   set for this job only;
 - the rows come back whole, so the figures the page counts are counted here over the whole
@@ -27,15 +29,16 @@ import json
 import os
 import random
 import shutil
+import uuid
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 ONE_PASS_BYTES = 256 * 2**20  # about half a million events of JSON Lines
 PARTITION_BYTES = 64 * 2**20
 SINGLE_PARTITION_BYTES = "spark.sql.maxSinglePartitionBytes"
-COLLECT_JOBS = max(1, min(4, os.cpu_count() or 1))  # collect_all()'s jobs, run at once
+COLLECT_JOBS = max(1, min(4, os.cpu_count() or 1))  # groups built and collected at once
 
 
 def input_bytes(paths: list[str]) -> int | None:
@@ -94,6 +97,11 @@ def small_confs(partitions: int) -> dict[str, str]:
             "spark.sql.defaultSizeInBytes": "1"}
 
 
+# id(session) -> the settings() in force on it: what in_force() answers without asking the
+# session (a round trip to its JVM or server, hundreds of times per report: load.gathered())
+_IN_FORCE: dict[int, dict[str, str]] = {}
+
+
 @contextlib.contextmanager
 def settings(spark: Any, confs: dict[str, str] | None) -> Iterator[None]:
     """The session's settings ``confs`` for the block (nothing when None), restored after."""
@@ -103,15 +111,26 @@ def settings(spark: Any, confs: dict[str, str] | None) -> Iterator[None]:
     before = {key: spark.conf.get(key, None) for key in confs}
     for key, value in confs.items():
         spark.conf.set(key, value)
+    outer = _IN_FORCE.get(id(spark))
+    _IN_FORCE[id(spark)] = {**(outer or {}), **confs}
     try:
         yield
     finally:
+        if outer is None:
+            _IN_FORCE.pop(id(spark), None)
+        else:
+            _IN_FORCE[id(spark)] = outer
         with contextlib.suppress(Exception):  # (a server that went: nothing to restore)
             for key, value in before.items():
                 if value is None:
                     spark.conf.unset(key)
                 else:
                     spark.conf.set(key, value)
+
+
+def in_force(spark: Any, key: str) -> str | None:
+    """The value settings() gave ``key`` on ``spark`` in the block under way, else None."""
+    return _IN_FORCE.get(id(spark), {}).get(key)
 
 
 def compute(spark: Any, t: Any, out: Path, csv: bool, stage: Callable, *, max_rows: int,
@@ -121,21 +140,23 @@ def compute(spark: Any, t: Any, out: Path, csv: bool, stage: Callable, *, max_ro
     from . import analyses, job
 
     counts = analyses.request_counts(t)
-    built = job.tables(t, counts)
-    lost = (t.events.where((F.col("kind") == "run_end") & (F.col("dropped") > 0))
-            .select("run", F.col("dropped").alias("events_lost")))
-    extra = {"dropped_lines": t.drops, "writer_lost": lost,
-             "timeline": analyses.run_timeline(t),
-             "connections": analyses.connection_clients(counts)}
-    with stage("every table, in one pass"):
-        rows = collect_all(built | extra)
+
+    def extra() -> dict[str, Any]:  # what the page needs besides the tables
+        lost = (t.events.where((F.col("kind") == "run_end") & (F.col("dropped") > 0))
+                .select("run", F.col("dropped").alias("events_lost")))
+        return {"dropped_lines": t.drops, "writer_lost": lost,
+                "timeline": analyses.run_timeline(t),
+                "connections": analyses.connection_clients(counts)}
+
+    with stage("reading, every table in one pass"):
+        frames, rows = build_and_collect(spark, job.table_groups(t, counts) + [extra])
         figures = whole_table_figures(rows, worst)
     with stage("writing the tables"):
-        for name, df in built.items():
-            write(out, name, df.schema, rows[name], csv)
+        for name in job.TABLES:
+            write(out, name, frames[name].schema, rows[name], csv)
     results: dict[str, list] = {}
     totals: dict[str, int] = {}
-    for name in built:
+    for name in job.TABLES:
         totals[name] = len(rows[name])
         results[name] = sample(rows[name], max_rows)
     drops = rows["dropped_lines"] + t.more_drops()
@@ -150,9 +171,51 @@ def compute(spark: Any, t: Any, out: Path, csv: bool, stage: Callable, *, max_ro
     return results
 
 
+def build_and_collect(spark: Any, groups: list[Callable[[], dict[str, Any]]]
+                      ) -> tuple[dict[str, Any], dict[str, list[dict]]]:
+    """Every group's DataFrames built and their rows collected, COLLECT_JOBS groups at a
+    time, each in a thread of its own: building a DataFrame is the driver JVM's work, one
+    call at a time per thread, and a one-partition job runs as one task -- one core either
+    way. Returns the DataFrames (their schemas asked for already) and the rows by name.
+    When a group fails, the others' jobs are cancelled (a job may wait for task slots held
+    by the background read) and the first failure comes out."""
+    from . import job
+    tag = f"kafka-emu-tables-{uuid.uuid4().hex}"
+
+    def one(group: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], dict[str, list]]:
+        done: list = []
+
+        def build() -> None:
+            frames = group()
+            for df in frames.values():
+                _ = df.schema  # (here, in the group's thread: the tables' writer needs it)
+            done.append((frames, collect_all(frames)))
+
+        job._tagged(spark, tag, build, "the tables")
+        return done[0]
+
+    pool = ThreadPoolExecutor(min(COLLECT_JOBS, len(groups)),
+                              thread_name_prefix="kafka-emu-collect")
+    futures = [pool.submit(one, group) for group in groups]
+    finished, running = wait(futures, return_when=FIRST_EXCEPTION)
+    failed = [f for f in futures if f in finished and f.exception() is not None]
+    pool.shutdown(wait=False, cancel_futures=True)
+    if failed:
+        for f in running:
+            job._cancel(spark, tag, f)
+        raise failed[0].exception()
+    frames: dict[str, Any] = {}
+    rows: dict[str, list[dict]] = {}
+    for f in futures:
+        built, got = f.result()
+        frames.update(built)
+        rows.update(got)
+    return frames, rows
+
+
 def collect_all(frames: dict[str, Any]) -> dict[str, list[dict]]:
-    """Every DataFrame's rows, in a few Spark jobs run at once: each row as JSON text beside
-    its frame's name. (Nulls are written as nulls, so every row has every column.)"""
+    """Every DataFrame's rows, in one Spark job: each row as JSON text beside its frame's
+    name. (Nulls are written as nulls, so every row has every column.)"""
     from functools import reduce
 
     from pyspark.sql import functions as F
@@ -162,16 +225,8 @@ def collect_all(frames: dict[str, Any]) -> dict[str, list[dict]]:
                        F.to_json(F.struct("*"), {"ignoreNullFields": "false"}).alias("j"))
              for name, df in frames.items()]
     rows: dict[str, list[dict]] = {name: [] for name in frames}
-    # The job's rows are in one partition, so it runs as one task at a time: one core. Split
-    # in COLLECT_JOBS jobs collected at once, planned and run on as many (a 309-event report's
-    # stage 4.8-5.0 s -> 3.6-5.1 s, median 3.9, on two busy cores; interleaved). Each table is
-    # whole in one of them, in its order.
-    jobs = [parts[i::COLLECT_JOBS] for i in range(COLLECT_JOBS) if parts[i::COLLECT_JOBS]]
-    with ThreadPoolExecutor(len(jobs), thread_name_prefix="kafka-emu-collect") as pool:
-        collected = pool.map(lambda some: reduce(lambda a, b: a.union(b), some).collect(), jobs)
-        for got in collected:
-            for r in got:
-                rows[r["t"]].append(json.loads(r["j"]))
+    for r in reduce(lambda a, b: a.union(b), parts).collect():
+        rows[r["t"]].append(json.loads(r["j"]))
     return rows
 
 

@@ -173,23 +173,31 @@ def test_tables_longer_than_the_driver_takes_are_sampled_and_counted_whole(
     assert f"double_fetch {EXPECTED_VIOLATIONS['double_fetch']['double']}" in text.getvalue()
 
 
+@pytest.mark.parametrize("where", ["planning", "a group's thread"])
 def test_a_failing_table_cancels_the_background_read_and_leaves_the_session_usable(
-        spark, fixture_traces, tmp_path, monkeypatch):
-    """The traces are read in the background while the tables are planned; when a table
-    fails, the error comes out and that read is cancelled rather than left running."""
+        spark, fixture_traces, tmp_path, monkeypatch, where):
+    """The traces are read in the background while the tables are planned (by groups, each
+    in a thread of its own for small traces); when a table fails, the error comes out and
+    that read is cancelled rather than left running."""
     from kafka_emu.report import job
     from kafka_emu.report.load import Traces
     finished = []
+    real_groups = job.table_groups
 
     def long_read(self):  # a read that would take minutes
         spark.range(0, 10**11, 1, 2).selectExpr("sum(id % 7)").collect()
         finished.append(True)
 
-    def failing_tables(*args):
+    def failing_group():
         raise RuntimeError("a table failed")
 
+    def failing_tables(*args):
+        if where == "planning":
+            raise RuntimeError("a table failed")
+        return [*real_groups(*args)[:1], failing_group]
+
     monkeypatch.setattr(Traces, "read_now", long_read)
-    monkeypatch.setattr(job, "tables", failing_tables)
+    monkeypatch.setattr(job, "table_groups", failing_tables)
     with pytest.raises(RuntimeError, match="a table failed"):
         job.run(spark, [str(fixture_traces)], tmp_path)
     assert finished == []
