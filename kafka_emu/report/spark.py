@@ -23,6 +23,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -253,6 +254,10 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
             archive = class_archive.options(java_tool("java"), java_options)
         if small:  # (after the archive's flags: the compilers do not shape the archive)
             java_options += SMALL_JOB_FLAGS
+        # a JVM that dies (HotSpot mapping a damaged class archive) writes its crash report
+        # with the run's logs, not into the user's working directory
+        crashes = log_dir if log_dir is not None else Path(tempfile.gettempdir())
+        java_options.append(f"-XX:ErrorFile={crashes / 'hs_err_pid%p.log'}")
     jar = trace_reader_jar()
     if jar is not None:  # the trace reader, on the driver's and every executor's class path
         confs["spark.jars"] = str(jar)

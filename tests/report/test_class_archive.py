@@ -122,6 +122,8 @@ def test_built_archive_is_mapped_by_the_next_session(cache):
         f.write(str(os.path.getsize(final)))
     assert _session(cache) == {"rows": 7, "mapped": [], "c1": False}
     assert not os.path.exists(final)
+    # (the JVM that died wrote its crash report elsewhere than the working directory)
+    assert not list(cache.glob("hs_err_pid*"))
 
 
 def _session(cache, size: str = "any") -> dict:
