@@ -18,6 +18,7 @@ from .schema import INT16, INT32, STRING, Array, field, message
 from .spliced import Buffer, frame_parts, spliced_output
 
 API_VERSIONS_KEY = 18
+PRODUCE_KEY = 0
 _API_KEY_VERSION_CORRELATION = struct.Struct(">hhi").unpack_from
 
 
@@ -63,8 +64,11 @@ _REQUEST_READERS: dict[type, dict[int, tuple[Any, Any]]] = {}
 
 
 def _request_readers(api: Any, version: int) -> tuple[Any, Any]:
-    readers = (top_plan(RequestHeader, request_header_version(api, version)).read_at,
-               top_plan(api.request, version).read_at)
+    read_body = top_plan(api.request, version).read_at
+    if api.key == PRODUCE_KEY:  # its usual shape left in its frame (produce_scan.py)
+        from .produce_scan import scanner  # (here: loading the Produce messages only for it)
+        read_body = scanner(version, read_body)
+    readers = (top_plan(RequestHeader, request_header_version(api, version)).read_at, read_body)
     _REQUEST_READERS.setdefault(api.request, {})[version] = readers
     return readers
 

@@ -64,7 +64,10 @@ class EncodedArray:
     @property
     def items(self) -> tuple[Any, ...]:
         built = self.built
-        if built is None:
+        if built is None and self.names is None:  # made from its bytes: decode them
+            built = _decode(self.plan, len(self.source), self.data)
+            object.__setattr__(self, "built", built)
+        elif built is None:
             element, names = self.plan.cls, self.names
             wanted = [(f.name, names.get(f.name, f.name)) for f in fields_of(element)]
             built = tuple(element(**{name: getattr(item, attr) for name, attr in wanted})
@@ -126,4 +129,53 @@ def encode_array(message: type, version: int, element: type, items: Iterable[Any
     else:
         head += _INT32.pack(len(items))
     object.__setattr__(made, "head", bytes(head))
+    return made
+
+
+def _decode(plan: Plan, count: int, data: bytes) -> tuple[Any, ...]:
+    read, items, pos, end = plan.read_at, [], 0, len(data)
+    for _ in range(count):
+        item, pos = read(data, pos, end)
+        items.append(item)
+    return tuple(items)
+
+
+def element_plan(message: type, version: int, element: type) -> Plan:
+    """The plan ``encode_array`` writes ``element`` by inside ``message`` at ``version``."""
+    from .codegen import plan_for  # codegen imports this module for the class
+
+    return plan_for(element, version, version in message.__kafka__.flexible)
+
+
+class _Making(EncodedArray):
+    """EncodedArray's mutable twin: filled by plain slot stores, then given the real class."""
+
+    __slots__ = ()
+    __setattr__ = object.__setattr__  # type: ignore[assignment]
+
+
+_COMPACT_HEADS = tuple(bytes((n + 1,)) for n in range(127))  # a compact count, one byte
+
+
+def encoded_elements(plan: Plan, count: int, data: bytes | bytearray) -> EncodedArray:
+    """An EncodedArray of ``count`` elements already written into ``data`` through ``plan``
+    (``element_plan``) by a handler that writes them itself (the Produce fast path): the bytes
+    ``encode_array`` would have written. Its elements are decoded from ``data`` only if someone
+    reads them."""
+    made = _Making()
+    made.source = (None,) * count  # (its length is the array's)
+    made.names = None
+    made.built = None
+    made.data = data
+    made.plan = plan
+    if plan.flexible and count < 127:
+        made.head = _COMPACT_HEADS[count]
+    else:
+        head = bytearray()
+        if plan.flexible:
+            write_uvarint(head, count + 1)
+        else:
+            head += _INT32.pack(count)
+        made.head = bytes(head)
+    made.__class__ = EncodedArray
     return made

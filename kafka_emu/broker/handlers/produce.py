@@ -30,10 +30,13 @@ from ...log.catalogue import INTERNAL_TOPICS
 from ...log.records import KeylessRecords
 from ...frozen import mutable_twin
 from ...protocol.codegen import shared_default
+from ...protocol.produce_scan import UndecodedTopics
 from ...protocol.messages.produce import (API, BatchIndexAndErrorMessage, LeaderIdAndEpoch,
                                           PartitionProduceResponse, ProduceResponse,
                                           TopicProduceResponse)
 from . import Handler
+from .produce_fast import NOT_TAKEN
+from .produce_fast import answer as fast_answer
 
 VALID_ACKS = (0, 1, -1)
 # the tagged current leader (v10+) a successful append never names, shared (frozen) rather than
@@ -177,6 +180,13 @@ def _failed(topic: str, index: int, exc: KafkaError, version: int) -> PartitionP
 
 
 async def produce(ctx, request) -> ProduceResponse | None:
+    topic_data = request.topic_data
+    if topic_data.__class__ is UndecodedTopics:  # a v9+ request of the usual shape
+        answered = fast_answer(ctx, request, topic_data)  # (produce_fast.py)
+        if answered is not NOT_TAKEN:
+            return answered
+        # the generic path, and whoever reads the request after it, read the declared list
+        object.__setattr__(request, "topic_data", topic_data.elements())
     broker = ctx.broker
     topics = broker.topics
     catalogue = topics.catalogue
