@@ -184,9 +184,16 @@ def rebalance_percentiles(rebalances_df: Any) -> Any:
                    "client_name", "client_version")
 
 
+VERDICT = "scenario_verdict"  # the conformance table's one kind
+# its columns, to write it empty without building it (as transactions.SCHEMAS)
+CONFORMANCE_SCHEMA = ("scenario STRING, client STRING, client_version STRING, "
+                      "runs BIGINT NOT NULL, passed BIGINT, failed BIGINT, a_reason STRING, "
+                      "verdict STRING NOT NULL")
+
+
 def conformance(t: Traces) -> Any:
     F = _F()
-    v = t.events.where(F.col("kind") == "scenario_verdict")
+    v = t.events.where(F.col("kind") == VERDICT)
     return ordered(v.groupBy("scenario", "client", "client_version")
             .agg(F.count(F.lit(1)).alias("runs"),
                  F.sum(F.when(F.col("verdict") == "pass", 1).otherwise(0)).alias("passed"),

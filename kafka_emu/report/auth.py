@@ -32,6 +32,20 @@ COLUMNS = ("listener", "mechanism", "user", "reauthentication", "error_code", "r
            "principal", "api", "operation", "resource_type", "resource_name", "client_id")
 ANY_RESOURCE = "(any)"
 
+# the tables' columns, to write a table empty without building it when the traces hold
+# none of its kind (absent.py); tests/report/test_report_absent.py checks them against
+# the built tables'
+SCHEMAS = {
+    "failed_logins": ("listener STRING, mechanism STRING NOT NULL, user STRING NOT NULL, "
+                      "error_code BIGINT, reason STRING, failed BIGINT NOT NULL, "
+                      "reauthentications BIGINT, peers BIGINT NOT NULL, "
+                      "runs BIGINT NOT NULL"),
+    "denied_requests": ("principal STRING, api STRING, operation STRING, "
+                        "resource_type STRING, resource_name STRING NOT NULL, "
+                        "error_code BIGINT, denied BIGINT NOT NULL, "
+                        "client_ids BIGINT NOT NULL, runs BIGINT NOT NULL"),
+}
+
 
 def _F():
     from pyspark.sql import functions as F

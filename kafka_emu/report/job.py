@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from . import analyses, auth, onepass, share, transactions, violations
+from .absent import absent_kinds
 from .load import Traces, gathered, load
 from .spark import server_gone
 
@@ -54,29 +55,56 @@ def tables(t: Traces, counts: Any) -> dict[str, Any]:
     return {name: built[name] for name in TABLES}
 
 
-def table_groups(t: Traces, counts: Any) -> list[Callable[[], dict[str, Any]]]:
+# The tables built from one event kind's rows alone, by that kind, with their schemas: empty
+# when the traces hold none of it, so the one-pass path writes them from the schema instead
+# of building them (absent.py)
+ONE_KIND_TABLES: dict[str, dict[str, str]] = {
+    transactions.KIND: transactions.SCHEMAS, share.KIND: share.SCHEMAS,
+    auth.FAILED: {"failed_logins": auth.SCHEMAS["failed_logins"]},
+    auth.DENIED: {"denied_requests": auth.SCHEMAS["denied_requests"]},
+    analyses.VERDICT: {"conformance": analyses.CONFORMANCE_SCHEMA}}
+# every kind whose absence spares some building (the violations' rules too)
+SPARING_KINDS = frozenset(ONE_KIND_TABLES) | frozenset(violations.NEEDS.values())
+
+
+def empty_tables(absent: frozenset[str]) -> dict[str, str]:
+    """The tables ``absent`` kinds leave empty, unbuilt: name -> schema (DDL)."""
+    return {name: ddl for kind in absent for name, ddl in ONE_KIND_TABLES.get(kind, {}).items()}
+
+
+def table_groups(t: Traces, counts: Any, absent: frozenset[str] = frozenset()
+                 ) -> list[Callable[[], dict[str, Any]]]:
     """The tables in groups, each a function building its group's DataFrames: what onepass.py
     plans and collects side by side, a group per thread. Building a DataFrame is work for the
     driver's JVM (each step analysed as it is made: some 6,000 calls for the whole report, and
     most of a small report's time), so the groups are about equal in it: the violations alone
-    (about half), the rebalances with the other event tables, the request tables."""
+    (about half), the rebalances with the other event tables, the request tables.
+    ``absent``: event kinds the traces hold none of (absent.py); the tables of
+    empty_tables(absent) are left out, and the violations' rules that would find nothing."""
     def events() -> dict[str, Any]:
         reb = analyses.rebalances(t)
-        return {"rebalances": reb, "rebalance_percentiles": analyses.rebalance_percentiles(reb),
-                # transactions, share groups, logins and denials: modules of their own
-                **transactions.frames(t.events, t.runs), **_share_frames(t),
-                "failed_logins": auth.failed_logins(t.events),
-                "denied_requests": auth.denied_requests(t.events)}
+        out = {"rebalances": reb, "rebalance_percentiles": analyses.rebalance_percentiles(reb)}
+        # transactions, share groups, logins and denials: modules of their own
+        if transactions.KIND not in absent:
+            out.update(transactions.frames(t.events, t.runs))
+        if share.KIND not in absent:
+            out.update(_share_frames(t))
+        if auth.FAILED not in absent:
+            out["failed_logins"] = auth.failed_logins(t.events)
+        if auth.DENIED not in absent:
+            out["denied_requests"] = auth.denied_requests(t.events)
+        return out
 
-    return [
-        lambda: {"violations": violations.violations(t)},
-        events,
-        lambda: {"runs": analyses.runs_table(t, counts),
-                 "client_matrix": analyses.client_matrix(counts),
-                 "api_versions": analyses.api_versions(t, counts),
-                 "client_errors": analyses.client_errors(counts),
-                 "conformance": analyses.conformance(t)},
-    ]
+    def requests() -> dict[str, Any]:
+        out = {"runs": analyses.runs_table(t, counts),
+               "client_matrix": analyses.client_matrix(counts),
+               "api_versions": analyses.api_versions(t, counts),
+               "client_errors": analyses.client_errors(counts)}
+        if analyses.VERDICT not in absent:
+            out["conformance"] = analyses.conformance(t)
+        return out
+
+    return [lambda: {"violations": violations.violations(t, absent)}, events, requests]
 
 
 def _share_frames(t: Traces) -> dict[str, Any]:
@@ -116,7 +144,10 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
             t = load(spark, paths, since=since, until=until, labels=labels,
                      input_format=input_format, say=say,
                      one_partition=one_pass and partitions == 1)
-        results = _compute(spark, t, out, csv, stage, one_pass, html_page)
+            # (told from the files' bytes: tables and rules that would find nothing unbuilt)
+            absent = (absent_kinds(paths, SPARING_KINDS, input_format) if one_pass
+                      else frozenset())
+        results = _compute(spark, t, out, csv, stage, one_pass, absent)
     for line in drop_lines(results["dropped_lines"]):
         say(line)
     if html_page:
@@ -152,7 +183,7 @@ class Stages:
 
 
 def _compute(spark: Any, t: Traces, out: Path, csv: bool, stage: Stages, one_pass: bool,
-             html_page: bool) -> dict[str, list]:
+             absent: frozenset[str]) -> dict[str, list]:
     """Every table and figure of the report, with the traces read in the background."""
     # Reading the traces is most of a large job and keeps every core busy; planning the tables
     # is the driver's alone (several seconds at first, while the JVM warms up). Read in the
@@ -166,7 +197,7 @@ def _compute(spark: Any, t: Traces, out: Path, csv: bool, stage: Stages, one_pas
     try:
         if one_pass:
             results = onepass.compute(spark, t, out, csv, stage, max_rows=MAX_COLLECT,
-                                      worst=WORST_RUNS)
+                                      worst=WORST_RUNS, absent=absent)
         else:
             results = _table_by_table(t, out, csv, stage, done)
         reading.result()  # (done long ago: the first table waited for it)

@@ -134,8 +134,11 @@ def in_force(spark: Any, key: str) -> str | None:
 
 
 def compute(spark: Any, t: Any, out: Path, csv: bool, stage: Callable, *, max_rows: int,
-            worst: int) -> dict[str, list]:
+            worst: int, absent: frozenset[str] = frozenset()) -> dict[str, list]:
+    """``absent``: event kinds the traces hold none of (absent.py): the tables they leave
+    empty are written from their schemas, unbuilt."""
     from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
 
     from . import analyses, job
 
@@ -149,11 +152,14 @@ def compute(spark: Any, t: Any, out: Path, csv: bool, stage: Callable, *, max_ro
                 "connections": analyses.connection_clients(counts)}
 
     with stage("reading, every table in one pass"):
-        frames, rows = build_and_collect(spark, job.table_groups(t, counts) + [extra])
+        frames, rows = build_and_collect(spark, job.table_groups(t, counts, absent) + [extra])
+        schemas = {name: df.schema for name, df in frames.items()}
+        for name, ddl in job.empty_tables(absent).items():
+            schemas[name], rows[name] = StructType.fromDDL(ddl), []
         figures = whole_table_figures(rows, worst)
     with stage("writing the tables"):
         for name in job.TABLES:
-            write(out, name, frames[name].schema, rows[name], csv)
+            write(out, name, schemas[name], rows[name], csv)
     results: dict[str, list] = {}
     totals: dict[str, int] = {}
     for name in job.TABLES:

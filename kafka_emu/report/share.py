@@ -36,6 +36,21 @@ COLUMNS = ("group_id", "topic", "partition", "action", "member_id", "first_offse
 REJECT = 3
 POISON_ROWS = 200  # the page lists at most this many poison runs (largest counts first)
 
+# the tables' columns, to write a table empty without building it when the traces hold
+# none of its kind (absent.py); tests/report/test_report_absent.py checks them against
+# the built tables'
+SCHEMAS = {
+    "share_redeliveries": ("client STRING NOT NULL, group_id STRING, topic STRING, "
+                           "acquired BIGINT, redelivered BIGINT, max_delivery_count BIGINT, "
+                           "lock_expired BIGINT, released BIGINT"),
+    "share_poison_by_topic": ("client STRING, topic STRING, client_id STRING, "
+                              "poison_records BIGINT NOT NULL, rejected_records BIGINT NOT NULL"),
+    "share_poison_records": ("client STRING NOT NULL, group_id STRING, topic STRING, "
+                             "partition BIGINT, first_offset BIGINT, last_offset BIGINT, "
+                             "delivery_count BIGINT, client_id STRING NOT NULL, at_ms BIGINT, "
+                             "records BIGINT NOT NULL"),
+}
+
 
 def _F():
     from pyspark.sql import functions as F

@@ -31,6 +31,20 @@ KIND = "transaction_ended"
 COLUMNS = ("transactional_id", "committed", "cause", "duration_ms")
 ACCURACY = 10000
 
+# the tables' columns, to write a table empty without building it when the traces hold
+# none of its kind (absent.py); tests/report/test_report_absent.py checks them against
+# the built tables'
+SCHEMAS = {
+    "transactions_per_client": ("client STRING NOT NULL, transactional_id STRING, "
+                                "transactions BIGINT NOT NULL, committed BIGINT, aborted BIGINT, "
+                                "p50_commit_ms BIGINT, p95_commit_ms BIGINT, max_commit_ms BIGINT"),
+    "transaction_abort_causes": ("cause STRING, aborted BIGINT NOT NULL, "
+                                 "transactional_ids BIGINT NOT NULL, runs BIGINT NOT NULL"),
+    "transaction_commit_percentiles": ("client STRING NOT NULL, committed BIGINT NOT NULL, "
+                                       "p50_ms BIGINT, p95_ms BIGINT, p99_ms BIGINT, "
+                                       "max_ms BIGINT"),
+}
+
 
 def _F():
     from pyspark.sql import functions as F
