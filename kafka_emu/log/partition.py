@@ -71,6 +71,7 @@ from kafka_emu.log.batch import (
     with_log_append_time,
 )
 from kafka_emu.log.config import LogConfig
+from kafka_emu.log.crc import crc32c
 from kafka_emu.log.producers import NO_TXN, ProducerStateTable
 from kafka_emu.log.records import (KeylessRecords, Record, build_batch, keyless_records,
                                    record_timestamps)
@@ -96,6 +97,9 @@ _MARKER_VALUE = struct.Struct(">hi")
 
 _INT64 = struct.Struct(">q")
 _PREFIX = struct.Struct(">qii")  # baseOffset, batchLength, partitionLeaderEpoch (batch.py's)
+# batch.py's header in a frame, without the fields append_plain does not read (leader epoch,
+# first timestamp, producer epoch, base sequence)
+_PLAIN_HEADER_AT = struct.Struct(">qi4xbIhi8xqq6xi").unpack_from
 _LOG_APPEND_TIME = TimestampType.LOG_APPEND_TIME
 _COMPACT_MIN = 64  # do not bother cutting a dead prefix shorter than this
 _new_tuple = tuple.__new__
@@ -232,6 +236,40 @@ class PartitionLog:
             self.txns.begin(header[9], base)
         # AppendResult(...) without NamedTuple's keyword-capable __new__
         return _new_tuple(AppendResult, (base, hwm - 1, append_time, self.log_start_offset, False))
+
+    def append_plain(self, view: memoryview, start: int, end: int) -> int:
+        """``append`` of the records at ``view[start:end]`` (a Produce frame's) when they are a
+        plain batch -- ``usual_produce_batch``'s usual payload without a producer id -- and the
+        topic is neither LogAppendTime nor compacted: then nothing can fail and the answer is
+        the base offset (no log append time, the log start offset as it is). Returns -1, having
+        done nothing, for anything else: ``append`` then does it all. (The Produce fast path,
+        broker/handlers/produce_fast.py: one call per partition, no view of the records, no
+        header tuple kept, no AppendResult.)"""
+        config = self.config
+        try:
+            base_offset, length, magic, crc, attributes, delta, max_ts, pid, count = \
+                _PLAIN_HEADER_AT(view, start)
+        except struct.error:  # shorter than a header
+            return -1
+        # attributes & 0x27 > 4: the control bit (0x20) or a codec above ZSTD (4)
+        if (base_offset or magic != 2 or pid >= 0 or length + 12 != end - start
+                or length + 12 > config.max_message_bytes or count <= 0
+                or delta + 1 != count or attributes & 0x27 > 4 or config.timestamp_type
+                or "compact" in config.cleanup_policy
+                or crc != crc32c.crc32c(view[start + 21:end])):
+            return -1
+        base = self.high_watermark
+        stored = _PREFIX.pack(base, length, self.leader_epoch) + view[start + 16:end]
+        size = len(stored)
+        position = self._position = self._position + size
+        self._size += size
+        self._batches.append(stored)
+        self._bases.append(base)
+        self._ends.append(position)
+        pmax = self._pmax
+        pmax.append(max_ts if not pmax or max_ts > pmax[-1] else pmax[-1])
+        self.high_watermark = base + count
+        return base
 
     def append_marker(self, *, producer_id: int, producer_epoch: int, coordinator_epoch: int,
                       commit: bool, now_ms: int, transaction_version: int = 2) -> int:

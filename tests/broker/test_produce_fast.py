@@ -200,3 +200,36 @@ async def test_a_usual_request_takes_the_fast_path_and_its_response_reads_as_dec
         # the EncodedArray's elements, decoded from its bytes, equal the generic answer's
         assert answer == top_plan(pr.ProduceResponse, version).read_at(want, 9, len(want))[0]
     assert len(taken) == 5
+
+
+async def test_each_kind_of_partition_in_one_fast_request(monkeypatch):
+    """One usual request whose partitions meet every outcome the fast path answers itself or
+    hands to the log's full append: a plain batch, an idempotent one and its retry (a
+    duplicate), keyless records on a compacted topic (INVALID_RECORD with record errors), a
+    damaged CRC (CORRUPT_MESSAGE), a batch cut short; the same bytes and logs as the generic
+    path, and the fast path took it."""
+    taken = []
+    real = produce_handler.fast_answer
+
+    def counting(ctx, request, undecoded):
+        answer = real(ctx, request, undecoded)
+        taken.append(answer is not produce_fast.NOT_TAKEN)
+        return answer
+
+    monkeypatch.setattr(produce_handler, "fast_answer", counting)
+    plain = build_batch([Record(key=None, value=b"p%d" % i, timestamp_ms=5) for i in range(3)])
+    idempotent = build_batch([Record(key=b"k", value=b"i", timestamp_ms=6)], producer_id=1000,
+                             producer_epoch=0, base_sequence=0)
+    damaged = bytearray(plain)
+    damaged[-1] ^= 0xFF
+    data = lambda i, records: pr.PartitionProduceData(index=i, records=records)  # noqa: E731
+    topics = [("a", [data(0, plain), data(1, idempotent), data(1, idempotent),
+                     data(2, bytes(damaged)), data(2, plain[:40]), data(0, plain)]),
+              ("squeezed", [data(0, plain), data(1, idempotent)])]
+    for version in (9, 12, 13):
+        fast, generic = _broker(), _broker()
+        frame = _frame(fast, version, -1, None, topics, 11)
+        assert bytes(_send(fast, frame)) == bytes(_generic(generic, frame, monkeypatch))
+        assert _state(fast) == _state(generic)
+        assert [p[2] for p in _state(fast)[:3]] == [6, 1, 0]  # hwm of a-0, a-1, a-2
+    assert taken == [True] * 3

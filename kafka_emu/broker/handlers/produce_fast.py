@@ -120,6 +120,11 @@ def answer(ctx, request, undecoded):
         for i in range(0, len(parts), 3):
             index = parts[i]
             log = logs[index]
+            base_offset = log.append_plain(view, parts[i + 1], parts[i + 2])
+            if base_offset >= 0:  # a plain batch: appended, nothing else to answer
+                appended.append(log)
+                out += _SUCCEEDED(index, 0, base_offset, -1, log.log_start_offset, 1, 0, 0)
+                continue
             try:
                 # (TimestampType is an IntEnum, CREATE_TIME 0: true for LOG_APPEND_TIME only)
                 if now is None and log.config.timestamp_type:
