@@ -41,8 +41,8 @@ class _Conn:
     peer = "127.0.0.1:1"
 
 
-def _broker() -> Broker:
-    broker = Broker(BrokerConfig())
+def _broker(brokers: int = 1) -> Broker:
+    broker = Broker(BrokerConfig(brokers=brokers))
     ids = (uuid.UUID(int=(7 << 64) + i) for i in itertools.count(1))
     broker.topics.catalogue.uuid_factory = ids.__next__  # the same ids on both brokers
     for name, count in TOPICS.items():
@@ -51,8 +51,10 @@ def _broker() -> Broker:
     return broker
 
 
-def _send(broker: Broker, frame: bytes):
-    coro = handle_frame(broker, _Conn, ConnectionInfo("127.0.0.1", 1, "127.0.0.1", 9092), frame)
+def _send(broker: Broker, frame: bytes, node: int = 0):
+    nodes = list(broker.cluster.nodes)  # (a cluster: the node the connection reached)
+    info = ConnectionInfo("127.0.0.1", 1, "127.0.0.1", 9092, node_id=nodes[node % len(nodes)])
+    coro = handle_frame(broker, _Conn, info, frame)
     try:
         coro.send(None)
     except StopIteration as done:
@@ -64,10 +66,10 @@ def _declined(ctx, request, undecoded):
     return produce_fast.NOT_TAKEN
 
 
-def _generic(broker: Broker, frame: bytes, monkeypatch):
+def _generic(broker: Broker, frame: bytes, monkeypatch, node: int = 0):
     with monkeypatch.context() as m:
         m.setattr(produce_handler, "fast_answer", _declined)
-        return _send(broker, frame)
+        return _send(broker, frame, node)
 
 
 def _state(broker: Broker) -> list:
@@ -133,9 +135,13 @@ def _frame(broker: Broker, version: int, acks: int, tid, topics, correlation: in
 
 @settings(max_examples=250, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(st.lists(requests(), min_size=1, max_size=6), st.integers(0, 3))
-def test_fast_path_answers_and_appends_as_the_generic_path(monkeypatch, sequence, before):
-    trio.run(_compare, monkeypatch, sequence, before)
+@given(st.lists(st.tuples(requests(), st.integers(0, 2)), min_size=1, max_size=6),
+       st.integers(0, 3), st.sampled_from([1, 1, 3]))
+def test_fast_path_answers_and_appends_as_the_generic_path(monkeypatch, sequence, before,
+                                                           brokers):
+    """(On three brokers each request reaches one of them: the partitions it does not lead
+    are NOT_LEADER_OR_FOLLOWER, answered by the generic path.)"""
+    trio.run(_compare, monkeypatch, sequence, before, brokers)
 
 
 def _rows(broker: Broker) -> list:
@@ -150,18 +156,18 @@ def _timeless(rows: list) -> list:
             for row in rows]
 
 
-async def _compare(monkeypatch, sequence, before):
-    fast, generic = _broker(), _broker()
+async def _compare(monkeypatch, sequence, before, brokers):
+    fast, generic = _broker(brokers), _broker(brokers)
     fast_rows, generic_rows = _rows(fast), _rows(generic)  # observed: recorded alike
     for i in range(before):  # logs that do not start at offset 0
         usual = _frame(fast, 9, 1, None, _usual(9, [0, 1, 0, 2]), 1000 + i)
-        _send(fast, usual)
-        _send(generic, usual)
-    for correlation, (version, acks, tid, topics) in enumerate(sequence):
+        _send(fast, usual, i)
+        _send(generic, usual, i)
+    for correlation, ((version, acks, tid, topics), node) in enumerate(sequence):
         frame = _frame(fast, version, acks, tid, topics, correlation)
         assert frame == _frame(generic, version, acks, tid, topics, correlation)
-        got = _send(fast, frame)
-        want = _generic(generic, frame, monkeypatch)
+        got = _send(fast, frame, node)
+        want = _generic(generic, frame, monkeypatch, node)
         assert (None if got is None else bytes(got)) == (None if want is None else bytes(want))
         assert _state(fast) == _state(generic)
     assert _timeless(fast_rows) == _timeless(generic_rows)

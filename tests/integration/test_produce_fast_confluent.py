@@ -3,10 +3,12 @@
 each partition's offsets are dense from 0 and its values are the ones sent, in order. The
 server answers in this process, so the test also counts that the fast path answered the
 producer's requests (a usual request from librdkafka: flexible version, no transactional id)
-rather than the generic path."""
+rather than the generic path; on three brokers (``serve --brokers 3``) each request goes to
+its partitions' leader, which the fast path checks per partition (Cluster.partition_error)."""
 
 from __future__ import annotations
 
+import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 from kafka_emu.broker.handlers import produce as produce_handler
@@ -18,7 +20,9 @@ PARTITIONS = 16
 PER_PARTITION = 40
 
 
-def test_sixteen_partitions_round_trip_through_the_fast_path(kafka_emu_factory, monkeypatch):
+@pytest.mark.parametrize("brokers", [1, 3])
+def test_sixteen_partitions_round_trip_through_the_fast_path(kafka_emu_factory, monkeypatch,
+                                                             brokers):
     outcomes: list[bool] = []
     real = produce_handler.fast_answer
 
@@ -29,7 +33,7 @@ def test_sixteen_partitions_round_trip_through_the_fast_path(kafka_emu_factory, 
 
     monkeypatch.setattr(produce_handler, "fast_answer", counting)
     topic = unique("fast")
-    emu = kafka_emu_factory(topics={topic: PARTITIONS})
+    emu = kafka_emu_factory(topics={topic: PARTITIONS}, brokers=brokers)
     for acks, idempotent in (("1", False), ("all", True)):
         p = Producer({"bootstrap.servers": emu.bootstrap_servers, "linger.ms": 20,
                       "acks": acks, "enable.idempotence": idempotent})
