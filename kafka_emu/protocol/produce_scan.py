@@ -28,15 +28,17 @@ _INT32 = struct.Struct(">i").unpack_from
 _ACKS_TIMEOUT = struct.Struct(">hi").unpack_from
 FIRST_SCANNED_VERSION = 9  # flexible: compact lengths, tagged fields
 _BY_ID = 13  # topic ids instead of names (KIP-516)
+_new = object.__new__
 
 
 class UndecodedTopics:
     """A Produce request's ``topic_data`` left in its frame.
 
     ``topics`` is one tuple per topic entry: (first byte of its name (its length prefix) or id
-    in the frame, the byte after it, its name (str) or raw 16-byte id, parts) where parts is a flat list of
-    (partition index, first byte of its records, byte after them) triples. As a sequence it is
-    the decoded list of TopicProduceData (decoded once, on first reading)."""
+    in the frame, the byte after it, its name (str) or raw 16-byte id, parts), where parts is a
+    list of (partition index, first byte of its records, byte after them). As a sequence it is
+    the decoded list of TopicProduceData (decoded once, on first reading). The scanner fills
+    its slots directly (no ``__init__`` call per request)."""
 
     __slots__ = ("frame", "body", "read", "topics", "decoded")
 
@@ -132,7 +134,7 @@ def scanner(version: int, generic: Callable) -> Callable:
                 records_end = pos + n - 1
                 if buf[records_end]:  # the partition's tagged fields
                     return generic(buf, body, end)
-                parts += (index, pos, records_end)
+                parts.append((index, pos, records_end))
                 pos = records_end + 1
             if buf[pos]:  # the topic's tagged fields
                 return generic(buf, body, end)
@@ -144,7 +146,14 @@ def scanner(version: int, generic: Callable) -> Callable:
         request.transactional_id = None
         request.acks = acks
         request.timeout_ms = timeout_ms
-        request.topic_data = UndecodedTopics(buf, body, generic, topics)
+        # UndecodedTopics(buf, body, generic, topics), by plain slot stores
+        undecoded = _new(UndecodedTopics)
+        undecoded.frame = buf
+        undecoded.body = body
+        undecoded.read = generic
+        undecoded.topics = topics
+        undecoded.decoded = None
+        request.topic_data = undecoded
         request.__class__ = ProduceRequest
         return request, pos + 1
 

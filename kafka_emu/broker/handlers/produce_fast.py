@@ -92,12 +92,10 @@ def answer(ctx, request, undecoded):
             return NOT_TAKEN
         logs = topic.partitions
         count = len(logs)
-        for i in range(0, len(parts), 3):
-            index = parts[i]
+        for index, start, end in parts:
             if not 0 <= index < count:
                 return NOT_TAKEN
-            start = parts[i + 1]
-            if parts[i + 2] - start >= 61 and frame[start + 22] & _TRANSACTIONAL:
+            if end - start >= 61 and frame[start + 22] & _TRANSACTIONAL:
                 return NOT_TAKEN
             if multi and cluster.partition_error(node_id, topic.topic_id, name, index) \
                     is not None:
@@ -112,15 +110,14 @@ def answer(ctx, request, undecoded):
         name, logs = found[position]
         position += 1
         out += view[start_name:end_name]  # the name as sent (a known name: valid UTF-8), or id
-        count = len(parts) // 3
+        count = len(parts)
         if count < 127:
             out.append(count + 1)
         else:
             write_uvarint(out, count + 1)
-        for i in range(0, len(parts), 3):
-            index = parts[i]
+        for index, start, end in parts:
             log = logs[index]
-            base_offset = log.append_plain(view, parts[i + 1], parts[i + 2])
+            base_offset = log.append_plain(view, start, end)
             if base_offset >= 0:  # a plain batch: appended, nothing else to answer
                 appended.append(log)
                 out += _SUCCEEDED(index, 0, base_offset, -1, log.log_start_offset, 1, 0, 0)
@@ -129,14 +126,14 @@ def answer(ctx, request, undecoded):
                 # (TimestampType is an IntEnum, CREATE_TIME 0: true for LOG_APPEND_TIME only)
                 if now is None and log.config.timestamp_type:
                     now = ctx.now_ms()
-                base_offset, _, append_time, start, duplicate = log.append(
-                    view[parts[i + 1]:parts[i + 2]], NO_TIMESTAMP if now is None else now)
+                base_offset, _, append_time, log_start, duplicate = log.append(
+                    view[start:end], NO_TIMESTAMP if now is None else now)
             except KafkaError as exc:
                 _failed_bytes(out, name, index, exc, version)
                 continue
             if not duplicate:
                 appended.append(log)
-            out += _SUCCEEDED(index, 0, base_offset, append_time, start, 1, 0, 0)
+            out += _SUCCEEDED(index, 0, base_offset, append_time, log_start, 1, 0, 0)
         out.append(0)  # the topic's tagged fields
     if appended:
         topics.notify_append(appended)
