@@ -143,7 +143,13 @@ async def handle_frame(broker: Broker, conn: Connection, info: ConnectionInfo,
     data = None  # the response frame, once made
     if emit is not None:
         # RequestHandled as a row (event_rows.py): the same fields, without building the object
-        observation.mark = done = perf_now()
+        done = perf_now()
+        # The next request starts when this one ends -- an equal float, not this one: a float
+        # two records share (this one's done, the next one's started) is an object marshal
+        # must enter in its table of shared objects and look up again when the writer packs
+        # them, about a third of a record's marshal (trace/writer.py); a float of its own is
+        # written as it is
+        observation.mark = done + 0.0
         if (version <= observation.by_frame.get(type(request), -1) and started is not None
                 and fault is None):  # (a Heartbeat, a commit, traced alone: frame_rows.py)
             data = encode_response(api, version, correlation_id, response)
