@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import mmap
 import os
-from pathlib import Path
 from typing import Iterable
+
+from .onepass import trace_files
 
 NOTHING: frozenset[str] = frozenset()
 
@@ -46,22 +47,10 @@ def absent_kinds(paths: list[str], kinds: Iterable[str], input_format: str = "js
 def _files(paths: list[str]) -> list[str] | None:
     """The trace files under ``paths`` as load() reads them, or None when one of them is not
     a plain JSON Lines file on this machine's disk."""
-    out: list[str] = []
-    for name in paths:
-        if "://" in name and not name.startswith("file:"):
-            return None
-        root = Path(name.removeprefix("file://").removeprefix("file:"))
-        if root.is_file():
-            names = [str(root)]
-        elif root.is_dir():
-            names = [os.path.join(folder, f) for folder, _dirs, files in os.walk(root)
-                     for f in files if ".jsonl" in f or f.endswith(".parquet")]
-        else:
-            return None
-        if any(not n.endswith(".jsonl") for n in names):
-            return None  # (compressed or Parquet: its bytes do not spell its names)
-        out += names
-    return out
+    files = trace_files(paths)
+    if files is None or any(not f.endswith(".jsonl") for f in files):
+        return None  # (elsewhere, compressed or Parquet: its bytes do not spell its names)
+    return files
 
 
 def _found_in(path: str, left: dict[str, bytes]) -> list[str] | None:

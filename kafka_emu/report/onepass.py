@@ -44,20 +44,26 @@ COLLECT_JOBS = max(1, min(4, os.cpu_count() or 1))  # groups built and collected
 def input_bytes(paths: list[str]) -> int | None:
     """How many bytes the trace files under ``paths`` hold, or None when some path is not on
     this machine's disk (hdfs://, s3a://: the size would take a listing of its own)."""
-    total = 0
+    files = trace_files(paths)
+    return None if files is None else sum(os.path.getsize(f) for f in files)
+
+
+def trace_files(paths: list[str]) -> list[str] | None:
+    """The trace files under ``paths`` (each a file, or a directory of JSON Lines or Parquet
+    files at any depth), or None when some path is not on this machine's disk."""
+    out: list[str] = []
     for name in paths:
         if "://" in name and not name.startswith("file:"):
             return None
         root = Path(name.removeprefix("file://").removeprefix("file:"))
         if root.is_file():
-            total += root.stat().st_size
+            out.append(str(root))
         elif root.is_dir():
-            for folder, _dirs, files in os.walk(root):
-                total += sum(os.path.getsize(os.path.join(folder, f)) for f in files
-                             if ".jsonl" in f or f.endswith(".parquet"))
+            out += [os.path.join(folder, f) for folder, _dirs, files in os.walk(root)
+                    for f in files if ".jsonl" in f or f.endswith(".parquet")]
         else:
             return None
-    return total
+    return out
 
 
 def partitions_for(size: int | None) -> int:
