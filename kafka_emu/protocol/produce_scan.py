@@ -1,8 +1,9 @@
-"""A flexible Produce request (v9+) of the usual shape read without building its partitions.
+"""A Produce request (v7+) of the usual shape read without building its partitions.
 
 Decoding a Produce builds, per partition, a PartitionProduceData and a memoryview of its
 records, and the handler then walks those objects once more to append and answer. For the
-requests producers send -- no transactional id, every length short, no tagged fields -- the
+requests producers send -- no transactional id, every length short, no tagged fields (v9+;
+v7-8, which aiokafka sends, have neither compact lengths nor tags) -- the
 body is walked here once instead, noting only where each topic's name (or id) and each
 partition's records lie in the frame. The request is still a ProduceRequest; its
 ``topic_data`` is an :class:`UndecodedTopics`: the handler's fast path
@@ -26,7 +27,11 @@ from .messages.produce import ProduceRequest
 
 _INT32 = struct.Struct(">i").unpack_from
 _ACKS_TIMEOUT = struct.Struct(">hi").unpack_from
-FIRST_SCANNED_VERSION = 9  # flexible: compact lengths, tagged fields
+_INT16 = struct.Struct(">h").unpack_from
+_TXN_ACKS_TIMEOUT_COUNT = struct.Struct(">hhii").unpack_from
+_INDEX_LENGTH = struct.Struct(">ii").unpack_from
+FIRST_SCANNED_VERSION = 7  # zstd allowed (KIP-110): no codec to check per batch
+FIRST_FLEXIBLE_VERSION = 9  # compact lengths, tagged fields
 _BY_ID = 13  # topic ids instead of names (KIP-516)
 _new = object.__new__
 
@@ -86,6 +91,8 @@ def scanner(version: int, generic: Callable) -> Callable:
     twin = builder_twin(ProduceRequest)
     if twin is None:  # the class grew something a twin cannot build: decode as declared
         return generic
+    if version < FIRST_FLEXIBLE_VERSION:
+        return _classic_scanner(generic, twin)
 
     def read_at(buf, pos, end):
         body = pos
@@ -156,5 +163,56 @@ def scanner(version: int, generic: Callable) -> Callable:
         request.topic_data = undecoded
         request.__class__ = ProduceRequest
         return request, pos + 1
+
+    return read_at
+
+
+def _classic_scanner(generic: Callable, twin: type) -> Callable:
+    """v7-8 (aiokafka 0.14 sends v7): int16 string lengths, int32 counts and record lengths, no
+    tagged fields; a null transactional id (-1) and non-null records only."""
+
+    def read_at(buf, pos, end):
+        body = pos
+        tid, acks, timeout_ms, n = _TXN_ACKS_TIMEOUT_COUNT(buf, pos)
+        if tid != -1 or n < 0:  # a transactional id (or a bad length), a bad count
+            return generic(buf, body, end)
+        pos += 12
+        topics = []
+        for _ in range(n):
+            start = pos
+            n, = _INT16(buf, pos)
+            if n < 0:
+                return generic(buf, body, end)
+            pos += 2 + n
+            name = buf[start + 2:pos].decode("utf-8", "replace")
+            name_end = pos
+            n, = _INT32(buf, pos)
+            if n < 0:
+                return generic(buf, body, end)
+            pos += 4
+            parts = []
+            for _ in range(n):
+                index, n = _INDEX_LENGTH(buf, pos)
+                if n < 0:  # null records
+                    return generic(buf, body, end)
+                pos += 8
+                parts.append((index, pos, pos + n))
+                pos += n
+            topics.append((start, name_end, name, parts))
+        if pos > end:  # records past the end: the generated reader's error
+            return generic(buf, body, end)
+        request = twin()
+        request.transactional_id = None
+        request.acks = acks
+        request.timeout_ms = timeout_ms
+        undecoded = _new(UndecodedTopics)
+        undecoded.frame = buf
+        undecoded.body = body
+        undecoded.read = generic
+        undecoded.topics = topics
+        undecoded.decoded = None
+        request.topic_data = undecoded
+        request.__class__ = ProduceRequest
+        return request, pos
 
     return read_at

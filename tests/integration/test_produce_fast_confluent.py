@@ -63,3 +63,55 @@ def test_sixteen_partitions_round_trip_through_the_fast_path(kafka_emu_factory, 
                                 i % (PER_PARTITION // 2)))
                 for i in range(PER_PARTITION)]
         assert records == want, part
+
+
+def test_aiokafka_classic_produce_round_trips_through_the_fast_path(kafka_emu_factory, monkeypatch):
+    """aiokafka 0.14 sends a Produce before v9 (v7 here: not flexible), the fast path's v7-8
+    layout."""
+    import asyncio
+
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+    from aiokafka import TopicPartition as AioPartition
+
+    versions: list[tuple[int, bool]] = []
+    real = produce_handler.fast_answer
+
+    def counting(ctx, request, undecoded):
+        answer = real(ctx, request, undecoded)
+        versions.append((ctx.version, answer is not produce_fast.NOT_TAKEN))
+        return answer
+
+    monkeypatch.setattr(produce_handler, "fast_answer", counting)
+    topic = unique("fast8")
+    emu = kafka_emu_factory(topics={topic: PARTITIONS})
+
+    async def main():
+        p = AIOKafkaProducer(bootstrap_servers=emu.bootstrap_servers, linger_ms=20)
+        await p.start()
+        try:
+            sent = [await p.send(topic, value=b"%d-%d" % (part, i), partition=part)
+                    for i in range(5) for part in range(PARTITIONS)]
+            offsets = [(m.partition, m.offset) for m in await asyncio.wait_for(
+                asyncio.gather(*sent), 30)]
+        finally:
+            await p.stop()
+        c = AIOKafkaConsumer(bootstrap_servers=emu.bootstrap_servers, fetch_max_wait_ms=100,
+                             auto_offset_reset="earliest")
+        await c.start()
+        try:
+            c.assign([AioPartition(topic, part) for part in range(PARTITIONS)])
+            got: list = []
+            deadline = asyncio.get_running_loop().time() + 30
+            while len(got) < 5 * PARTITIONS:
+                assert asyncio.get_running_loop().time() < deadline, len(got)
+                for records in (await c.getmany(timeout_ms=100)).values():
+                    got.extend((r.partition, r.offset, r.value) for r in records)
+        finally:
+            await c.stop()
+        return offsets, got
+
+    offsets, got = asyncio.run(main())
+    assert sorted(offsets) == [(part, i) for part in range(PARTITIONS) for i in range(5)]
+    assert sorted(got) == [(part, i, b"%d-%d" % (part, i)) for part in range(PARTITIONS)
+                           for i in range(5)]
+    assert versions and all(v in ((7, True), (8, True)) for v in versions), versions

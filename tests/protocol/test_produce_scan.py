@@ -3,7 +3,7 @@ ProduceRequest body at v3-13 -- usual or not (a transactional id, null records, 
 than two varint bytes' worth, many topics) -- ``decode_request`` gives a request equal to the one
 the generated reader gives, and the same number of trailing bytes; a frame cut anywhere, or
 followed by junk, fails or reads exactly as the generic reader does (the same DecodeError
-message). The usual shape (v9+, no transactional id, non-null records) is left in its frame."""
+message). The usual shape (v7+, no transactional id, non-null records) is left in its frame."""
 
 from __future__ import annotations
 
@@ -71,11 +71,13 @@ def test_scanner_reads_as_the_generated_reader(case, data):
     got, want = _scanned(version, frame), _generic(version, frame)
     assert got == want
     request = got[0]
-    # (every length in one byte, a records length in two: a longer one goes the generic way)
-    usual = (version >= 9 and body.transactional_id is None and all(
-        p.records is not None and len(p.records) + 1 < 1 << 14
+    # (v9+: every length in one byte, a records length in two; a longer one goes the generic
+    # way; v7-8 have fixed-width lengths)
+    usual = (version >= 7 and body.transactional_id is None and all(
+        p.records is not None and (version < 9 or len(p.records) + 1 < 1 << 14)
         for t in body.topic_data for p in t.partition_data) and all(
-        version >= 13 or len(t.name.encode()) + 1 < 128 for t in body.topic_data))
+        version >= 13 or version < 9 or len(t.name.encode()) + 1 < 128
+        for t in body.topic_data))
     assert (type(request.topic_data) is UndecodedTopics) == usual
     # cut short anywhere, or with bytes after it
     cut = data.draw(st.integers(0, len(frame) - 1))
@@ -84,7 +86,7 @@ def test_scanner_reads_as_the_generated_reader(case, data):
     assert _scanned(version, extra) == _generic(version, extra)
 
 
-@pytest.mark.parametrize("version", [9, 12, 13])
+@pytest.mark.parametrize("version", [7, 8, 9, 12, 13])
 def test_undecoded_topics_read_as_the_declared_list(version):
     topic = (pr.TopicProduceData(topic_id=__import__("uuid").UUID(int=5), partition_data=[
         pr.PartitionProduceData(index=3, records=b"x" * 200)]) if version >= 13 else

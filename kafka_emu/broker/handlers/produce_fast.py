@@ -1,6 +1,6 @@
 """Produce's fast path: a usual request appended and answered straight from its frame.
 
-The decoder leaves a flexible Produce of the usual shape in its frame (protocol/produce_scan.py:
+The decoder leaves a Produce (v7+) of the usual shape in its frame (protocol/produce_scan.py:
 ``topic_data`` is an UndecodedTopics of name and records positions). When nothing but the
 append itself can make a partition's answer differ from a plain success, :func:`answer` appends
 each partition's records (a view into the frame) and writes the answers' bytes as it goes,
@@ -48,6 +48,11 @@ NOT_TAKEN = object()
 # start offset, then an empty record_errors array (1: count plus one), a null error message
 # and no tagged fields (the current leader, v10+, is not written for a success)
 _SUCCEEDED = struct.Struct(">ihqqqBBB").pack
+# v7-8: the five fields, then at v8 an empty record_errors (int32 0) and a null error message
+# (int16 -1); counts are int32
+_SUCCEEDED_CLASSIC = struct.Struct(">ihqqq").pack
+_CLASSIC_TAIL = struct.pack(">ih", 0, -1)
+_COUNT = struct.Struct(">i").pack
 _Building = mutable_twin(ProduceResponse)  # the response by plain slot stores
 _TOPIC_PLANS: dict = {}  # version -> the plan the response's topics are written by
 _TRANSACTIONAL = 0x10  # the batch attributes' transactional bit (the low byte, at offset 22)
@@ -57,8 +62,8 @@ def _failed_bytes(out: bytearray, name: str, index: int, exc: KafkaError, versio
     """The generic path's answer for a partition whose append failed, by its own writer."""
     from .produce import _failed  # (produce.py imports this module)
 
-    plan_for(PartitionProduceResponse, version, True).write(out, _failed(name, index, exc,
-                                                                         version))
+    plan_for(PartitionProduceResponse, version, version >= 9).write(
+        out, _failed(name, index, exc, version))
 
 
 def answer(ctx, request, undecoded):
@@ -101,6 +106,8 @@ def answer(ctx, request, undecoded):
                     is not None:
                 return NOT_TAKEN
         found.append((name, logs))
+    flexible = version >= 9
+    tail = _CLASSIC_TAIL if version >= 8 else b""  # v8: record_errors and error_message
     view = memoryview(frame)
     out = bytearray()
     appended = []  # the logs written: their waiting fetches are woken
@@ -111,7 +118,9 @@ def answer(ctx, request, undecoded):
         position += 1
         out += view[start_name:end_name]  # the name as sent (a known name: valid UTF-8), or id
         count = len(parts)
-        if count < 127:
+        if not flexible:
+            out += _COUNT(count)
+        elif count < 127:
             out.append(count + 1)
         else:
             write_uvarint(out, count + 1)
@@ -120,7 +129,11 @@ def answer(ctx, request, undecoded):
             base_offset = log.append_plain(view, start, end)
             if base_offset >= 0:  # a plain batch: appended, nothing else to answer
                 appended.append(log)
-                out += _SUCCEEDED(index, 0, base_offset, -1, log.log_start_offset, 1, 0, 0)
+                if flexible:
+                    out += _SUCCEEDED(index, 0, base_offset, -1, log.log_start_offset, 1, 0, 0)
+                else:
+                    out += _SUCCEEDED_CLASSIC(index, 0, base_offset, -1, log.log_start_offset)
+                    out += tail
                 continue
             try:
                 # (TimestampType is an IntEnum, CREATE_TIME 0: true for LOG_APPEND_TIME only)
@@ -133,8 +146,13 @@ def answer(ctx, request, undecoded):
                 continue
             if not duplicate:
                 appended.append(log)
-            out += _SUCCEEDED(index, 0, base_offset, append_time, log_start, 1, 0, 0)
-        out.append(0)  # the topic's tagged fields
+            if flexible:
+                out += _SUCCEEDED(index, 0, base_offset, append_time, log_start, 1, 0, 0)
+            else:
+                out += _SUCCEEDED_CLASSIC(index, 0, base_offset, append_time, log_start)
+                out += tail
+        if flexible:
+            out.append(0)  # the topic's tagged fields
     if appended:
         topics.notify_append(appended)
     if acks == 0:
