@@ -105,6 +105,9 @@ def _table(rows: list, columns: list[str], limit: int = PAGE_ROWS, *, table_id: 
 def _conformance_matrix(rows: list) -> str:
     if not rows:
         return "<p class='note'>no scenario verdicts in these traces</p>"
+    # (a verdict line without its scenario or client: shown blank, not a failed page)
+    rows = [{**r, **{k: r[k] or "" for k in ("scenario", "client", "client_version")}}
+            for r in rows]
     clients = sorted({f"{r['client']} {r['client_version']}" for r in rows})
     scenarios = sorted({r["scenario"] for r in rows})
     cell = {(r["scenario"], f"{r['client']} {r['client_version']}"): r for r in rows}

@@ -207,3 +207,14 @@ def test_the_page_of_a_generated_trace_draws_and_opens_a_rebalances_run(spark, t
         assert bars == sum(1 for r in results["timeline"]
                            if r["run"] == run and r["kind"] == "generation_changed")
         assert errors(page.events) == []
+
+
+def test_a_verdict_without_its_scenario_or_client_is_a_blank_cell_not_a_failed_page():
+    """(A trace line of kind scenario_verdict and nothing else made the page fail.)"""
+    rows = [{"scenario": None, "client": None, "client_version": None, "runs": 1, "passed": 0,
+             "failed": 1, "a_reason": None, "verdict": "fail"},
+            {"scenario": "join", "client": "aiokafka", "client_version": "0.14", "runs": 2,
+             "passed": 2, "failed": 0, "a_reason": None, "verdict": "pass"}]
+    matrix = page_html._conformance_matrix(rows)
+    assert "<th>aiokafka 0.14</th>" in matrix and "fail (0/1)" in matrix
+    assert "<tr><td></td><td class='fail'" in matrix
