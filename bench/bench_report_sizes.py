@@ -4,8 +4,8 @@ worth, and a fleet's.
     .venv/bin/python bench/bench_report_sizes.py [--repeat N] [--10m] [--remote sc://HOST:PORT]
 
 In one run, each in a fresh process, interleaved N times (default 1; after the bare session the
-reports run in the reverse order every other round), after a first report that writes the class
-archive into a cache of the bench's own, as a user's first report does (_first_report()):
+reports run in the reverse order every other round), with the class archive built as `make` builds
+it, into a cache of the bench's own (_class_archive()):
 - a bare local SparkSession started and stopped as the report starts it (its JVM flags and
   class archive: what any report pays at least), and one as pyspark starts it by default
   (what a user's own SparkSession takes);
@@ -97,26 +97,17 @@ def _child(*args: str) -> dict | None:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _first_report(cache: Path, traces: Path) -> None:
-    """The class archive as a user's first report leaves it, in a cache of the bench's own:
-    the JVM that finds no archive writes one as it exits with the classes it loaded
-    (kafka_emu/report/class_archive.py). A bare session writing it would leave out the
-    thousand-odd classes a report loads beyond Spark's start, and every report after would
-    load them from the jars. Run once, untimed for the ratios (its time is printed: what a
-    user's very first report takes), then the archive is waited for."""
+def _class_archive(cache: Path) -> None:
+    """The class archive as `make` builds it (class_archive.build(): a report over a tiny trace
+    that builds every table, whose JVM writes the classes it loaded as it exits), in a cache of
+    the bench's own. Whatever JVM first found no archive wrote the user's cache's: a bare
+    session's leaves out the thousand-odd classes a report loads beyond Spark's start, and every
+    report after it loads them from the jars (about 1 s of a small report's JVM CPU)."""
     from kafka_emu.report import class_archive
     os.environ["KAFKA_EMU_CACHE"] = str(cache)  # (the children inherit it)
     began = time.perf_counter()
-    _child("--child", "report", str(traces))
-    print(f"the first report (no class archive yet; it writes one): "
-          f"{time.perf_counter() - began:.1f} s", flush=True)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        folder = class_archive.directory()
-        if any(class_archive._written(log) for log in folder.glob(f"*{class_archive.LOG}")):
-            return
-        time.sleep(1)
-    print("  !! no class archive was written: the rounds run without one")
+    said = class_archive.build()
+    print(f"the class archive: {said} ({time.perf_counter() - began:.1f} s)", flush=True)
 
 
 def main(argv: list[str]) -> int:
@@ -135,7 +126,7 @@ def main(argv: list[str]) -> int:
             written = trace_gen.generate(roots[name], events)
             mb = sum(f.stat().st_size for f in roots[name].rglob("*.jsonl")) / 1e6
             print(f"{name}: {written} events, {mb:.1f} MB of JSON Lines")
-        _first_report(Path(tmp) / "cache", roots["small"])
+        _class_archive(Path(tmp) / "cache")
         times: dict[str, list[float]] = {}
         for attempt in range(1, repeat + 1):
             print(f"round {attempt} of {repeat} (load average {_load()}):", flush=True)

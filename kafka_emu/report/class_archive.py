@@ -208,15 +208,21 @@ def _written(log: Path) -> bool:
 
 BUILD_WAIT_S = 300  # for the report that loads the classes, then for its JVM's dump
 
-# The smallest trace a report reads whole: one run with a member's join; its report plans and
-# runs every table, which loads what any report's JVM loads.
-_TRACE = [
-    {"kind": "run_start", "run": "archive", "seq": 0, "at_ms": 0, "emu_version": "0"},
-    {"kind": "request_handled", "run": "archive", "seq": 1, "at_ms": 1, "api": "JoinGroup",
-     "version": 9, "connection_id": 1, "correlation_id": 1, "client_id": "archive",
-     "group_id": "g", "member_id": "", "latency_ms": 0, "error_code": 0},
-    {"kind": "run_end", "run": "archive", "seq": 2, "at_ms": 2, "dropped": 0},
-]
+def trace() -> list[dict]:
+    """The smallest trace a report reads whole and builds every table of: one run with a
+    member's join, and a line of each kind whose absence would spare building a table or a
+    rule (absent.py) -- so the report loads what any report's JVM loads."""
+    from .job import SPARING_KINDS
+    run = "archive"
+    lines = [
+        {"kind": "run_start", "run": run, "seq": 0, "at_ms": 0, "emu_version": "0"},
+        {"kind": "request_handled", "run": run, "seq": 1, "at_ms": 1, "api": "JoinGroup",
+         "version": 9, "connection_id": 1, "correlation_id": 1, "client_id": "archive",
+         "group_id": "g", "member_id": "", "latency_ms": 0, "error_code": 0}]
+    lines += [{"kind": kind, "run": run, "seq": 2 + i, "at_ms": 2 + i}
+              for i, kind in enumerate(sorted(SPARING_KINDS))]
+    return lines + [{"kind": "run_end", "run": run, "seq": len(lines) + 1, "at_ms": len(lines) + 1,
+                     "dropped": 0}]
 
 
 def build() -> str:
@@ -239,7 +245,7 @@ def build() -> str:
     with tempfile.TemporaryDirectory(prefix="kafka-emu-archive-") as tmp:
         traces = Path(tmp) / "traces"
         traces.mkdir()
-        (traces / "archive.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _TRACE))
+        (traces / "archive.jsonl").write_text("".join(json.dumps(r) + "\n" for r in trace()))
         proc = subprocess.run(
             [sys.executable, "-m", "kafka_emu", "report", str(traces), "--out",
              str(Path(tmp) / "out")], capture_output=True, text=True, timeout=BUILD_WAIT_S)

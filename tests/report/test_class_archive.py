@@ -133,6 +133,16 @@ def _session(cache, size: str = "any") -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def test_the_archive_is_built_by_a_report_that_builds_every_table(tmp_path):
+    """(A report leaves unbuilt the tables its traces cannot fill, absent.py: the archive's
+    report must not, or its JVM would not load those tables' classes.)"""
+    from kafka_emu.report.absent import absent_kinds
+    from kafka_emu.report.job import SPARING_KINDS
+    (tmp_path / "archive.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in class_archive.trace()))
+    assert absent_kinds([str(tmp_path)], SPARING_KINDS) == frozenset()
+
+
 def test_small_job_is_judged_by_the_traces_on_disk(tmp_path):
     from kafka_emu.report.spark import SMALL_JOB_BYTES, small_job
     small = tmp_path / "small"
