@@ -149,20 +149,7 @@ def scanner(version: int, generic: Callable) -> Callable:
             pos += 1
         if buf[pos]:  # the request's tagged fields
             return generic(buf, body, end)
-        request = twin()
-        request.transactional_id = None
-        request.acks = acks
-        request.timeout_ms = timeout_ms
-        # UndecodedTopics(buf, body, generic, topics), by plain slot stores
-        undecoded = _new(UndecodedTopics)
-        undecoded.frame = buf
-        undecoded.body = body
-        undecoded.read = generic
-        undecoded.topics = topics
-        undecoded.decoded = None
-        request.topic_data = undecoded
-        request.__class__ = ProduceRequest
-        return request, pos + 1
+        return _request(twin, acks, timeout_ms, buf, body, generic, topics), pos + 1
 
     return read_at
 
@@ -201,18 +188,25 @@ def _classic_scanner(generic: Callable, twin: type) -> Callable:
             topics.append((start, name_end, name, parts))
         if pos > end:  # records past the end: the generated reader's error
             return generic(buf, body, end)
-        request = twin()
-        request.transactional_id = None
-        request.acks = acks
-        request.timeout_ms = timeout_ms
-        undecoded = _new(UndecodedTopics)
-        undecoded.frame = buf
-        undecoded.body = body
-        undecoded.read = generic
-        undecoded.topics = topics
-        undecoded.decoded = None
-        request.topic_data = undecoded
-        request.__class__ = ProduceRequest
-        return request, pos
+        return _request(twin, acks, timeout_ms, buf, body, generic, topics), pos
 
     return read_at
+
+
+def _request(twin: type, acks: int, timeout_ms: int, buf, body: int, generic: Callable,
+             topics: list) -> ProduceRequest:
+    """The ProduceRequest of a scanned frame, its topics left in the frame: by plain slot stores
+    (its mutable twin, then the class), UndecodedTopics(buf, body, generic, topics) likewise."""
+    request = twin()
+    request.transactional_id = None
+    request.acks = acks
+    request.timeout_ms = timeout_ms
+    undecoded = _new(UndecodedTopics)
+    undecoded.frame = buf
+    undecoded.body = body
+    undecoded.read = generic
+    undecoded.topics = topics
+    undecoded.decoded = None
+    request.topic_data = undecoded
+    request.__class__ = ProduceRequest
+    return request
