@@ -37,6 +37,7 @@ from ...protocol.messages.produce import (API, BatchIndexAndErrorMessage, Leader
 from . import Handler
 from .produce_fast import NOT_TAKEN
 from .produce_fast import answer as fast_answer
+from .produce_fast import produce_response
 
 VALID_ACKS = (0, 1, -1)
 # the tagged current leader (v10+) a successful append never names, shared (frozen) rather than
@@ -46,9 +47,8 @@ _NO_CURRENT_LEADER = shared_default(LeaderIdAndEpoch)
 # a successful partition's answer is built in the mutable twin (plain slot stores, then its real
 # class): one per partition of every Produce, at a sixth of the keyword __init__'s cost
 _Building = mutable_twin(PartitionProduceResponse)
-# and, once per request, its topic's answer and the response itself, the same way
+# and, once per request, its topic's answer the same way (the response: produce_fast.py)
 _BuildingTopic = mutable_twin(TopicProduceResponse)
-_BuildingResponse = mutable_twin(ProduceResponse)
 
 
 def _topic_answer(name: str, topic_id, parts: list) -> TopicProduceResponse:
@@ -59,17 +59,6 @@ def _topic_answer(name: str, topic_id, parts: list) -> TopicProduceResponse:
     answer.topic_id = topic_id
     answer.partition_responses = parts
     answer.__class__ = TopicProduceResponse
-    return answer
-
-
-def _response(responses: list) -> ProduceResponse:
-    if _BuildingResponse is None:
-        return ProduceResponse(responses=responses, throttle_time_ms=0, node_endpoints=[])
-    answer = _BuildingResponse()
-    answer.responses = responses
-    answer.throttle_time_ms = 0
-    answer.node_endpoints = []
-    answer.__class__ = ProduceResponse
     return answer
 
 
@@ -285,7 +274,7 @@ async def produce(ctx, request) -> ProduceResponse | None:
         topics.notify_append(appended)
     if acks == 0:
         return None  # Kafka sends nothing back for acks=0
-    return _response(responses)
+    return produce_response(responses)
 
 
 HANDLER = Handler(API, "3-13", produce)

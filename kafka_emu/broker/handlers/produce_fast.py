@@ -53,7 +53,7 @@ _SUCCEEDED = struct.Struct(">ihqqqBBB").pack
 _SUCCEEDED_CLASSIC = struct.Struct(">ihqqq").pack
 _CLASSIC_TAIL = struct.pack(">ih", 0, -1)
 _COUNT = struct.Struct(">i").pack
-_Building = mutable_twin(ProduceResponse)  # the response by plain slot stores
+_BuildingResponse = mutable_twin(ProduceResponse)  # the response by plain slot stores
 _TOPIC_PLANS: dict = {}  # version -> the plan the response's topics are written by
 _TRANSACTIONAL = 0x10  # the batch attributes' transactional bit (the low byte, at offset 22)
 
@@ -161,10 +161,15 @@ def answer(ctx, request, undecoded):
     if plan is None:
         plan = _TOPIC_PLANS[version] = element_plan(ProduceResponse, version,
                                                     TopicProduceResponse)
-    responses = encoded_elements(plan, position, out)
-    if _Building is None:  # (the class grew something mutable_twin cannot reproduce)
+    return produce_response(encoded_elements(plan, position, out))
+
+
+def produce_response(responses: list) -> ProduceResponse:
+    """The ProduceResponse of these topic answers (this path's and produce.py's), built by
+    plain slot stores in its mutable twin."""
+    if _BuildingResponse is None:  # (the class grew something mutable_twin cannot reproduce)
         return ProduceResponse(responses=responses, throttle_time_ms=0, node_endpoints=[])
-    response = _Building()
+    response = _BuildingResponse()
     response.responses = responses
     response.throttle_time_ms = 0
     response.node_endpoints = []
