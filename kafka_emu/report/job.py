@@ -25,7 +25,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from . import analyses, auth, onepass, share, transactions, violations
+from . import analyses, auth, jvm_lookups, onepass, share, transactions, violations
 from .absent import absent_kinds
 from .load import Traces, gathered, load
 from .spark import server_gone
@@ -132,6 +132,7 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
     say = progress or (lambda _msg: None)
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    jvm_lookups.install()  # (classic sessions: a third of the round trips to the JVM)
     size = onepass.input_bytes(paths)
     if one_pass is None:
         one_pass = size is not None and size <= onepass.ONE_PASS_BYTES
