@@ -138,17 +138,26 @@ def run(spark: Any, paths: list[str], out: Path, *, csv: bool = False, since: st
         one_pass = size is not None and size <= onepass.ONE_PASS_BYTES
     stage = Stages(say, (3 if one_pass else len(TABLES) + 2) + html_page)
     partitions = onepass.partitions_for(size)
+    reading = _BackgroundRead(spark)
     with onepass.settings(spark, onepass.small_confs(partitions) if one_pass else None):
         # (the traces are read in the background, while the tables are planned: small ones
-        # into one partition, large ones into a cached copy the first table's job waits for)
-        with stage("planning the read") if one_pass else contextlib.nullcontext():
-            t = load(spark, paths, since=since, until=until, labels=labels,
-                     input_format=input_format, say=say,
-                     one_partition=one_pass and partitions == 1)
-            # (told from the files' bytes: tables and rules that would find nothing unbuilt)
-            absent = (absent_kinds(paths, SPARING_KINDS, input_format) if one_pass
-                      else frozenset())
-        results = _compute(spark, t, out, csv, stage, one_pass, absent)
+        # into one partition, large ones into a cached copy the first table's job waits for;
+        # small ones from as soon as load() has planned their reading, while it plans the
+        # rest, which keeps one core of two busy)
+        try:
+            with stage("planning the read") if one_pass else contextlib.nullcontext():
+                t = load(spark, paths, since=since, until=until, labels=labels,
+                         input_format=input_format, say=say,
+                         one_partition=one_pass and partitions == 1,
+                         read_early=reading.start if one_pass else None)
+                # (told from the files' bytes: tables and rules that would find nothing
+                # unbuilt)
+                absent = (absent_kinds(paths, SPARING_KINDS, input_format) if one_pass
+                          else frozenset())
+        except BaseException as exc:
+            reading.stop(gone=server_gone(spark, exc))
+            raise
+        results = _compute(spark, t, out, csv, stage, one_pass, absent, reading)
     for line in drop_lines(results["dropped_lines"]):
         say(line)
     if html_page:
@@ -183,16 +192,36 @@ class Stages:
         self.say(f"{label}: {time.monotonic() - began:.1f} s")
 
 
+class _BackgroundRead:
+    """The traces' reading as a Spark job in a thread of its own, tagged so that it can be
+    cancelled: started by load() (``read_early``) or by _compute(), whichever comes first."""
+
+    def __init__(self, spark: Any) -> None:
+        self.spark = spark
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kafka-emu-read")
+        self.tag = f"kafka-emu-read-{uuid.uuid4().hex}"
+        self.future: Future | None = None
+
+    def start(self, read: Callable[[], Any]) -> None:
+        if self.future is None:
+            self.future = self.pool.submit(_tagged, self.spark, self.tag, read)
+
+    def stop(self, gone: bool) -> None:
+        """Cancel the read if it runs (rather than wait for it to end on its own), unless the
+        Spark Connect server went, which can cancel nothing."""
+        if self.future is not None and not gone:
+            _cancel(self.spark, self.tag, self.future)
+        self.pool.shutdown(wait=not gone, cancel_futures=True)
+
+
 def _compute(spark: Any, t: Traces, out: Path, csv: bool, stage: Stages, one_pass: bool,
-             absent: frozenset[str]) -> dict[str, list]:
+             absent: frozenset[str], reading: _BackgroundRead) -> dict[str, list]:
     """Every table and figure of the report, with the traces read in the background."""
     # Reading the traces is most of a large job and keeps every core busy; planning the tables
     # is the driver's alone (several seconds at first, while the JVM warms up). Read in the
     # background meanwhile: the first table's job then waits for that read (Spark shares the
     # stage and the cached blocks) instead of starting it.
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kafka-emu-read")
-    tag = f"kafka-emu-read-{uuid.uuid4().hex}"
-    reading = pool.submit(_tagged, spark, tag, t.read_now)
+    reading.start(t.read_now)  # (unless load() started it)
     done: list = []
     finished = gone = False
     try:
@@ -201,7 +230,7 @@ def _compute(spark: Any, t: Traces, out: Path, csv: bool, stage: Stages, one_pas
                                       worst=WORST_RUNS, absent=absent)
         else:
             results = _table_by_table(t, out, csv, stage, done)
-        reading.result()  # (done long ago: the first table waited for it)
+        reading.future.result()  # (done long ago: the first table waited for it)
         finished = True
         return results
     except BaseException as exc:
@@ -210,9 +239,10 @@ def _compute(spark: Any, t: Traces, out: Path, csv: bool, stage: Stages, one_pas
         gone = server_gone(spark, exc)
         raise
     finally:
-        if not finished and not gone:
-            _cancel(spark, tag, reading)  # rather than wait for the read to end on its own
-        pool.shutdown(wait=not gone, cancel_futures=True)
+        if finished:
+            reading.pool.shutdown(wait=True)
+        else:
+            reading.stop(gone)
         if not gone:
             for df in done:
                 df.unpersist()

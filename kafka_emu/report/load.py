@@ -304,8 +304,11 @@ def _why_not_ours(exc: Exception) -> str:
 def load(spark: Any, paths: list[str], *, since: str | None = None, until: str | None = None,
          labels: list[tuple[str, str]] = (), input_format: str = "json",
          cache: bool = True, say: Callable[[str], None] = lambda _message: None,
-         one_partition: bool = False) -> Traces:
+         one_partition: bool = False,
+         read_early: Callable[[Callable[[], Any]], None] | None = None) -> Traces:
     """``input_format="parquet"`` reads traces compacted to Parquet with the same schema;
+    ``read_early``, with ``one_partition``, is given the read (what Traces.read_now does) as
+    soon as it is planned, to start it in the background while the rest is planned;
     JSON Lines are read as read_json_lines() says (``say`` hears which reader, when it is not
     ours).
 
@@ -367,6 +370,8 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
             with settings(spark, {"spark.sql.adaptive.enabled": "false"}):
                 lines = lines.repartition(1).localCheckpoint(eager=False)
             cached.append(lines)
+            if read_early is not None:  # (Traces.read_now, from here: while the rest is planned)
+                read_early(lines.count)
         else:
             lines = lines.repartition("run").sortWithinPartitions("api", "kind").cache()
             cached.append(lines)

@@ -64,6 +64,53 @@ def test_the_session_settings_come_back_after_a_one_pass_report(spark, fixture_t
     assert {k: spark.conf.get(k, None) for k in onepass.small_confs(1)} == before
 
 
+def test_the_read_starts_while_the_rest_is_planned(spark, fixture_traces, tmp_path,
+                                                   monkeypatch):
+    """The one-pass way starts reading the traces as soon as load() has planned the read (the
+    rest of its planning keeps one core of two busy), once, and counts every line."""
+    from kafka_emu.report import load as load_module
+    planning = [False]
+    starts: list[tuple[bool, int]] = []
+    real_load, real_start = job.load, job._BackgroundRead.start
+
+    def load(*args, **kwargs):
+        planning[0] = True
+        try:
+            return real_load(*args, **kwargs)
+        finally:
+            planning[0] = False
+
+    def start(self, read):
+        if self.future is None:  # (the start that takes effect)
+            starts.append((planning[0], read()))
+        real_start(self, read)
+    monkeypatch.setattr(job, "load", load)
+    monkeypatch.setattr(job._BackgroundRead, "start", start)
+    job.run(spark, [str(fixture_traces)], tmp_path, html_page=False, one_pass=True)
+    lines = sum(1 for f in Path(fixture_traces).rglob("*.jsonl") for _ in f.open())
+    assert starts == [(True, lines)]
+    assert load_module.load is real_load  # (job.py's name, not the module's, was wrapped)
+
+
+def test_a_failure_after_the_read_started_stops_it(spark, fixture_traces, tmp_path,
+                                                   monkeypatch):
+    """load() planned the read and started it; what fails after that (here the look at the
+    files' bytes) stops the read and ends its thread, and the error comes out."""
+    import threading
+
+    def broken(*_args):
+        raise RuntimeError("the files went")
+    monkeypatch.setattr(job, "absent_kinds", broken)
+    with pytest.raises(RuntimeError, match="the files went"):
+        job.run(spark, [str(fixture_traces)], tmp_path, html_page=False, one_pass=True)
+    assert [t.name for t in threading.enumerate() if t.name.startswith("kafka-emu-read")] == []
+    # and the session still serves the next report
+    monkeypatch.undo()
+    results = job.run(spark, [str(fixture_traces)], tmp_path / "next", html_page=False,
+                      one_pass=True)
+    assert results["runs"]
+
+
 def fast_heartbeats(root: Path, run_id: str, labels: dict) -> None:
     """m1: 20 heartbeats 10 ms apart for a 10 s session timeout (as the fixture's fasthb)."""
     run = Run(run_id, labels=labels)
