@@ -24,6 +24,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -214,6 +215,7 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
     confs = job_confs(shuffle_partitions)
     if remote:
         # Spark Connect: the server owns the configuration; only session-level SQL confs here.
+        _warm_up()
         quiet()
         spark = SparkSession.builder.remote(remote).getOrCreate()
         patient(spark)
@@ -234,6 +236,7 @@ def session(*, master: str | None = None, remote: str | None = None, log_dir: Pa
                 pass
         return spark
     require_java()
+    _warm_up()
     # The executors' Python is ours (no UDFs need it, but Spark checks it exists and matches).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -389,6 +392,21 @@ def quiet() -> None:
     warnings.filterwarnings("ignore", category=UserWarning, module=r"pyspark\..*")
     for name in ("DataFrameQueryContextLogger", "pyspark", "py4j"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def _warm_up() -> None:
+    """Import what the job's first step needs, the trace schema (about 0.4 s of imports: the
+    trace package brings its writer, and trio), in a thread of its own while the session
+    starts -- seconds in which this thread only waits for the JVM or the server. The job's
+    own import then finds it done (or waits for it: imports hold a lock per module)."""
+    threading.Thread(target=_import_trace_schema, name="kafka-emu-warm-up", daemon=True).start()
+
+
+def _import_trace_schema() -> None:
+    try:
+        from ..trace import schema  # noqa: F401
+    except Exception:  # noqa: BLE001 -- the job's own import says why, where it is read
+        pass
 
 
 # -- the trace schema as Spark types, from the one declaration --------------------------------
