@@ -309,6 +309,16 @@ def test_rolling_upgrade_then_rollback(kafka_emu_factory, topic_name, group_id, 
 
     try:
         run.start("kp-1", "kafka-python")
+        # kafka-python's member forms the group alone first, so that it is the classic group's
+        # leader until the upgrade. librdkafka's leader writes each member's subscription user
+        # data into that member's assignment (rd_kafka_group_MemberState_consumer_write), and
+        # the sticky assignors' user data is not empty; Kafka refuses to convert a classic group
+        # whose assignments carry user data (UNSUPPORTED_VERSION, which librdkafka's
+        # consumer-protocol member takes as fatal). kafka-python's assignors write none. When a
+        # confluent member happened to join first, the cooperative-sticky upgrade failed so.
+        wait_until(lambda: (lambda g: g.state == "Stable" and len(g.members) == 1)(
+            emu.describe_group(group_id)), tick=run.tick, timeout=60,
+            message="kafka-python's member to form the group alone")
         run.start("ck-classic-1", "classic")
         run.start("ck-classic-2", "classic")
         run.step("three classic members to consume the first batch")
