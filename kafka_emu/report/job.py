@@ -223,7 +223,7 @@ def _compute(spark: Any, t: Traces, out: Path, csv: bool, stage: Stages, one_pas
     # stage and the cached blocks) instead of starting it.
     reading.start(t.read_now)  # (unless load() started it)
     done: list = []
-    finished = gone = False
+    gone = False
     try:
         if one_pass:
             results = onepass.compute(spark, t, out, csv, stage, max_rows=MAX_COLLECT,
@@ -231,7 +231,6 @@ def _compute(spark: Any, t: Traces, out: Path, csv: bool, stage: Stages, one_pas
         else:
             results = _table_by_table(t, out, csv, stage, done)
         reading.future.result()  # (done long ago: the first table waited for it)
-        finished = True
         return results
     except BaseException as exc:
         # a Spark Connect server that went cannot cancel or forget anything: say so now
@@ -239,10 +238,7 @@ def _compute(spark: Any, t: Traces, out: Path, csv: bool, stage: Stages, one_pas
         gone = server_gone(spark, exc)
         raise
     finally:
-        if finished:
-            reading.pool.shutdown(wait=True)
-        else:
-            reading.stop(gone)
+        reading.stop(gone)  # (a finished read has nothing to cancel: its thread just ends)
         if not gone:
             for df in done:
                 df.unpersist()
