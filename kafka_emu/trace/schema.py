@@ -359,6 +359,8 @@ _ROW_FRAGMENTS: dict[str, tuple[tuple[str, ...], ...]] = {
          "member_id", "group_instance_id", "generation_id"),
         ("error_code", "partition_errors", "throttle_time_ms", "partitions",
          "session_timeout_ms", "rebalance_timeout_ms")),
+    # a member's commits name the same group, member and generation (their offsets move)
+    "OffsetsCommitted": (("group_id", "member_id", "generation_id"),),
 }
 _FRAGMENT_CACHE = 4096
 
