@@ -1,8 +1,9 @@
 """RequestHandled rows from ``REQUEST_FRAME`` records (``event_rows.py``): the request's frame and
 the response's, decoded by the codec that read and wrote them, made into the row by the same
-compiled function the request path uses. The trace's encoder process calls this for every such
-record, so what two frames decode to is kept (a bounded table) by their bytes less the
-correlation ids: a member's Heartbeats differ in nothing else.
+compiled function the request path uses. The trace's encoder process decodes every such record
+(``decoded_frames``; it formats the line without the row where it can, trace/frame_lines.py), so
+what two frames decode to is kept (a bounded table) by their bytes less the correlation ids: a
+member's Heartbeats differ in nothing else.
 
 A request whose response carries records (Fetch) is recorded by its request frame and what the
 row reads of the response instead (``answer_reader``: the top-level and per-partition errors by
@@ -27,15 +28,16 @@ from .request_walk import (_FORGOTTEN, _emit_errors, _names, _struct_arrays, _to
                            compiled_errors)
 
 # (api key, version, request frame after its correlation id, response frame after its) ->
-# [row maker, api name, client id, request, response, the row's parts (_parts: None until made)]
+# [row maker, api name, client id, request, response, the row's parts (_parts: None until made),
+# what the trace encoder keeps of the lines it formats from them (trace/frame_lines.py)]
 _DECODED: dict[tuple[int, int, bytes, bytes], list] = {}
 _DECODED_LIMIT = 4096
 _ERROR_AT = 16  # where error_code, partition_errors, throttle_time_ms sit in a RequestHandled row
 
 
-def frame_row(event: tuple) -> tuple:
-    """The RequestHandled row of a ``REQUEST_FRAME`` record."""
-    (_, frame, answer, started, done, at, (connection, peer, software, software_version)) = event
+def decoded_frames(frame: bytes, answer) -> tuple[list, int, int, int]:
+    """What the two frames decode to (kept in ``_DECODED``), and the request's api key, version
+    and correlation id."""
     key, version, correlation = peek_api(frame)
     cache_key = (key, version, frame[8:],
                  answer if type(answer) is tuple else bytes(answer[8:]))  # (a bytearray here)
@@ -45,7 +47,14 @@ def frame_row(event: tuple) -> tuple:
         if len(_DECODED) >= _DECODED_LIMIT:
             _DECODED.clear()
         _DECODED[cache_key] = decoded
-    make, name, client, q, r, parts = decoded
+    return decoded, key, version, correlation
+
+
+def frame_row(event: tuple) -> tuple:
+    """The RequestHandled row of a ``REQUEST_FRAME`` record."""
+    (_, frame, answer, started, done, at, (connection, peer, software, software_version)) = event
+    decoded, key, version, correlation = decoded_frames(frame, answer)
+    make, name, client, q, r, parts, _ = decoded
     latency = (done - started) * 1000
     at_ms = at if type(at) is int else ms_from(at, done)
     if parts:  # (what the row reads of the two frames, made once: _parts)
@@ -93,12 +102,12 @@ def _decode(key: int, version: int, frame: bytes, answer: bytes) -> tuple:
     header, request, _ = decode_request(api, version, bytes(frame))
     if type(answer) is tuple:  # (no response frame: answer_reader)
         return [request_row_maker(type(request), type(None)), api.name, header.client_id,
-                request, None, None]
+                request, None, None, {}]
     reader = Reader(bytes(answer), 4)  # (after the size)
     read_from(ResponseHeader, response_header_version(api, version), reader)
     response = read_from(api.response, version, reader)
     return [request_row_maker(type(request), type(response)), api.name, header.client_id,
-            request, response, None]
+            request, response, None, {}]
 
 
 # -- requests recorded by their frame and the row's share of the response ---------------------

@@ -36,9 +36,10 @@ import struct
 import sys
 from typing import Any
 
-from ..broker.frame_rows import frame_row, learn_topic_names
+from ..broker.frame_rows import learn_topic_names
 from ..broker.event_rows import REQUEST_FRAME
 from .appender import Appender
+from .frame_lines import frame_line
 from .schema import encode_run, line_encoder
 
 HEADER = struct.Struct(">I")
@@ -77,7 +78,8 @@ def format_lines(first_seq: int, items: list, run: str) -> str:
     for seq, item in enumerate(items, first_seq):
         if type(item) is tuple:
             if item[0] == REQUEST_FRAME:  # a request by its frames (broker/frame_rows.py)
-                item = frame_row(item)
+                out.append(frame_line(item, run_json, seq))
+                continue
             encode = encoders.get(item[0])
             if encode is None:
                 encode = encoders[item[0]] = line_encoder(item)

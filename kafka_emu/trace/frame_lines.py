@@ -1,0 +1,70 @@
+"""The encoder's request_handled lines straight from ``REQUEST_FRAME`` records, without the row.
+
+Theory of operation. A request recorded by its frames (``broker/frame_rows.py``) is made into its
+RequestHandled row, then the row into its line (``schema.line_encoder``): building a 27-value
+tuple and slicing it again into the line encoder's cached fragments cost about as much as the
+rest of the line. Yet every value of the line but three follows from the two frames and the
+connection: a member's Heartbeats differ in their at_ms, correlation id and latency only. So the
+first line of each (decoded frames, connection) is formatted the usual way and cut into the
+three texts between those values (``_texts``), kept with the decoded frames (``frame_rows``
+keeps them, and forgets them with the frames); every later line is one f-string of the three
+texts and the three values, formatted as the line encoder formats them (``:d``, ``repr``). A
+split is kept only when the line rebuilt from it is the line the encoder made, character for
+character; otherwise (and for a row ``frame_rows`` makes without its parts) every line is made
+the usual way.
+"""
+
+from __future__ import annotations
+
+from ..broker.clock import ms_from
+from ..broker.frame_rows import decoded_frames, frame_row
+from .schema import line_encoder
+
+_TEXTS_LIMIT = 64  # connections' texts kept per decoded pair of frames (cleared when full)
+_AT_MS, _CORRELATION, _LATENCY = 1, 7, 15  # where a RequestHandled row holds them
+
+
+def frame_line(item: tuple, run_json: str, seq: int) -> str:
+    """The request_handled line of a ``REQUEST_FRAME`` record."""
+    _, frame, answer, started, done, at, identity = item
+    decoded, _, _, correlation = decoded_frames(frame, answer)
+    kept = decoded[6]
+    texts = kept.get(identity)
+    if texts:
+        pre, mid, post = texts
+        return (f'{{"kind":"request_handled","run":{run_json},"seq":{seq},"at_ms":'
+                f'{at if type(at) is int else ms_from(at, done):d}{pre},"correlation_id":'
+                f'{correlation:d}{mid},"latency_ms":{(done - started) * 1000!r}{post}}}\n')
+    row = frame_row(item)
+    line = line_encoder(row)(row, run_json, seq)
+    if texts is None:
+        if len(kept) >= _TEXTS_LIMIT:
+            kept.clear()
+        # (only where the row came from the frames' parts: then nothing else varies)
+        kept[identity] = _texts(line, row, run_json, seq) if decoded[5] else False
+    return line
+
+
+def _texts(line: str, row: tuple, run_json: str, seq: int) -> tuple[str, str, str] | bool:
+    """The texts of ``line`` around its at_ms, correlation id and latency (False if the line
+    rebuilt from them would differ)."""
+    at_ms, correlation, latency = row[_AT_MS], row[_CORRELATION], row[_LATENCY]
+    if not (type(at_ms) is int and type(correlation) is int and type(latency) is float):
+        return False
+    head = f'{{"kind":"request_handled","run":{run_json},"seq":{seq},"at_ms":{at_ms:d}'
+    correlation_text = f',"correlation_id":{correlation:d}'
+    latency_text = f',"latency_ms":{latency!r}'
+    if not (line.startswith(head) and line.endswith("}\n")):
+        return False
+    cut = line.find(correlation_text, len(head))
+    if cut < 0:
+        return False
+    pre, rest = line[len(head):cut], line[cut + len(correlation_text):]
+    cut = rest.find(latency_text)
+    if cut < 0:
+        return False
+    mid, post = rest[:cut], rest[cut + len(latency_text):-2]
+    # each text the next fields whole (a value found as the start of a longer one is no value)
+    whole = all(text[:2] in ("", ',"') for text in (pre, mid, post))
+    rebuilt = f"{head}{pre}{correlation_text}{mid}{latency_text}{post}}}\n"
+    return (pre, mid, post) if whole and rebuilt == line else False
