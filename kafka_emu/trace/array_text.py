@@ -34,14 +34,21 @@ def array_formatter(names: tuple[str, ...] | None, kinds: tuple[str, ...],
     # would write as 1; anything else falls back to the generic text)
     checks = " and ".join(f"type({x}) is {'str' if k == 'string' else 'int'}"
                           for k, x in zip(kinds, values))
+    element = f"f'{{{{{parts}}}}}'"
     source = (
         "def text(items):\n"
         "    try:\n"
+        # (one element, the usual commit's offsets: no list to build and join)
+        "        if len(items) == 1:\n"
+        f"            ({', '.join(values)},), = items\n"
+        f"            if not ({checks}):\n"
+        "                return generic(items)\n"
+        f"            return '[' + {element} + ']'\n"
         "        out = []\n"
         f"        for {', '.join(values)}, in items:\n"
         f"            if not ({checks}):\n"
         "                return generic(items)\n"
-        f"            out.append(f'{{{{{parts}}}}}')\n"
+        f"            out.append({element})\n"
         "    except (TypeError, ValueError):\n"
         "        return generic(items)\n"
         "    return '[' + ','.join(out) + ']'\n")

@@ -16,25 +16,38 @@ the usual way.
 
 from __future__ import annotations
 
-from ..broker.clock import ms_from
-from ..broker.frame_rows import decoded_frames, frame_row
+import struct
+
+from ..broker.frame_rows import _DECODED, decoded_frames, frame_row
 from .schema import line_encoder
 
 _TEXTS_LIMIT = 64  # connections' texts kept per decoded pair of frames (cleared when full)
 _AT_MS, _CORRELATION, _LATENCY = 1, 7, 15  # where a RequestHandled row holds them
+_peek = struct.Struct(">hhi").unpack_from  # (api key, version, correlation id: peek_api's)
 
 
 def frame_line(item: tuple, run_json: str, seq: int) -> str:
     """The request_handled line of a ``REQUEST_FRAME`` record."""
     _, frame, answer, started, done, at, identity = item
-    decoded, _, _, correlation = decoded_frames(frame, answer)
+    # frame_rows.decoded_frames written out for frames decoded before (no Python call; a
+    # record through marshal holds bytes, or a tuple: frame_rows.answer_reader)
+    key, version, correlation = _peek(frame)
+    decoded = (_DECODED.get((key, version, frame[8:], answer if type(answer) is tuple
+                             else answer[8:]))
+               if type(answer) is not bytearray else None)
+    if decoded is None:
+        decoded = decoded_frames(frame, answer)[0]
     kept = decoded[6]
     texts = kept.get(identity)
     if texts:
         pre, mid, post = texts
-        return (f'{{"kind":"request_handled","run":{run_json},"seq":{seq},"at_ms":'
-                f'{at if type(at) is int else ms_from(at, done):d}{pre},"correlation_id":'
-                f'{correlation:d}{mid},"latency_ms":{(done - started) * 1000!r}{post}}}\n')
+        if type(at) is not int:  # the clock's constants: clock.ms_from written out
+            base, shift, start = at
+            at = base if shift is None or start is None else base + int(
+                (shift + done - start) * 1000)
+        return (f'{{"kind":"request_handled","run":{run_json},"seq":{seq},"at_ms":{at:d}{pre},'
+                f'"correlation_id":{correlation:d}{mid},"latency_ms":{(done - started) * 1000!r}'
+                f'{post}}}\n')
     row = frame_row(item)
     line = line_encoder(row)(row, run_json, seq)
     if texts is None:
