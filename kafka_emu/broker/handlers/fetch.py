@@ -140,12 +140,15 @@ def _read_all(ctx, request, slots: list | None = None, seen: list | None = None
                     continue
             if slots is not None:
                 slots.append((parts, len(parts), log, p))
-            answer, size = _read_one(log, p, committed, min(p.partition_max_bytes, budget),
+            # (min and max as comparisons: in CPython 3.11 each builtin call costs about 600
+            # instructions, twice per partition of every Fetch)
+            limit = p.partition_max_bytes
+            answer, size = _read_one(log, p, committed, limit if limit < budget else budget,
                                      min_one)
             parts.append(answer)
             if size:
                 min_one = False
-                budget = max(budget - size, 0)
+                budget = budget - size if size < budget else 0
                 total += size
             elif answer.error_code:
                 failed = True
@@ -226,20 +229,21 @@ def _read_changed(ctx, request, slots: list, seen: list) -> int | None:
             if log.log_start_offset != old.log_start_offset:
                 return None
             continue
-        answer, size = _read_one(log, p, committed, min(p.partition_max_bytes, budget), min_one)
+        limit = p.partition_max_bytes  # (min and max as comparisons: see _read_all)
+        answer, size = _read_one(log, p, committed, limit if limit < budget else budget, min_one)
         if answer.error_code:
             return None
         parts[i] = answer
         if size:
             min_one = False
-            budget = max(budget - size, 0)
+            budget = budget - size if size < budget else 0
             total += size
     return total
 
 
 async def fetch(ctx, request) -> FetchResponse:
     topics = ctx.broker.topics
-    wanted = max(request.min_bytes, 1)
+    wanted = request.min_bytes if request.min_bytes > 1 else 1
     slots: list = []
     seen: list = []
     responses, total, failed = _read_all(ctx, request, slots, seen)
