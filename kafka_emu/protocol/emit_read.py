@@ -28,7 +28,7 @@ import attrs
 
 from . import primitives as p
 from .builder_twin import builder_twin, default_of
-from .generated_source import SHORT, Source, array_structs
+from .generated_source import RANGES, SHORT, Source, array_structs
 from .plan import (FIXED, Plan, classic_prefix, min_size_of, plan_for, shareable_default,
                    shared_default)
 from .schema import BYTES, RECORDS, STRING, UUID, VARINT, VARLONG, Array
@@ -161,7 +161,9 @@ def _emit_body_read(src: Source, ind: int, t: Any, version: int, flexible: bool,
         return
     lst, item = src.var("l"), src.var("it")
     src.emit(ind, f"{lst} = []", field)
-    src.emit(ind, f"for _ in range({n}):", field)
+    # (``n`` >= 0 here: a negative length was refused or read as null above)
+    ranges = src.const(RANGES, "_rg")
+    src.emit(ind, f"for _ in ({ranges}[{n}] if {n} < {len(RANGES)} else range({n})):", field)
     emit_read(src, ind + 1, el, version, flexible, False, item, field)
     src.emit(ind + 1, f"{lst}.append({item})", field)
     src.emit(ind, f"{dst} = {lst}", field)

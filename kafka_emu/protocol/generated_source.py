@@ -83,6 +83,12 @@ _compiled = itertools.count(1)
 
 SHORT = 33  # arrays of fixed-width values shorter than this use a precompiled Struct
 
+# The loop over an array's elements runs over one of these for a count below 128 (the usual:
+# partitions, topics, members), not over a new range(n): CPython 3.11 builds a range through
+# generic number calls (about 800 instructions), where iterating a range built once costs the
+# iterator alone.
+RANGES = tuple(range(n) for n in range(128))
+
 
 @functools.cache
 def array_structs(char: str, method: str) -> tuple:

@@ -23,6 +23,7 @@ import struct
 from typing import Any, Callable
 
 from .builder_twin import builder_twin
+from .generated_source import RANGES
 from .messages.produce import ProduceRequest
 
 _INT32 = struct.Struct(">i").unpack_from
@@ -105,7 +106,7 @@ def scanner(version: int, generic: Callable) -> Callable:
             return generic(buf, body, end)
         pos += 1
         topics = []
-        for _ in range(n - 1):
+        for _ in RANGES[n - 1]:  # (0 < n < 128: a range built once, generated_source.py)
             start = pos
             if by_id:
                 pos += 16
@@ -125,7 +126,7 @@ def scanner(version: int, generic: Callable) -> Callable:
                 return generic(buf, body, end)
             pos += 1
             parts = []
-            for _ in range(n - 1):
+            for _ in RANGES[n - 1]:
                 index, = _INT32(buf, pos)
                 n = buf[pos + 4]  # the records' length plus one, one or two bytes
                 if n > 127:
@@ -165,7 +166,7 @@ def _classic_scanner(generic: Callable, twin: type) -> Callable:
             return generic(buf, body, end)
         pos += 12
         topics = []
-        for _ in range(n):
+        for _ in (RANGES[n] if n < 128 else range(n)):  # (n >= 0 here)
             start = pos
             n, = _INT16(buf, pos)
             if n < 0:
@@ -178,7 +179,7 @@ def _classic_scanner(generic: Callable, twin: type) -> Callable:
                 return generic(buf, body, end)
             pos += 4
             parts = []
-            for _ in range(n):
+            for _ in (RANGES[n] if n < 128 else range(n)):
                 index, n = _INDEX_LENGTH(buf, pos)
                 if n < 0:  # null records
                     return generic(buf, body, end)
