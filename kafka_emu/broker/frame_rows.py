@@ -29,7 +29,8 @@ from .request_walk import (_FORGOTTEN, _emit_errors, _names, _struct_arrays, _to
 
 # (api key, version, request frame after its correlation id, response frame after its) ->
 # [row maker, api name, client id, request, response, the row's parts (_parts: None until made),
-# what the trace encoder keeps of the lines it formats from them (trace/frame_lines.py)]
+# what the trace encoder keeps of the lines it formats from them (trace/frame_lines.py: None
+# until it formats one)]
 _DECODED: dict[tuple[int, int, bytes, bytes], list] = {}
 _DECODED_LIMIT = 4096
 _ERROR_AT = 16  # where error_code, partition_errors, throttle_time_ms sit in a RequestHandled row
@@ -43,17 +44,28 @@ def decoded_frames(frame: bytes, answer) -> tuple[list, int, int, int]:
                  answer if type(answer) is tuple else bytes(answer[8:]))  # (a bytearray here)
     decoded = _DECODED.get(cache_key)
     if decoded is None:
-        decoded = _decode(key, version, frame, answer)
-        if len(_DECODED) >= _DECODED_LIMIT:
-            _DECODED.clear()
-        _DECODED[cache_key] = decoded
+        decoded = keep_decoded(cache_key, frame, answer)
     return decoded, key, version, correlation
+
+
+def keep_decoded(cache_key: tuple, frame: bytes, answer) -> list:
+    """Decode two frames not decoded before (``cache_key``: as ``decoded_frames`` makes it)
+    and keep what they decode to."""
+    decoded = _decode(cache_key[0], cache_key[1], frame, answer)
+    if len(_DECODED) >= _DECODED_LIMIT:
+        _DECODED.clear()
+    _DECODED[cache_key] = decoded
+    return decoded
 
 
 def frame_row(event: tuple) -> tuple:
     """The RequestHandled row of a ``REQUEST_FRAME`` record."""
+    return decoded_row(event, *decoded_frames(event[1], event[2]))
+
+
+def decoded_row(event: tuple, decoded: list, key: int, version: int, correlation: int) -> tuple:
+    """``frame_row`` with the record's frames decoded already (``decoded_frames``)."""
     (_, frame, answer, started, done, at, (connection, peer, software, software_version)) = event
-    decoded, key, version, correlation = decoded_frames(frame, answer)
     make, name, client, q, r, parts, _ = decoded
     latency = (done - started) * 1000
     at_ms = at if type(at) is int else ms_from(at, done)
@@ -102,12 +114,12 @@ def _decode(key: int, version: int, frame: bytes, answer: bytes) -> tuple:
     header, request, _ = decode_request(api, version, bytes(frame))
     if type(answer) is tuple:  # (no response frame: answer_reader)
         return [request_row_maker(type(request), type(None)), api.name, header.client_id,
-                request, None, None, {}]
+                request, None, None, None]
     reader = Reader(bytes(answer), 4)  # (after the size)
     read_from(ResponseHeader, response_header_version(api, version), reader)
     response = read_from(api.response, version, reader)
     return [request_row_maker(type(request), type(response)), api.name, header.client_id,
-            request, response, None, {}]
+            request, response, None, None]
 
 
 # -- requests recorded by their frame and the row's share of the response ---------------------

@@ -5,23 +5,27 @@ RequestHandled row, then the row into its line (``schema.line_encoder``): buildi
 tuple and slicing it again into the line encoder's cached fragments cost about as much as the
 rest of the line. Yet every value of the line but three follows from the two frames and the
 connection: a member's Heartbeats differ in their at_ms, correlation id and latency only. So the
-first line of each (decoded frames, connection) is formatted the usual way and cut into the
+second line of each (decoded frames, connection) is formatted the usual way and cut into the
 three texts between those values (``_texts``), kept with the decoded frames (``frame_rows``
-keeps them, and forgets them with the frames); every later line is one f-string of the three
-texts and the three values, formatted as the line encoder formats them (``:d``, ``repr``). A
-split is kept only when the line rebuilt from it is the line the encoder made, character for
-character; otherwise (and for a row ``frame_rows`` makes without its parts) every line is made
-the usual way.
+keeps them, and forgets them with the frames) -- not the first: frames that never come again
+(a commit of an offset that moves) would be cut for nothing; every later line is one f-string
+of the three texts and the three values, formatted as the line encoder formats them (``:d``,
+``repr``). A split is kept only when the line rebuilt from it is the line the encoder made,
+character for character; otherwise (and for a row ``frame_rows`` makes without its parts) every
+line is made the usual way.
 """
 
 from __future__ import annotations
 
 import struct
 
-from ..broker.frame_rows import _DECODED, decoded_frames, frame_row
+from ..broker.frame_rows import _DECODED, decoded_row, keep_decoded
 from .schema import line_encoder
 
-_TEXTS_LIMIT = 64  # connections' texts kept per decoded pair of frames (cleared when full)
+_TEXTS_LIMIT = 16  # connections' texts kept per decoded pair of frames (cleared when full)
+# (frames seen once on a connection: a commit of an offset that moves never comes again, and
+# cutting its line -- or making a dict to keep the texts in -- would be work for nothing)
+_ONCE = ()
 _AT_MS, _CORRELATION, _LATENCY = 1, 7, 15  # where a RequestHandled row holds them
 _peek = struct.Struct(">hhi").unpack_from  # (api key, version, correlation id: peek_api's)
 
@@ -29,30 +33,40 @@ _peek = struct.Struct(">hhi").unpack_from  # (api key, version, correlation id: 
 def frame_line(item: tuple, run_json: str, seq: int) -> str:
     """The request_handled line of a ``REQUEST_FRAME`` record."""
     _, frame, answer, started, done, at, identity = item
-    # frame_rows.decoded_frames written out for frames decoded before (no Python call; a
-    # record through marshal holds bytes, or a tuple: frame_rows.answer_reader)
+    # frame_rows.decoded_frames written out (no Python call for frames decoded before; a
+    # record through marshal holds bytes, or a tuple: frame_rows.answer_reader; one formatted
+    # in the emulator's process after the encoder died, a bytearray)
     key, version, correlation = _peek(frame)
-    decoded = (_DECODED.get((key, version, frame[8:], answer if type(answer) is tuple
-                             else answer[8:]))
-               if type(answer) is not bytearray else None)
+    cache_key = (key, version, frame[8:], answer[8:] if type(answer) is bytes else answer
+                 if type(answer) is tuple else bytes(answer[8:]))
+    decoded = _DECODED.get(cache_key)
     if decoded is None:
-        decoded = decoded_frames(frame, answer)[0]
-    kept = decoded[6]
-    texts = kept.get(identity)
-    if texts:
-        pre, mid, post = texts
-        if type(at) is not int:  # the clock's constants: clock.ms_from written out
-            base, shift, start = at
-            at = base if shift is None or start is None else base + int(
-                (shift + done - start) * 1000)
-        return (f'{{"kind":"request_handled","run":{run_json},"seq":{seq},"at_ms":{at:d}{pre},'
-                f'"correlation_id":{correlation:d}{mid},"latency_ms":{(done - started) * 1000!r}'
-                f'{post}}}\n')
-    row = frame_row(item)
+        decoded = keep_decoded(cache_key, frame, answer)
+    kept = decoded[6]  # None, the identity it came on first, or {identity: texts}
+    if type(kept) is dict:
+        texts = kept.get(identity)
+        if texts:
+            pre, mid, post = texts
+            if type(at) is not int:  # the clock's constants: clock.ms_from written out
+                base, shift, start = at
+                at = base if shift is None or start is None else base + int(
+                    (shift + done - start) * 1000)
+            return (f'{{"kind":"request_handled","run":{run_json},"seq":{seq},"at_ms":{at:d}'
+                    f'{pre},"correlation_id":{correlation:d}{mid},"latency_ms":'
+                    f'{(done - started) * 1000!r}{post}}}\n')
+    row = decoded_row(item, decoded, key, version, correlation)
     line = line_encoder(row)(row, run_json, seq)
+    if kept is None:  # the first time: nothing more kept (see _ONCE)
+        decoded[6] = identity
+        return line
+    if type(kept) is not dict:
+        kept = decoded[6] = {kept: _ONCE}
+    texts = kept.get(identity)
     if texts is None:
         if len(kept) >= _TEXTS_LIMIT:
             kept.clear()
+        kept[identity] = _ONCE
+    elif texts is _ONCE:  # the second time on this connection: cut its line
         # (only where the row came from the frames' parts: then nothing else varies)
         kept[identity] = _texts(line, row, run_json, seq) if decoded[5] else False
     return line
