@@ -8,8 +8,10 @@ untraced one). This counts what a request pays itself: the server runs in this f
 process under callgrind (the trace encoder, a process of its own, natively and not counted), the
 trace writer attached as ``serve --trace-dir`` attaches it but with no periodic flush inside the
 window (packs still go to the encoder as ``writer.PACK_ROWS`` rows queue, as at full speed);
-WARMUP requests of the kind (bench_trace's ``KIND``, lock-step pipelined as there), the server
-left to go idle, counters zeroed, REQUESTS more, counters dumped. Each configuration with
+once the server has finished its idle loading (broker/warm.py: the server says so; judged by
+its CPU use, a server starved by a busy machine looked idle while still loading, and the loading
+was counted), WARMUP requests of the kind (bench_trace's ``KIND``, lock-step pipelined as
+there), the server left to go idle, counters zeroed, REQUESTS more, counters dumped. Each configuration with
 PYTHONHASHSEED=0 (string hashes steer dict probing, and so the counts, by a few per cent).
 
     .venv/bin/python bench/trace_path_callgrind.py [--kind OffsetCommit] [--requests 2000]
@@ -48,6 +50,9 @@ async def main(trace_dir):
             from kafka_emu.trace.writer import TraceWriter
             TraceWriter(trace_dir, flush_interval_s=3600).open().attach(bound.broker, nursery,
                                                                        config)
+        from kafka_emu.broker.warm import warmed
+        while not warmed(bound.broker):  # (its idle loading: never inside the window)
+            await trio.sleep(0.1)
         print(bound.bootstrap, flush=True)
         await trio.sleep_forever()
 
@@ -80,7 +85,6 @@ def instructions(traced: bool, requests: int, warmup: int, keep: str | None) -> 
             errors.seek(0)
             raise RuntimeError(f"the server did not start: {errors.read()[-2000:]}")
         host, port = address.rsplit(":", 1)
-        bt.until_idle(proc.pid, busy_s=0.02)  # (its idle loading, slowed by valgrind)
         setup = bt._setup(host, int(port))
         bt.send_heartbeats(host, int(port), setup, warmup)
         time.sleep(1.0)
