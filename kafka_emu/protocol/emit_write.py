@@ -64,11 +64,16 @@ def emit_write(src: Source, ind: int, t: Any, version: int, flexible: bool, null
             ind += 1
         if t is STRING:
             src.emit(ind, f"{v} = {v}.encode()", field)
-        src.emit(ind, f"{n} = len({v})", field)
+        if t is RECORDS:
+            # a RecordsParts' size read as its slot, not through its __len__ (a Python call,
+            # once per partition of every Fetch answer)
+            parts = src.const(RecordsParts, "_rp")
+            src.emit(ind, f"{n} = {v}.size if {v}.__class__ is {parts} else len({v})", field)
+        else:
+            src.emit(ind, f"{n} = len({v})", field)
         _emit_len_write(src, ind, flexible, t is not STRING, n, field)
         if t is RECORDS:
             # stored batches handed over as they are (spliced.py): placed, not copied
-            parts = src.const(RecordsParts, "_rp")
             src.emit(ind, f"if {v}.__class__ is {parts}: {src.const(splice, '_sp')}(out, {v})",
                      field)
             src.emit(ind, f"else: out += {v}", field)
