@@ -18,7 +18,8 @@ the machine's whole cost. Target: tracing costs the request path at most 10% (se
 
 Every request kind a consumer group sends, in one run (issue 40, item 3): Heartbeat,
 one-partition OffsetCommit, Fetch, JoinGroup and SyncGroup (see ``KIND`` below for what each
-request is); ``--kind NAME`` measures one of them. Each connection sends its next IN_FLIGHT
+request is); ``--kind NAME`` measures one of them. ``BENCH_TRACE_COMMIT=moving`` commits a new
+offset each time (``MOVING_COMMITS``), as a consuming member does. Each connection sends its next IN_FLIGHT
 requests once all its previous ones are answered (``LOCKSTEP``). Only the window's requests
 are counted: every server is first left to finish what it loads while idle (``until_idle``,
 broker/warm.py), then a priming round of the kind is sent and server and encoder are left to go
@@ -95,14 +96,22 @@ class Setup:
     topic_id: uuid.UUID = uuid.UUID(int=0)
 
 
-def request_frame(setup: Setup) -> bytes:
+# OffsetCommit's offset: 0 every time (BENCH_TRACE_COMMIT=same, the default: an idle partition),
+# or moving (BENCH_TRACE_COMMIT=moving: a consuming member's commits, each a new offset, cycling
+# through more offsets than the trace encoder keeps decoded frames for, so that none of its
+# commits' frames was seen before -- what a commit costs the encoder in a real run)
+MOVING_COMMITS = os.environ.get("BENCH_TRACE_COMMIT", "same") == "moving"
+_MOVING_POOL = 5000  # (> frame_rows._DECODED_LIMIT)
+
+
+def request_frame(setup: Setup, offset: int = 0) -> bytes:
     """One request of the kind measured, as a member of the group sends it."""
     member, generation = setup.member, setup.generation
     if KIND == "OffsetCommit":
         return encode_request(COMMIT, 8, 1, "bench-trace", OffsetCommitRequest(
             group_id="bench", generation_id_or_member_epoch=generation, member_id=member,
             topics=[OffsetCommitRequestTopic(name=TOPIC, partitions=[
-                OffsetCommitRequestPartition(partition_index=0, committed_offset=0,
+                OffsetCommitRequestPartition(partition_index=0, committed_offset=offset,
                                              committed_metadata="")])]))
     if KIND == "Fetch":
         return encode_request(FETCH, FETCH_VERSION, 1, "bench-trace", FetchRequest(
@@ -117,6 +126,23 @@ def request_frame(setup: Setup) -> bytes:
             group_id="bench", generation_id=generation, member_id=member, assignments=[]))
     return encode_request(HEARTBEAT, 4, 1, "bench-trace", HeartbeatRequest(
         group_id="bench", generation_id=generation, member_id=member))
+
+
+class Frames:
+    """The requests a driver sends: ``take(n)`` is the bytes of the next ``n``, one frame again
+    and again, or (moving commits) the next frames of a pool of commits of distinct offsets."""
+
+    def __init__(self, setup: Setup) -> None:
+        self.one = request_frame(setup)
+        self.pool = ([request_frame(setup, offset) for offset in range(_MOVING_POOL)]
+                     if KIND == "OffsetCommit" and MOVING_COMMITS else None)
+        self.next = 0
+
+    def take(self, n: int) -> bytes:
+        if self.pool is None:
+            return self.one * n
+        at, self.next = self.next, (self.next + n) % len(self.pool)
+        return b"".join(self.pool[(at + i) % len(self.pool)] for i in range(n))
 
 
 # How a connection's requests are sent again as they are answered. In lock step (the default), a
@@ -334,12 +360,12 @@ def heartbeats_per_s(host: str, port: int, pid: int | None = None) -> tuple[floa
     send_heartbeats(host, port, setup, WARMUP)
     if pid is not None:
         settle(pid)
-    frame = request_frame(setup)
+    frames = Frames(setup)
     sel = selectors.DefaultSelector()
     socks = [socket.create_connection((host, port)) for _ in range(CONNECTIONS)]
     pending, outstanding = {}, {}
     for s in socks:
-        s.sendall(frame * IN_FLIGHT)
+        s.sendall(frames.take(IN_FLIGHT))
         s.setblocking(False)
         sel.register(s, selectors.EVENT_READ)
         pending[s], outstanding[s] = bytearray(), IN_FLIGHT
@@ -366,7 +392,7 @@ def heartbeats_per_s(host: str, port: int, pid: int | None = None) -> tuple[floa
                     more = _refill(outstanding[s], answered)
                     if more:
                         s.setblocking(True)
-                        s.sendall(frame * more)
+                        s.sendall(frames.take(more))
                         s.setblocking(False)
                         outstanding[s] += more
         elapsed = time.perf_counter() - start
@@ -419,14 +445,14 @@ def run(extra: list[str] | None) -> tuple[float, float]:
 def send_heartbeats(host: str, port: int, setup: Setup, count: int) -> None:
     """Send exactly ``count`` requests of the kind measured over CONNECTIONS connections,
     IN_FLIGHT pipelined on each, and return when every one is answered."""
-    frame = request_frame(setup)
+    frames = Frames(setup)
     sel = selectors.DefaultSelector()
     socks = [socket.create_connection((host, port)) for _ in range(CONNECTIONS)]
     sent = answered_all = 0
     pending, outstanding = {}, {}
     for s in socks:
         n = min(IN_FLIGHT, count - sent)
-        s.sendall(frame * n)
+        s.sendall(frames.take(n))
         sent += n
         s.setblocking(False)
         sel.register(s, selectors.EVENT_READ)
@@ -445,7 +471,7 @@ def send_heartbeats(host: str, port: int, setup: Setup, count: int) -> None:
             more = min(_refill(outstanding[s], answered), count - sent)
             if more:
                 s.setblocking(True)
-                s.sendall(frame * more)
+                s.sendall(frames.take(more))
                 s.setblocking(False)
                 sent += more
                 outstanding[s] += more
@@ -491,7 +517,9 @@ def timed_main() -> int:
                 assert last_sample is not None
                 samples[name].append(last_sample)
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(tmp) for f in fs)
-    print(f"== {KIND}: server CPU per request, tracing off vs on ({CONNECTIONS} connections x "
+    shape = " (moving offsets)" if KIND == "OffsetCommit" and MOVING_COMMITS else ""
+    print(f"== {KIND}{shape}: server CPU per request, tracing off vs on ({CONNECTIONS} "
+          f"connections x "
           f"{IN_FLIGHT} in flight, {WINDOW_S:g} s x {ROUNDS} rounds interleaved, medians)")
     print(f"  {'tracing':<12} {'server µs':>9} {'user':>6} {'sys':>6} {'faults':>7} {'ratio':>6}"
           f" {'paired':>6} {'waits':>6} {'preempt':>7}   {'encoder µs':>10} {'incl. enc.':>10}"
