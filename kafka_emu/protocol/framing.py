@@ -9,11 +9,15 @@ buffer of its announced size (``room`` / ``filled``: the connection's ``recv_int
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
 
 from .errors import DecodeError
 
 DEFAULT_MAX_FRAME = 104857600
+# a frame's size prefix, read in place: int.from_bytes of a 4-byte slice, with its keyword,
+# costs about 2.1k instructions in CPython 3.11 against 0.8k, once per frame read
+_SIZE = struct.Struct(">i").unpack_from
 
 
 class FrameTooLarge(DecodeError):
@@ -76,7 +80,7 @@ class FrameBuffer:
                 if self._need < 0:
                     if len(buf) - pos < 4:
                         return
-                    size = int.from_bytes(buf[pos:pos + 4], "big", signed=True)
+                    size, = _SIZE(buf, pos)
                     if size < 0:
                         raise DecodeError(f"negative frame size {size}", offset=0)
                     if size > self.max_frame:
@@ -110,7 +114,7 @@ class FrameBuffer:
         """``list(self.feed(chunk))``; a chunk that is exactly one whole frame, with nothing
         partly read before it (a client waiting for each answer), without the generator."""
         if self._buf is None and self._need < 0 and len(chunk) >= 4:
-            size = int.from_bytes(chunk[:4], "big", signed=True)
+            size, = _SIZE(chunk)
             if size == len(chunk) - 4 and size <= self.max_frame:
                 return [chunk[4:]]
         return list(self.feed(chunk))
