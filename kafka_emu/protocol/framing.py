@@ -111,12 +111,32 @@ class FrameBuffer:
                     self._buf = None
 
     def split(self, chunk: bytes) -> list[bytes]:
-        """``list(self.feed(chunk))``; a chunk that is exactly one whole frame, with nothing
-        partly read before it (a client waiting for each answer), without the generator."""
+        """``list(self.feed(chunk))``; a chunk of whole frames, with nothing partly read before
+        it (a client waiting for each answer: one frame; a pipelining one: several), without
+        the generator (about 11k instructions a frame in it, 2k here)."""
         if self._buf is None and self._need < 0 and len(chunk) >= 4:
             size, = _SIZE(chunk)
-            if size == len(chunk) - 4 and size <= self.max_frame:
+            total = len(chunk)
+            if size == total - 4 and size <= self.max_frame:
                 return [chunk[4:]]
+            # where the frames end, if the chunk ends on a frame's end; else (a frame cut by
+            # the read, a size to refuse) the generator does it all, and raises
+            ends = []
+            pos, limit = 0, self.max_frame
+            while pos < total:
+                if total - pos < 4:
+                    break
+                size, = _SIZE(chunk, pos)
+                if size < 0 or size > limit or pos + 4 + size > total:
+                    break
+                pos += 4 + size
+                ends.append(pos)
+            else:
+                frames, start = [], 0
+                for end in ends:
+                    frames.append(chunk[start + 4:end])
+                    start = end
+                return frames
         return list(self.feed(chunk))
 
     def room(self, least: int) -> memoryview | None:

@@ -220,6 +220,11 @@ def test_frame_buffer_rejects_oversize_before_buffering_it():
         FrameBuffer(max_frame=100).split(_framed([b"x" * 101]))
     with pytest.raises(DecodeError, match="negative"):
         FrameBuffer().split(struct.pack(">i", -4))
+    # several whole frames in one chunk (split's pipelined case): refused past the first too
+    with pytest.raises(FrameTooLarge):
+        FrameBuffer(max_frame=100).split(_framed([b"ok", b"x" * 101]))
+    with pytest.raises(DecodeError, match="negative"):
+        FrameBuffer().split(_framed([b"ok"]) + struct.pack(">i", -4) + b"xxxx")
 
 
 def test_frame_too_large_is_a_decode_error():
