@@ -158,6 +158,8 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
         reason += f" (client logs in {where})"
         if sc.name in client.known_bugs:
             reason = f"known {client.name} bug: {client.known_bugs[sc.name]} -- {reason}"
+        elif sc.kind == "share" and (bug := _known_share_bug(client.name, reason, violations)):
+            reason = f"known {client.name} bug: {bug} -- {reason}"
         elif sc.name in client.emulator_gaps:
             reason = f"known kafka-emu gap: {client.emulator_gaps[sc.name]} -- {reason}"
     if trace_dir is not None:
@@ -167,6 +169,11 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
                                verdict=verdict.lower(), reason=reason, seconds=seconds)
     return Result(scenario=sc.name, client=client.name, verdict=verdict, seconds=seconds,
                   reason=reason, violations=tuple(violations), metrics=metrics)
+
+
+def _known_share_bug(client: str, reason: str, violations: list) -> str | None:
+    from .share_scenarios import known_bug
+    return known_bug(client, reason, violations)
 
 
 def _harness_class(sc: Scenario) -> type[Harness]:
