@@ -18,9 +18,9 @@ column's directory, and appended to ``DIR/matrix.jsonl`` as soon as it is known 
 per cell: scenario, client, version, group_protocol, column, verdict, reason, seconds, run, trace
 file and client logs, relative to DIR), which ``kafka-emu report DIR`` renders as the matrix.
 
-A known client bug (``clients.KNOWN_BUGS``) labels only the versions its evidence came from
-(:data:`KNOWN_BUGS_SEEN_ON`); librdkafka's early-access consumer protocol (before 2.10) labels
-that column's failures with what was seen on 2.6.1. The FAIL stays either way.
+A known client bug (``known_bugs.py``) labels only the versions its evidence came from (its
+``seen_on``); librdkafka's early-access consumer protocol (before 2.10) labels that column's
+failures with what was seen on 2.6.1. The FAIL stays either way.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from pathlib import Path
 import attrs
 
 from . import envs
-from .clients import BUILT_IN, EMULATOR_GAPS, KNOWN_BUGS, UNSUPPORTED, ClientSpec
+from . import known_bugs as known
+from .clients import BUILT_IN, EMULATOR_GAPS, UNSUPPORTED, ClientSpec
 from .runner import SKIP, Result, run_scenario
 from .scenarios import CATALOGUE, Scenario
 
@@ -48,18 +49,6 @@ DEFAULT = ("confluent-kafka==2.3.0,2.6.1,2.10.1,2.16.1;"
 MATRIX_FILE = "matrix.jsonl"
 # an exact release: 2.6.1, 0.11.0rc1, 2.0.0.post1, npm's 2.3.0-beta.3 (no ranges, no wildcards)
 _VERSION = re.compile(r"\d+(\.\d+)+([-.]?(a|b|rc|post|dev|alpha|beta)[0-9.]*)*\Z")
-# the release of each library a known client bug's evidence was gathered on (KNOWN_BUGS): other
-# versions fail without that label (the bug may or may not be theirs)
-KNOWN_BUGS_SEEN_ON = {"aiokafka": "0.14", "kafkajs": "2.2.4"}
-# librdkafka before 2.10 has KIP-848 as early access only: every consumer-protocol scenario's
-# failure there is labelled with what was seen (the FAIL stays)
-_EARLY_KIP_848 = (
-    "librdkafka {v} has the consumer protocol as early access only (it logs 'KIP-848 Consumer "
-    "Group Protocol is in Early Access and MUST NOT be used in production'); seen with 2.6.1: "
-    "its rebalance callback passes a member's whole new assignment to on_assign (owned "
-    "[0, 1, 2], given [0, 1]) and never calls on_revoke, so the application is never told "
-    "what it lost")
-
 
 # Capabilities (profiles.CAPABILITIES) a library gained at a release, read in its source: older
 # versions lack them, so the scenarios needing them are skipped naming why, never failed.
@@ -152,13 +141,13 @@ def client_for(client: str, version: str, *, group_protocol: str = "classic",
     for capability, (floor, why) in CAPABILITY_FLOORS.get(client, {}).items():
         if _release(version) < floor:
             unsupported.setdefault(capability, why.format(v=version))
-    seen_on = KNOWN_BUGS_SEEN_ON.get(client)
-    bugs = KNOWN_BUGS.get(client, {}) if seen_on is None or version.startswith(seen_on) else {}
+    bugs = known.of(client, version)
     if client == "confluent-kafka" and group_protocol == "consumer" and \
-            _release(version) < (2, 10):
-        bugs = dict.fromkeys(CATALOGUE, _EARLY_KIP_848.format(v=version))
+            _release(version) < (2, 10):  # KIP-848 as early access: every failure labelled so
+        early = known.EARLY_KIP_848.format(v=version)
+        bugs = tuple(known.KnownBug(scenario=name, bug=early) for name in CATALOGUE) + bugs
     common = dict(name=client, unsupported=unsupported, library_version=version,
-                  known_bugs=dict(bugs), emulator_gaps=dict(EMULATOR_GAPS.get(client, {})))
+                  known_bugs=bugs, emulator_gaps=dict(EMULATOR_GAPS.get(client, {})))
     if client == "kafkajs":
         from .clients.node import NodeMissing, kafkajs_command
         try:

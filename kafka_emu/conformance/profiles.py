@@ -19,7 +19,7 @@ from that:
 - ``detect``: text in the program's ``--help`` output (stdout and stderr) that identifies it;
 - ``known_bugs``: scenario -> a bug of the program that makes it fail that scenario, with its
   evidence; the verdict stays FAIL (the program does not conform) and its reason says the bug
-  is known, as for the kit's own clients.
+  is known, as for the kit's own clients (``known_bugs.py`` labels both).
 
 A user writes their own profile as a TOML or JSON file with these keys (and ``extends``, the
 profile it starts from, ``contract`` by default) and passes its path to ``--profile``.
@@ -35,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+
+from .known_bugs import LIBRDKAFKA_VERIFIABLE_CLIENT
 
 # What a scenario may need from a client (Scenario.needs), as a skip reason names it.
 CAPABILITIES = {
@@ -88,30 +90,6 @@ class Profile:
         return argv + [CONFIG_FLAGS[role], str(path)]
 
 
-# Bugs of librdkafka's kafkatest_verifiable_client found by the kit (Debian's 2.0.2-1 build; the
-# example is unchanged upstream since), each with its evidence from the run's logs.
-_RDKAFKA_LOST_COMMIT = (
-    "its offset_commit_cb asserts offsets.size() > 0, but when a heartbeat is answered "
-    "ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID (as Kafka does after a rebalance it missed) "
-    "librdkafka marks the assignment lost, the program's rebalance callback commits before "
-    "unassign(), and librdkafka reports that commit as ERR__ASSIGNMENT_LOST with no partitions: "
-    "stderr 'Propagate offset for 0 partitions, error: Local: Group partition assignment lost', "
-    "then the assertion aborts it (exit -6)")
-_RDKAFKA_COORDINATOR_LOOP = (
-    "librdkafka 2.0.2, after an OffsetCommit answered COORDINATOR_NOT_AVAILABLE, may lose its "
-    "coordinator until the session expires (2 runs of 5 here): its FindCoordinator waits behind "
-    "a 500 ms Fetch long-poll on the same connection (answered in order, as Kafka does), the "
-    "commit retry queued meanwhile on the coordinator's connection then fails with 'Local: "
-    "Broker transport failure' as that connection is re-pointed, and that marks the "
-    "coordinator dead again (debug=cgrp,broker: 'marking the coordinator (1) dead: Local: "
-    "Broker transport failure: OffsetCommitRequest failed' every 500 ms; every FindCoordinator "
-    "and ApiVersions answered without error); the expired member's lost-assignment commit then "
-    "aborts the program as in fault_illegal_generation_on_heartbeat. When FindCoordinator "
-    "returns before the 100 ms retry it passes; librdkafka 2.16 (confluent-kafka) passes")
-_RDKAFKA_BUGS = {"fault_illegal_generation_on_heartbeat": _RDKAFKA_LOST_COMMIT,
-                 "fault_unknown_member_id_on_heartbeat": _RDKAFKA_LOST_COMMIT,
-                 "fault_coordinator_not_available_on_commit": _RDKAFKA_COORDINATOR_LOOP}
-
 CONTRACT = Profile(
     name="contract", summary="Kafka's verifiable-client contract as documented (flags and a "
     "properties file; the kit's settings as properties)")
@@ -129,7 +107,7 @@ BUILT_IN: dict[str, Profile] = {p.name: p for p in (
                    "assign()/unassign(), which librdkafka refuses when the assignment is "
                    "incremental, as the consumer protocol's always is (and librdkafka before "
                    "2.4 has no group.protocol at all)"},
-            detect=("librdkafka version",), known_bugs=_RDKAFKA_BUGS),
+            detect=("librdkafka version",), known_bugs=LIBRDKAFKA_VERIFIABLE_CLIENT),
     Profile(name="kafka-emu", summary="kafka-emu's own verifiable clients "
             "(kafka_emu.conformance.clients)", flags=dict(_PROTOCOL_FLAGS),
             detect=("verifiable consumer", "verifiable producer")),

@@ -29,7 +29,7 @@ from xml.etree import ElementTree as ET
 import attrs
 
 from ..testing.emulator import make_config, run_in_thread
-from . import verdicts
+from . import known_bugs, verdicts
 from .clients import ClientSpec
 from .harness import (
     BROKER_SETTINGS,
@@ -156,10 +156,10 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
         reason += "; also " + "; ".join(str(v) for v in _first_per_rule(violations))
     if verdict == FAIL:
         reason += f" (client logs in {where})"
-        if sc.name in client.known_bugs:
-            reason = f"known {client.name} bug: {client.known_bugs[sc.name]} -- {reason}"
-        elif sc.kind == "share" and (bug := _known_share_bug(client.name, reason, violations)):
-            reason = f"known {client.name} bug: {bug} -- {reason}"
+        known = known_bugs.label(client.known_bugs, client=client.name, scenario=sc.name,
+                                 reason=reason, violations=violations)
+        if known is not None:
+            reason = known
         elif sc.name in client.emulator_gaps:
             reason = f"known kafka-emu gap: {client.emulator_gaps[sc.name]} -- {reason}"
     if trace_dir is not None:
@@ -169,11 +169,6 @@ def run_scenario(sc: Scenario, client: ClientSpec, *, workdir: Path | None = Non
                                verdict=verdict.lower(), reason=reason, seconds=seconds)
     return Result(scenario=sc.name, client=client.name, verdict=verdict, seconds=seconds,
                   reason=reason, violations=tuple(violations), metrics=metrics)
-
-
-def _known_share_bug(client: str, reason: str, violations: list) -> str | None:
-    from .share_scenarios import known_bug
-    return known_bug(client, reason, violations)
 
 
 def _harness_class(sc: Scenario) -> type[Harness]:

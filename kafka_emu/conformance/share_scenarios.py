@@ -37,30 +37,6 @@ SHARE_CLIENTS = {"confluent-kafka": "kafka_emu.conformance.clients.confluent_kaf
 
 SHARE_SINCE = {"confluent-kafka": (2, 15)}  # the release that added ShareConsumer (KIP-932)
 
-# A client library's bug that makes a share scenario fail, told by what the client printed as it
-# died: such a failure is labelled with the bug and its evidence (the verdict stays FAIL). A
-# lost or doubled record, or any other failure, stays a plain failure.
-KNOWN_SHARE_BUGS: dict[str, list[tuple[str, str]]] = {
-    "confluent-kafka": [(
-        "rd_kafka_broker_destroy_final: Assertion `!rkb->rkb_share_fetch_session.toppars_to_add'",
-        "librdkafka 2.16 (confluent-kafka 2.16) can abort a share consumer when a broker it "
-        "share-fetched from is bounced: the transport failure resets the broker's ShareFetch "
-        "session, which moves the partitions in it to its to-add list, and when the broker is "
-        "then decommissioned (dropped from Metadata, as Kafka drops a stopped broker) "
-        "rd_kafka_broker_destroy_final asserts that list is empty -- SIGABRT (exit code -6), "
-        "seen once in a CI run of share_broker_rolling_bounce after 'ShareFetch reply error: "
-        "Local: Broker transport failure'")]}
-
-
-def known_bug(client: str, reason: str, violations: list) -> str | None:
-    """The known bug of ``client`` that ``reason`` (a failed scenario's) shows, if any."""
-    if violations:
-        return None
-    for evidence, bug in KNOWN_SHARE_BUGS.get(client, ()):
-        if evidence in reason:
-            return bug
-    return None
-
 
 def _release(version: str | None) -> tuple[int, ...]:
     parts = []

@@ -35,7 +35,7 @@ from typing import Any
 import attrs
 
 from ..testing.emulator import make_config, run_in_thread
-from . import txn_verdicts
+from . import known_bugs, txn_verdicts
 from .harness import ScenarioFailed
 from .record import Violation
 from .txn_harness import INPUT, OUTPUT, TXN_SIZE, WAIT_S, TxnHarness
@@ -51,38 +51,6 @@ COPIERS = {"confluent-kafka": (sys.executable, "-m",
                             "kafka_emu.conformance.clients.kafka_python_copier")}
 # Built-in copiers that are Node scripts (clients/node.py installs kafkajs): name -> script
 NODE_COPIERS = {"kafkajs": "kafkajs_copier.mjs"}
-
-# A built-in copier's library bug that makes it fail a scenario, with the evidence: the verdict
-# stays FAIL (the copier does not copy exactly once through it) and the reason names the bug.
-_KAFKA_PYTHON_TXN_RETRY = (
-    "kafka-python 3.0.12 drops a transactional request when the connection to the transaction "
-    "coordinator fails while it is being sent: Sender._maybe_send_transactional_request catches "
-    "the error of await_ready (a stopped broker refuses the connection), looks the coordinator "
-    "up again, but skips TransactionManager.retry because target_node is already set (Java's "
-    "Sender.maybeFindCoordinatorAndRetry always re-enqueues). A lost AddPartitionsToTxn leaves "
-    "its partition pending forever (the sender loops 'Nodes with data ready to send' / 'Created "
-    "0 produce requests' and commit_transaction never returns); a lost AddOffsetsToTxn leaves "
-    "send_offsets_to_transaction waiting forever, silently. Either way the copier stalls after a "
-    "broker bounce, while FindCoordinator answers the live new coordinator, as Kafka "
-    "(tests/integration/test_txn_coordinator_after_bounce.py)")
-_LIBRDKAFKA_COORD_DECOMMISSIONED = (
-    "librdkafka 2.16 (confluent-kafka 2.16.1) can hang in send_offsets_to_transaction when the "
-    "group coordinator's broker is decommissioned (dropped from Metadata, as Kafka drops a "
-    "stopped broker): rd_kafka_coord_req_fsm finds the stale cached coordinator, asks its "
-    "terminated broker thread for a connection and waits for a state change that never comes, "
-    "so no FindCoordinator / TxnOffsetCommit is sent until the 60 s API timeout "
-    "(confluentinc/librdkafka#5511, fix proposed in #5512; seen with debug=eos,broker: "
-    "AddOffsetsToTxn answered, then nothing for the group). Intermittent: about one broker "
-    "bounce run in three under load")
-_BROKER_BOUNCES = ("txn_clean_bounce_brokers", "txn_clean_bounce_brokers_ordered",
-                   "txn_hard_bounce_brokers", "txn_hard_bounce_brokers_ordered")
-KNOWN_COPIER_BUGS: dict[str, dict[str, str]] = {
-    "kafka-python": {name: _KAFKA_PYTHON_TXN_RETRY for name in _BROKER_BOUNCES},
-    "confluent-kafka": {name: _LIBRDKAFKA_COORD_DECOMMISSIONED for name in _BROKER_BOUNCES},
-}
-# Both bugs stall a copier: only a stall (the kit timed out waiting) is labelled with them; a
-# lost, duplicated or unexpected record is a plain failure whatever the client.
-STALL = "timed out waiting for"
 
 
 @attrs.frozen(kw_only=True)
@@ -211,9 +179,9 @@ def run_txn_scenario(sc: TxnScenario, copier: tuple[str, ...], *, client: str = 
         reason = "; ".join(str(v) for v in violations[:4])
     if verdict == FAIL:
         reason += f" (copier logs in {where})"
-        if sc.name in KNOWN_COPIER_BUGS.get(client, {}) and reason.startswith(STALL) \
-                and not violations:
-            reason = f"known {client} bug: {KNOWN_COPIER_BUGS[client][sc.name]} -- {reason}"
+        # a built-in copier's library bug (known_bugs.py) that explains the failure names it
+        reason = known_bugs.label(known_bugs.of(client), client=client, scenario=sc.name,
+                                  reason=reason, violations=violations) or reason
     elif own_dir:
         shutil.rmtree(where, ignore_errors=True)
     if trace_dir is not None:  # the verdict as a run of its own, as the consumer catalogue's

@@ -135,18 +135,6 @@ def test_the_recorded_producer_had_every_send_acknowledged():
     assert verdicts.producer_delivery(rec.log.snapshot(), "p1", 301, log_end) != []
 
 
-def test_a_profiles_known_bugs_label_its_failures_and_a_users_profile_can_name_them():
-    from kafka_emu.conformance import profiles
-    from kafka_emu.conformance.clients import external
-
-    rdkafka = external("prog --consumer", profile=profiles.BUILT_IN["librdkafka"])
-    assert "assignment lost" in rdkafka.known_bugs["fault_illegal_generation_on_heartbeat"]
-    mine = profiles.from_dict({"extends": "librdkafka", "known_bugs": {"broker_failure": "x"}},
-                              default_name="mine", where="test")
-    assert external("prog", profile=mine).known_bugs["broker_failure"] == "x"
-    assert "fault_unknown_member_id_on_heartbeat" in mine.known_bugs  # extended, not replaced
-
-
 def test_the_consumer_protocol_is_refused_for_it_naming_why(verifiable_client):
     """Its rebalance callback assigns with assign()/unassign(), which librdkafka refuses for
     the consumer protocol's incremental assignments; run anyway it failed every scenario with

@@ -34,24 +34,11 @@ def test_the_share_catalogue_has_kafkas_share_consumer_tests():
 @pytest.mark.parametrize("name", SHARE)
 def test_confluent_kafka_share_consumers_pass(name):
     result = runner.run_scenario(CATALOGUE[name], built_in("confluent-kafka"))
-    # a failure the client's own known bug explains (share_scenarios.KNOWN_SHARE_BUGS, with its
-    # evidence) is an expected failure, not hidden: the reason names it
+    # a failure the client's own known bug explains (known_bugs.py, with its evidence; the
+    # label's limits: test_known_bugs.py) is an expected failure, not hidden: the reason names it
     if result.verdict == runner.FAIL and result.reason.startswith("known confluent-kafka bug"):
         pytest.xfail(result.reason)
     assert result.verdict == runner.PASS, result.reason
-
-
-def test_a_known_share_bug_is_told_only_by_its_evidence():
-    died = ("c2 exited (code -6) while waiting for 30 more records consumed; stderr: python: "
-            "rdkafka_broker.c:5221: rd_kafka_broker_destroy_final: Assertion "
-            "`!rkb->rkb_share_fetch_session.toppars_to_add' failed.")
-    assert "decommissioned" in share_scenarios.known_bug("confluent-kafka", died, [])
-    # not for another client, not beside a lost record, not for another death
-    assert share_scenarios.known_bug("kafka-python", died, []) is None
-    assert share_scenarios.known_bug("confluent-kafka", died, ["a record lost"]) is None
-    assert share_scenarios.known_bug(
-        "confluent-kafka", "c2 exited (code -6) while waiting; stderr: Assertion `x' failed.",
-        []) is None
 
 
 def test_a_client_without_a_share_consumer_skips_with_the_reason():

@@ -28,8 +28,8 @@ BROKEN = (sys.executable, str(Path(__file__).with_name("broken_copier.py")))
 
 
 def check(result) -> None:
-    """A stall explained by a known client bug (txn_scenarios.KNOWN_COPIER_BUGS, with its
-    evidence) is an expected failure, not hidden: the reason names it. Anything else must pass."""
+    """A stall explained by a known client bug (known_bugs.py, with its evidence) is an
+    expected failure, not hidden: the reason names it. Anything else must pass."""
     if result.verdict == runner.FAIL and result.reason.startswith(f"known {result.client} bug"):
         pytest.xfail(result.reason)
     assert result.verdict == runner.PASS, result.reason
@@ -51,7 +51,7 @@ def test_the_aiokafka_copier_passes(name, tmp_path):
 
 
 # kafka-python's broker bounces are left out: they fail when its transactional request bug hits
-# (KNOWN_COPIER_BUGS), which costs the whole wait; the whole catalogue runs from the CLI
+# (known_bugs.py), which costs the whole wait; the whole catalogue runs from the CLI
 @pytest.mark.parametrize("name", ["txn_hard_bounce_clients", "txn_hard_bounce_clients_group_id",
                                   "txn_random_aborts"])
 def test_the_kafka_python_copier_passes(name, tmp_path):

@@ -16,6 +16,8 @@ from collections.abc import Callable
 
 import attrs
 
+from .. import known_bugs as known
+from ..known_bugs import KnownBug
 from ..profiles import BUILT_IN as PROFILES
 from ..profiles import Profile
 
@@ -33,42 +35,15 @@ class ClientSpec:
     profile: Profile = PROFILES["kafka-emu"]
     unsupported: dict[str, str] = attrs.field(factory=dict)
     library_version: str | None = None
-    # scenario -> the client bug that makes it fail, with its evidence; the verdict stays FAIL
-    # (the client does not conform) and the reason says it is known
-    known_bugs: dict[str, str] = attrs.field(factory=dict)
+    # the client's bugs that make it fail scenarios, with their evidence (known_bugs.py): the
+    # verdict stays FAIL (the client does not conform) and the reason says the bug is known
+    known_bugs: tuple[KnownBug, ...] = ()
     # scenario -> what kafka-emu lacks that makes this client fail it (not the client's fault)
     emulator_gaps: dict[str, str] = attrs.field(factory=dict)
 
 
 class ClientUnavailable(RuntimeError):
     """A built-in client whose library (or Node) is not installed."""
-
-
-# Found by the kit, each with the evidence (read in the library's source and the run's logs).
-_AIOKAFKA_STATIC = (
-    "aiokafka 0.14 sends OffsetCommit v2/v3, which has no group.instance.id, and has no error "
-    "class for FENCED_INSTANCE_ID (82, read as UnknownError): a replaced static member is told "
-    "UNKNOWN_MEMBER_ID on commit, rejoins as a new member with the same instance id and takes it "
-    "back, so for a moment both processes own the partition (overlapping-assignment)")
-_AIOKAFKA_OFFSET_FETCH = (
-    "aiokafka 0.14 sends OffsetFetch v3 but reads only the per-partition error codes; Kafka "
-    "answers a coordinator still loading with the top-level COORDINATOR_LOAD_IN_PROGRESS and no "
-    "partitions (OffsetFetchRequest.getErrorResponse, v2+), which aiokafka takes for 'nothing "
-    "committed': it resets to auto.offset.reset and delivers committed records again "
-    "(consumed-behind-commit)")
-_KAFKAJS_COORDINATOR = (
-    "kafkajs 2.2.4 keeps sending the group's commits and heartbeats to the stopped coordinator "
-    "('Broker 1 not found in the cached metadata', ECONNREFUSED; the same error as the open "
-    "tulios/kafkajs#802) until its retries run out, then crashes and restarts the consumer as "
-    "a new member: a rebalance Kafka's test forbids, and the records whose commits failed are "
-    "delivered again")
-KNOWN_BUGS: dict[str, dict[str, str]] = {
-    "kafkajs": {"broker_failure": _KAFKAJS_COORDINATOR,
-                "broker_rolling_bounce": _KAFKAJS_COORDINATOR},
-    "aiokafka": {"fencing_static_consumer_stable": _AIOKAFKA_STATIC,
-                 "fencing_static_consumer_all": _AIOKAFKA_STATIC,
-                 "fault_coordinator_load_in_progress_on_offset_fetch": _AIOKAFKA_OFFSET_FETCH},
-}
 
 
 # What kafka-emu lacks that makes a client fail a scenario, per client: none known now
@@ -109,7 +84,7 @@ def _python(module: str, library: str, dist: str) -> Callable[[], ClientSpec]:
         return ClientSpec(name=dist, consumer=base + ("--consumer",),
                           producer=base + ("--producer",), library_version=v,
                           unsupported=UNSUPPORTED.get(dist, {}),
-                          known_bugs=KNOWN_BUGS.get(dist, {}),
+                          known_bugs=known.of(dist),
                           emulator_gaps=EMULATOR_GAPS.get(dist, {}))
     return build
 
@@ -122,7 +97,7 @@ def _kafkajs() -> ClientSpec:
         raise ClientUnavailable(str(exc)) from None
     return ClientSpec(name="kafkajs", consumer=cmd + ("--consumer",), producer=cmd + ("--producer",),
                       unsupported=UNSUPPORTED["kafkajs"],
-                      library_version=KAFKAJS_VERSION, known_bugs=KNOWN_BUGS.get("kafkajs", {}))
+                      library_version=KAFKAJS_VERSION, known_bugs=known.of("kafkajs"))
 
 
 BUILT_IN: dict[str, Callable[[], ClientSpec]] = {
@@ -151,4 +126,7 @@ def external(consumer: str, producer: str | None = None, *, profile: Profile | N
     return ClientSpec(name=name, consumer=tuple(shlex.split(consumer)),
                       producer=tuple(shlex.split(producer)) if producer else None,
                       profile=profile, unsupported=dict(profile.lacks),
-                      known_bugs=dict(profile.known_bugs))
+                      # the profile's bugs, and those of the kit's share consumer program that
+                      # the share scenarios run for a client of this name
+                      known_bugs=known.from_profile(profile.known_bugs)
+                      + known.of_share_program(name))
