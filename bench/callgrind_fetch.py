@@ -21,6 +21,13 @@ speaks the wire itself (bench_wire's Link), Fetch v11 and Produce v7 (both serve
   partition_max_bytes one batch: the mock returns one batch per partition whatever the limit,
   so both servers return the same records; per record returned.
 
+Records are stamped with the time they are produced, as a client stamps CreateTime. Stamped 0
+(1970), as they once were, they are past the default retention.ms (7 days), and the server's
+retention check -- 30 s after its start (log.initial.task.delay.ms), then every 5 minutes --
+deletes them: under valgrind that is inside the run. Every answer is checked (a Produce's error
+code; a Fetch's records, and its partitions' errors, high watermarks and log starts when the
+records are not the ones expected), so a run that measures error answers stops and says so.
+
 WARM cycles, the counters zeroed, MEASURED cycles, the counters dumped. ``--no-valgrind`` runs
 the same load and prints server CPU from /proc instead (quick, noisy).
 
@@ -42,9 +49,10 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
 from bench_data_path_peers import MOCK_SERVER  # noqa: E402
-from bench_wire import Link, Server, pump, request  # noqa: E402
+from bench_wire import Link, Server, decode, pump, request  # noqa: E402
 from callgrind_wire import _control, _quiet, dumped_instructions  # noqa: E402
 
+from kafka_emu.errors import ErrorCode  # noqa: E402
 from kafka_emu.log.records import Record, build_batch  # noqa: E402
 from kafka_emu.protocol.messages import fetch as fetch_api  # noqa: E402
 from kafka_emu.protocol.messages import produce as produce_api  # noqa: E402
@@ -68,7 +76,8 @@ def fetch_frame(topic: str, offsets: dict[int, int], max_wait_ms: int = 500,
 
 
 def produce_frame(topic: str, partition: int, records: int) -> bytes:
-    batch = build_batch([Record(value=VALUE)] * records)
+    # stamped now: a record stamped long ago is deleted by the server's retention check
+    batch = build_batch([Record(value=VALUE, timestamp_ms=int(time.time() * 1000))] * records)
     body = produce_api.ProduceRequest(acks=1, timeout_ms=30000, topic_data=[
         produce_api.TopicProduceData(name=topic, partition_data=[
             produce_api.PartitionProduceData(index=partition, records=batch)])])
@@ -99,6 +108,26 @@ def records_in(frame: bytes) -> int:
                 pos += 12 + length
             pos = end
     return total
+
+
+def produce_failures(frame: bytes) -> list[str]:
+    """The failed partitions of a Produce v7 response, as text (none: all appended)."""
+    answer = decode(produce_api.API, PRODUCE_V, frame)
+    return [f"{t.name}-{p.index}: {ErrorCode(p.error_code).name}"
+            for t in answer.responses for p in t.partition_responses if p.error_code]
+
+
+def fetch_report(frame: bytes) -> tuple[bool, str]:
+    """Whether a Fetch v11 response has an error, its own or a partition's, and what it says of
+    each partition: what to print when its records are not the ones expected."""
+    answer = decode(fetch_api.API, FETCH_V, frame)
+    parts = [p for t in answer.responses for p in t.partitions]
+    return bool(answer.error_code) or any(p.error_code for p in parts), (
+        f"error {ErrorCode(answer.error_code).name}; " + "; ".join(
+            f"{t.topic}-{p.partition_index}: {ErrorCode(p.error_code).name}, high watermark "
+            f"{p.high_watermark}, log start {p.log_start_offset}, "
+            f"{len(p.records or b'')} bytes of records"
+            for t in answer.responses for p in t.partitions))
 
 
 def one_call(link: Link, frame: bytes) -> bytes:
@@ -136,6 +165,9 @@ class LongPoll:
                 got = records_in(frame)
                 k = link.tag
                 if got == 0:
+                    failed, said = fetch_report(frame)
+                    if failed:  # not a long poll's timeout
+                        raise RuntimeError(f"longpoll: a Fetch failed: {said}")
                     self.timeouts += 1
                 else:
                     self.offsets[k][p] += got
@@ -168,10 +200,16 @@ class PingPong(LongPoll):
             p = self.sent % 16
             self.sent += 1
             k = p % 4
-            one_call(self.producer, produce_frame("lp", p, 1))
-            got = records_in(one_call(self.links[k], fetch_frame("lp", self.offsets[k])))
+            failures = produce_failures(one_call(self.producer, produce_frame("lp", p, 1)))
+            if failures:
+                raise RuntimeError(f"pingpong: cycle {self.sent}: the Produce failed: "
+                                   f"{failures}")
+            answer = one_call(self.links[k], fetch_frame("lp", self.offsets[k]))
+            got = records_in(answer)
             if got != 1:
-                raise RuntimeError(f"pingpong: fetched {got} records, not 1")
+                raise RuntimeError(f"pingpong: cycle {self.sent}: fetched {got} records, not 1, "
+                                   f"from lp-{p} at offset {self.offsets[k][p]}; the Fetch "
+                                   f"said {fetch_report(answer)[1]}")
             self.offsets[k][p] += 1
 
 
@@ -182,7 +220,9 @@ class ManyRecords:
         limit = len(build_batch([Record(value=VALUE)] * BATCH))
         for p in range(partitions):
             for _ in range(2):
-                one_call(self.link, produce_frame(topic, p, BATCH))
+                failures = produce_failures(one_call(self.link, produce_frame(topic, p, BATCH)))
+                if failures:
+                    raise RuntimeError(f"{topic}: a Produce failed: {failures}")
         self.frame = fetch_frame(topic, {p: 0 for p in range(partitions)}, limit=limit)
         self.records = records_in(one_call(self.link, self.frame))
         self.timeouts = 0
@@ -191,7 +231,11 @@ class ManyRecords:
 
     def run(self, fetches: int) -> None:
         for _ in range(fetches):
-            one_call(self.link, self.frame)
+            answer = one_call(self.link, self.frame)
+            got = records_in(answer)
+            if got != self.records:  # (a cost of the client's, not the server's)
+                raise RuntimeError(f"fetched {got} records, not {self.records}; the Fetch said "
+                                   f"{fetch_report(answer)[1]}")
 
     def close(self) -> None:
         self.link.close()
