@@ -164,7 +164,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream,
             if conn.eof:
                 break
             raw = conn._raw
-            if raw is None or conn.frames.buffered:
+            if raw is None or conn.frame_started is not None:  # (a frame partly read)
                 if not await conn.read_more():
                     break
                 continue
