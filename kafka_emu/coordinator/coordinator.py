@@ -98,6 +98,11 @@ class Coordinator:
         new_member_uuid: Callable[[], str] | None = None,
     ) -> None:
         self._core = Core(config or CoordinatorConfig(), observer, new_member_uuid)
+        # True if no timer falls due before ``at_ms``; cheaper than ``next_deadline`` (nothing
+        # settled), and False only says to ask it. The timers' own method, bound once (the
+        # core keeps one Timers for its life): the broker asks after every request, and a
+        # method of ours that called it cost a Python call each time.
+        self.none_due_before: Callable[[int], bool] = self._core.timers.none_before
 
     @property
     def config(self) -> CoordinatorConfig:
@@ -183,11 +188,6 @@ class Coordinator:
 
     def next_deadline(self) -> int | None:
         return self._core.timers.next_deadline()
-
-    def none_due_before(self, at_ms: int) -> bool:
-        """True if no timer falls due before ``at_ms``; cheaper than ``next_deadline`` (nothing
-        settled), and False only says to ask it."""
-        return self._core.timers.none_before(at_ms)
 
     def expire(self, now_ms: int) -> list[Reply]:
         self._start(now_ms, fire_due_at_now=True)

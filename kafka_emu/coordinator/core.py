@@ -128,7 +128,8 @@ class Core:
 
     # ---------------------------------------------------------------- timers
     def schedule_heartbeat(self, group: Group, member_id: str, timeout_ms: int) -> None:
-        self.timers.schedule(heartbeat_key(group.group_id, member_id), self.now + timeout_ms)
+        # heartbeat_key(...) written out: every heartbeat and commit passes here
+        self.timers.schedule(("heartbeat", group.group_id, member_id), self.now + timeout_ms)
 
     def cancel_heartbeat(self, group: Group, member_id: str) -> None:
         self.timers.cancel(heartbeat_key(group.group_id, member_id))
