@@ -70,12 +70,19 @@ class RequestContext:
             if defer and self.deferrable:
                 pending.request_id = command.request_id
                 return pending  # the connection waits for it (Pending's doc)
-            try:
-                park = self.connection.park
-                await (pending.done.wait() if park is None else park(pending))
-            finally:
-                if not pending.resolved:
-                    broker.forget(command.request_id)
+            return await self.wait_for(pending, command.request_id)
+        return pending.response
+
+    async def wait_for(self, pending: Any, request_id: int) -> Any:
+        """The rest of ``submit`` for a command the coordinator parked (``broker.submit`` gave
+        back an unresolved Pending): wait for its rendered reply, released early if the client
+        closes its connection."""
+        try:
+            park = self.connection.park
+            await (pending.done.wait() if park is None else park(pending))
+        finally:
+            if not pending.resolved:
+                self.broker.forget(request_id)
         return pending.response
 
     async def park(self, wait: Callable[[], Awaitable[Any]]) -> Any:
