@@ -77,8 +77,9 @@ def spliced_output(prefix: int = 0) -> SplicedOutput:
 
 
 def splice(out: bytearray, records: RecordsParts) -> None:
-    """Write ``records`` (their length prefix is already written) -- the codec's generated code
-    calls this for a RECORDS value that is a RecordsParts."""
+    """Write ``records`` (their length prefix is already written) -- what the codec's generated
+    code does for a RECORDS value that is a RecordsParts (it writes the SplicedOutput case out
+    itself, and calls this for a plain bytearray)."""
     if out.__class__ is SplicedOutput:
         out.spliced.append((len(out), records))  # type: ignore[attr-defined]
         out.spliced_size += records.size  # type: ignore[attr-defined]
