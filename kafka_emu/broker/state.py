@@ -121,7 +121,9 @@ class Broker:
         self.cluster = Cluster(config, self.topics)  # who leads and coordinates what
         self.cluster_moves = ClusterMoves(self)
         self.pending: dict[int, Pending] = {}
-        self._request_ids = itertools.count(1)
+        # A new request id: the counter's own __next__, bound once (a method of ours that
+        # called next() on it cost a Python call on every request)
+        self.new_request_id: Callable[[], int] = itertools.count(1).__next__
         self.timers_changed = trio.Event()
         # the deadline (ms) the timer task sleeps until; None: it is not sleeping on one
         self._timer_waits_for: int | None = None
@@ -247,9 +249,6 @@ class Broker:
         self.open_connections -= 1
         self._slot_freed.set()
         self._slot_freed = trio.Event()
-
-    def new_request_id(self) -> int:
-        return next(self._request_ids)
 
     # -- the group path --------------------------------------------------------------------
     def submit(self, command: Any, render: Callable[[Any], Any]) -> Pending:
