@@ -9,6 +9,7 @@ rule and a broker that does not coordinate the group all still give Kafka's erro
 from functools import partial
 
 import pytest
+import trio
 
 from kafka_emu.broker.server import serve
 from kafka_emu.errors import ErrorCode
@@ -122,3 +123,30 @@ async def test_a_broker_not_coordinating_the_group_refuses_the_one_partition_com
     assert await errors(wrong, 8, commit("g", generation, member_id, [0])) == [
         ErrorCode.NOT_COORDINATOR]
     assert await errors(right, 8, commit("g", generation, member_id, [0])) == [ErrorCode.NONE]
+
+
+async def test_a_parked_join_behind_a_fault_rule_waits_in_its_handler():
+    """``RequestContext.wait_for``, the waiting half of ``submit`` the commit path shares: a
+    request a fault rule matched is not handed back to its connection while parked (the rule's
+    action may still run after the handler), so it waits there, is answered when the
+    coordinator answers it, and is forgotten if its client goes first."""
+    config = make_config({"group.initial.rebalance.delay.ms": 3000}, topics={"t": 1},
+                         clock="manual")
+    async with open_emulator(config) as emu:
+        await emu.add_fault("delay", api="JoinGroup", delay_ms=1, always=True)
+        waiting = await WireClient.connect(emu.host, emu.port)
+        gone = await WireClient.connect(emu.host, emu.port)
+        await waiting.send(JOIN, 3, join_request("g"))
+        await gone.send(JOIN, 3, join_request("h"))
+        pending = emu.broker.pending
+        with trio.fail_after(5):
+            while len(pending) < 2:  # both parked in the coordinator (the initial delay)
+                await trio.sleep(0.01)
+        await gone.aclose()
+        with trio.fail_after(5):
+            while len(pending) > 1:  # the closed one's, forgotten
+                await trio.sleep(0.01)
+        await emu.advance(3000)
+        joined = await waiting.receive(JOIN, 3)
+        assert (joined.error_code, joined.generation_id) == (ErrorCode.NONE, 1)
+        assert not pending
