@@ -136,7 +136,10 @@ class Coordinator:
         core.out = []
         if now_ms < core.now:
             now_ms = core.now
-        if core.timers.due(now_ms - 1):
+        # whether a timer may be due before now_ms (_fire_due says which), read off the timers'
+        # heap: a Python call less on every request
+        heap = core.timers.heap
+        if heap and heap[0][0] < now_ms:
             self._fire_due(now_ms - 1)
         core.now = now_ms
         entry = _HANDLERS.get(type(command))

@@ -41,7 +41,11 @@ class _Entry:
 class Timers:
     def __init__(self) -> None:
         self._live: dict[Hashable, _Entry] = {}
-        self._heap: list[tuple[int, int, _Entry]] = []
+        # Read, never written, outside: its first tuple's deadline is no later than any live
+        # timer's (a stale or dead top only sorts early), so an empty heap or a later top says
+        # for sure that nothing is due -- the coordinator's door asks that on every request,
+        # without a call (``Coordinator.handle``).
+        self.heap: list[tuple[int, int, _Entry]] = []
         self._seq = 0
 
     def schedule(self, key: Hashable, deadline: int, payload: Any = None) -> None:
@@ -58,7 +62,7 @@ class Timers:
             old.alive = False
         entry = _Entry(deadline, seq, key, payload)
         self._live[key] = entry
-        heap = self._heap
+        heap = self.heap
         _heappush(heap, (deadline, seq, entry))
         if len(heap) > 64 and len(heap) > 2 * len(self._live):
             self._compact()
@@ -80,7 +84,7 @@ class Timers:
 
     def _settle(self) -> tuple[int, int, _Entry] | None:
         """The heap's top once it is live and exact (dead tuples dropped, stale ones moved)."""
-        heap = self._heap
+        heap = self.heap
         while heap:
             top = heap[0]
             entry = top[2]
@@ -92,17 +96,12 @@ class Timers:
                 return top
         return None
 
-    def due(self, now_ms: int) -> bool:
-        """Whether a timer may be due at ``now_ms`` (``pop_due`` says which); False is sure."""
-        heap = self._heap
-        return bool(heap) and heap[0][0] <= now_ms  # a stale or dead top only sorts early
-
     def none_before(self, at_ms: int) -> bool:
         """True if no timer falls due before ``at_ms``; False: ``next_deadline`` says. Sure
         without settling the heap: every live timer has a heap tuple whose deadline is no later
         than its own (a later deadline is set in place, an earlier one pushed anew), so the
         top's deadline is at most the earliest live one."""
-        heap = self._heap
+        heap = self.heap
         return not heap or heap[0][0] >= at_ms
 
     def next_deadline(self) -> int | None:
@@ -111,7 +110,7 @@ class Timers:
 
     def pop_due(self, now_ms: int) -> tuple[Hashable, int, Any] | None:
         """Remove and return the earliest (key, deadline, payload) with deadline <= now_ms."""
-        heap = self._heap
+        heap = self.heap
         if not heap or heap[0][0] > now_ms:  # a stale top sorts early: nothing due either
             return None
         top = self._settle()
@@ -133,5 +132,5 @@ class Timers:
             yield key, entry.deadline, entry.payload
 
     def _compact(self) -> None:
-        self._heap = [(e.deadline, e.seq, e) for e in self._live.values()]
-        heapq.heapify(self._heap)
+        self.heap = [(e.deadline, e.seq, e) for e in self._live.values()]
+        heapq.heapify(self.heap)

@@ -148,7 +148,7 @@ def test_timers_heap_compacts_under_churn():
     t = Timers()
     for i in range(10_000):
         t.schedule("hb", i)
-    assert len(t) == 1 and len(t._heap) < 200
+    assert len(t) == 1 and len(t.heap) < 200
 
 
 def test_time_does_not_run_backwards():
