@@ -3,7 +3,9 @@ the response's, decoded by the codec that read and wrote them, made into the row
 compiled function the request path uses. The trace's encoder process decodes every such record
 (``decoded_frames``; it formats the line without the row where it can, trace/frame_lines.py), so
 what two frames decode to is kept (a bounded table) by their bytes less the correlation ids: a
-member's Heartbeats differ in nothing else.
+member's Heartbeats differ in nothing else. A consuming member's commits and fetches also
+differ in their offsets, which the row never reads: where the request's bytes holding such values
+were found (frame_spans.py), frames of that shape are kept by their bytes outside those too.
 
 A request whose response carries records (Fetch) is recorded by its request frame and what the
 row reads of the response instead (``answer_reader``: the top-level and per-partition errors by
@@ -17,45 +19,134 @@ before, so the row is the same either way.
 
 from __future__ import annotations
 
+import struct
+from typing import Any, Callable
+
 from ..protocol.codec import read_from
-from ..protocol.headers import ResponseHeader, decode_request, peek_api, response_header_version
+from ..protocol.headers import ResponseHeader, decode_request, response_header_version
 from ..protocol.primitives import Reader
 from ..protocol.schema import fields_of
 from .clock import ms_from
 from .handlers import HANDLERS
 from .event_rows import _REQUEST_HANDLED, NO_TOPIC_IDS, request_row_maker
+from .frame_spans import free_spans
+from .frame_spans import slicer as frame_slicer
 from .request_walk import (_FORGOTTEN, _emit_errors, _names, _struct_arrays, _topic_of,
                            compiled_errors)
 
-# (api key, version, request frame after its correlation id, response frame after its) ->
-# [row maker, api name, client id, request, response, the row's parts (_parts: None until made),
-# what the trace encoder keeps of the lines it formats from them (trace/frame_lines.py: None
-# until it formats one)]
-_DECODED: dict[tuple[int, int, bytes, bytes], list] = {}
+# A frame's api key and version as one int (its first four bytes), and its correlation id
+_PEEK = struct.Struct(">ii").unpack_from
+
+# (api key and version, request frame after its correlation id, response frame after its) --
+# or, for a shape of frame with free spans, (its slicer, the request frame's pieces outside
+# them, the response's part) -- -> [row maker, api name, client id, request, response, the
+# row's parts (_parts: None until made), what the trace encoder keeps of the lines it formats
+# from them (trace/frame_lines.py: None until it formats one)]
+_DECODED: dict[tuple, list] = {}
 _DECODED_LIMIT = 4096
 _ERROR_AT = 16  # where error_code, partition_errors, throttle_time_ms sit in a RequestHandled row
+
+# api key and version -> {frame length -> the slicer (frame_spans.slicer) of the free spans last
+# found in a frame of that shape}: a frame of a shape here is looked up by its pieces outside
+# them. (Two lookups by int, not one by a tuple: frames of an API without free fields, the
+# Heartbeats, pay one.) The slicer's identity stands for its spans and shape: an entry is kept
+# under it only for a frame whose own free spans they are -- so a frame that finds the entry
+# differs from that frame in the free fields alone (frame_spans.py). A frame of the same shape
+# with other spans (variable-length fields of other lengths adding up to the same length)
+# misses, is decoded, and once its spans are found takes the shape's slicer over.
+_SLICERS: dict[int, dict[int, Callable[[bytes], tuple]]] = {}
+# a shape (api key and version, length) -> its misses so far; the spans of its slicer; and the
+# keys by pieces that missed. Spans take two encodings of the request to find, and a miss is a
+# frame not seen before -- for frames whose other values move too (a commit whose metadata
+# moves), every frame: looking every time would be work for nothing. So they are looked for on
+# the shape's first miss, when a key by pieces missed before (that request came again with its
+# free fields moved: another member's commits of the same shape), and now and then
+# (_SPANS_EVERY: a layout of the shape that the shape's slicer does not fit). Frames that
+# never come again cost a little more than before (looked up by pieces, then whole: about 10%
+# for a commit whose metadata moves, bench/callgrind_trace_encoder.py).
+_MISSES: dict[tuple[int, int], int] = {}
+_SPANS: dict[tuple[int, int], tuple] = {}
+_MISSED: set[tuple] = set()
+_SPANS_EVERY = 64
+_PEEK_API = struct.Struct(">hh").unpack_from  # (api key, version)
 
 
 def decoded_frames(frame: bytes, answer) -> tuple[list, int, int, int]:
     """What the two frames decode to (kept in ``_DECODED``), and the request's api key, version
     and correlation id."""
-    key, version, correlation = peek_api(frame)
-    cache_key = (key, version, frame[8:],
-                 answer if type(answer) is tuple else bytes(answer[8:]))  # (a bytearray here)
+    frame = bytes(frame)
+    kv, correlation = _PEEK(frame)
+    part = answer if type(answer) is tuple else bytes(answer[8:])  # (a bytearray here)
+    shapes = _SLICERS.get(kv)
+    slicer = shapes.get(len(frame)) if shapes is not None else None
+    cache_key = (kv, frame[8:], part) if slicer is None else (slicer, slicer(frame), part)
     decoded = _DECODED.get(cache_key)
     if decoded is None:
         decoded = keep_decoded(cache_key, frame, answer)
-    return decoded, key, version, correlation
+    return (decoded, *_PEEK_API(frame), correlation)
 
 
 def keep_decoded(cache_key: tuple, frame: bytes, answer) -> list:
-    """Decode two frames not decoded before (``cache_key``: as ``decoded_frames`` makes it)
-    and keep what they decode to."""
-    decoded = _decode(cache_key[0], cache_key[1], frame, answer)
-    if len(_DECODED) >= _DECODED_LIMIT:
-        _DECODED.clear()
-    _DECODED[cache_key] = decoded
+    """What two frames not found in ``_DECODED`` by ``cache_key`` (as ``decoded_frames`` makes
+    it) decode to, kept there."""
+    kv = _PEEK(frame)[0]
+    if type(cache_key[0]) is int:  # (looked up whole)
+        whole, by_pieces, decoded = cache_key, False, None
+    else:  # (by pieces: maybe kept whole, a frame of the shape whose spans were not looked for)
+        whole = (kv, frame[8:], cache_key[2])
+        by_pieces, decoded = True, _DECODED.get(whole)
+    if decoded is None:
+        decoded = _decode(*_PEEK_API(frame), frame, answer)
+        if len(_DECODED) >= _DECODED_LIMIT:  # (_MISSED: never more, one whole entry each)
+            forget_decoded()
+    shape = (kv, len(frame))
+    misses = _MISSES[shape] = _MISSES.get(shape, 0) + 1
+    if misses == 1 or misses % _SPANS_EVERY == 0 or by_pieces and cache_key in _MISSED:
+        if _kept_by_spans(decoded, frame, answer, shape, cache_key[2]):
+            return decoded
+    elif by_pieces:
+        _MISSED.add(cache_key)
+    _DECODED[whole] = decoded
     return decoded
+
+
+def _kept_by_spans(decoded: list, frame: bytes, answer, shape: tuple[int, int], part) -> bool:
+    """Keep ``decoded`` by the frame's pieces outside its free spans, if they are found (the
+    shape's slicer made anew where they are not the spans it had)."""
+    key, version = _PEEK_API(frame)
+    spans = free_spans(HANDLERS[key].api, version, frame, decoded[2], decoded[3],
+                       _same_row(decoded, key, version, answer))
+    if not spans:
+        return False
+    shapes = _SLICERS.setdefault(shape[0], {})
+    if spans != _SPANS.get(shape):  # (the same spans: the same slicer, and its entries kept)
+        _SPANS[shape], shapes[shape[1]] = spans, frame_slicer(spans)
+    slicer = shapes[shape[1]]
+    _DECODED[(slicer, slicer(frame), part)] = decoded
+    return True
+
+
+def forget_decoded() -> None:
+    """Forget every frame decoded, and the shapes' spans."""
+    _DECODED.clear()
+    _SLICERS.clear()
+    _MISSES.clear()
+    _SPANS.clear()
+    _MISSED.clear()
+
+
+def _same_row(decoded: list, key: int, version: int, answer) -> Callable[[Any], bool]:
+    """``same_row(request)``: whether ``request`` makes the row of the decoded request (the
+    values that do not come from the frames fixed)."""
+    make, name, client, q, r = decoded[:5]
+    if type(answer) is tuple:
+        r, topics = None, SHIPPED_TOPICS
+    else:
+        topics = NO_TOPIC_IDS
+
+    def row(request: Any) -> tuple:
+        return make(request, r, 0.0, topics, 0, 0, "", name, key, version, 0, client, None, None)
+    return lambda request: row(request) == row(q)
 
 
 def frame_row(event: tuple) -> tuple:
@@ -159,7 +250,7 @@ def learn_topic_names(names: dict) -> None:
             topic_id = uuid.UUID(bytes=topic_id)
         TOPIC_NAMES[topic_id] = name
         _NAMED.pop(topic_id, None)
-    _DECODED.clear()  # (the rows' parts kept there read topic names)
+    forget_decoded()  # (the rows' parts kept there read topic names)
 
 
 def answer_reader(request_cls: type, response_cls: type, catalogue, shipped_version: list):

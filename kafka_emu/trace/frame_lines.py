@@ -17,9 +17,8 @@ line is made the usual way.
 
 from __future__ import annotations
 
-import struct
-
-from ..broker.frame_rows import _DECODED, decoded_row, keep_decoded
+from ..broker.frame_rows import (_DECODED, _PEEK, _PEEK_API, _SLICERS, decoded_row,
+                                 keep_decoded)
 from .schema import line_encoder
 
 _TEXTS_LIMIT = 16  # connections' texts kept per decoded pair of frames (cleared when full)
@@ -27,7 +26,10 @@ _TEXTS_LIMIT = 16  # connections' texts kept per decoded pair of frames (cleared
 # cutting its line -- or making a dict to keep the texts in -- would be work for nothing)
 _ONCE = ()
 _AT_MS, _CORRELATION, _LATENCY = 1, 7, 15  # where a RequestHandled row holds them
-_peek = struct.Struct(">hhi").unpack_from  # (api key, version, correlation id: peek_api's)
+# The tables' lookups, bound once: CPython 3.11 calls a method of an imported name by attribute
+# (LOAD_ATTR: a bound method made and freed per call, about 150 instructions), not LOAD_METHOD.
+# (The tables are only ever cleared, never replaced.)
+_decoded_get, _slicers_get = _DECODED.get, _SLICERS.get
 
 
 def frame_line(item: tuple, run_json: str, seq: int) -> str:
@@ -36,10 +38,13 @@ def frame_line(item: tuple, run_json: str, seq: int) -> str:
     # frame_rows.decoded_frames written out (no Python call for frames decoded before; a
     # record through marshal holds bytes, or a tuple: frame_rows.answer_reader; one formatted
     # in the emulator's process after the encoder died, a bytearray)
-    key, version, correlation = _peek(frame)
-    cache_key = (key, version, frame[8:], answer[8:] if type(answer) is bytes else answer
-                 if type(answer) is tuple else bytes(answer[8:]))
-    decoded = _DECODED.get(cache_key)
+    kv, correlation = _PEEK(frame)  # (api key and version as one int)
+    part = (answer[8:] if type(answer) is bytes else answer if type(answer) is tuple
+            else bytes(answer[8:]))
+    shapes = _slicers_get(kv)  # (a commit's, a fetch's: looked up less their offsets)
+    slicer = shapes.get(len(frame)) if shapes is not None else None
+    cache_key = (kv, frame[8:], part) if slicer is None else (slicer, slicer(frame), part)
+    decoded = _decoded_get(cache_key)
     if decoded is None:
         decoded = keep_decoded(cache_key, frame, answer)
     kept = decoded[6]  # None, the identity it came on first, or {identity: texts}
@@ -54,7 +59,7 @@ def frame_line(item: tuple, run_json: str, seq: int) -> str:
             return (f'{{"kind":"request_handled","run":{run_json},"seq":{seq},"at_ms":{at:d}'
                     f'{pre},"correlation_id":{correlation:d}{mid},"latency_ms":'
                     f'{(done - started) * 1000!r}{post}}}\n')
-    row = decoded_row(item, decoded, key, version, correlation)
+    row = decoded_row(item, decoded, *_PEEK_API(frame), correlation)
     line = line_encoder(row)(row, run_json, seq)
     if kept is None:  # the first time: nothing more kept (see _ONCE)
         decoded[6] = identity

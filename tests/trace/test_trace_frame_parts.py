@@ -30,7 +30,7 @@ _CALL = st.tuples(st.floats(0, 1e6), st.floats(0, 100), _AT, st.integers(0, 2**3
 def test_kept_parts_make_the_makers_row(api, version, data, calls, client):
     request = data.draw(messages(api.request, version))
     response = _carried(data.draw(messages(api.response, version)), version)
-    frame_rows._DECODED.clear()
+    frame_rows.forget_decoded()  # (and the shapes' spans: frame_spans.py)
     for started, took, at, connection, peer, software, correlation in calls:
         frame = encode_request(api, version, correlation, client, request)[4:]
         answer = encode_response(api, version, correlation, response)
