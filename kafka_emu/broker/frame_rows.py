@@ -41,7 +41,9 @@ _PEEK = struct.Struct(">ii").unpack_from
 # or, for a shape of frame with free spans, (its slicer, the request frame's pieces outside
 # them, the response's part) -- -> [row maker, api name, client id, request, response, the
 # row's parts (_parts: None until made), what the trace encoder keeps of the lines it formats
-# from them (trace/frame_lines.py: None until it formats one)]
+# from them (trace/frame_lines.py: None until it formats one)]. An entry kept by pieces holds
+# the request of the frame it was decoded from: its free fields -- a commit's offsets, a fetch's
+# -- are that frame's, not those of a frame that finds it. Read only the row of it.
 _DECODED: dict[tuple, list] = {}
 _DECODED_LIMIT = 4096
 _ERROR_AT = 16  # where error_code, partition_errors, throttle_time_ms sit in a RequestHandled row
