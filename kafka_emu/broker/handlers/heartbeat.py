@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ... import coordinator as c
+from ...frozen import mutable_twin
 from ...protocol.messages.heartbeat import API, HeartbeatResponse
 from . import Handler
 
@@ -19,10 +20,19 @@ def render(result: c.HeartbeatResult) -> HeartbeatResponse:
     return response
 
 
+Heartbeat = c.Heartbeat
+_HeartbeatTwin = mutable_twin(Heartbeat)
+
+
 async def heartbeat(ctx, request) -> HeartbeatResponse:
-    command = c.Heartbeat(request_id=ctx.request_id, group_id=request.group_id,
-                          generation_id=request.generation_id, member_id=request.member_id,
-                          group_instance_id=request.group_instance_id)
+    # Heartbeat(...) built in its mutable twin by plain attribute stores, then given its class
+    # (frozen.mutable_twin): the same frozen instance, without a call of fast_init's __init__
+    # and a slot descriptor's __set__ per field.
+    command = _HeartbeatTwin()
+    command.request_id, command.group_id = ctx.request_id, request.group_id
+    command.generation_id, command.member_id = request.generation_id, request.member_id
+    command.group_instance_id = request.group_instance_id
+    command.__class__ = Heartbeat
     return await ctx.submit(command, render)
 
 
