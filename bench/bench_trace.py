@@ -207,7 +207,10 @@ def _setup(host: str, port: int) -> Setup:
                                               assignments=[]))
     topic_id = uuid.UUID(int=0)
     if KIND == "Fetch":
-        batch = build_batch([Record(value=b"v" * 100, timestamp_ms=1)])
+        # stamped now: a record older than retention.ms (7 days) is deleted by the server's
+        # retention check (30 s after its start, then every 5 minutes), and every Fetch after
+        # that would be an OFFSET_OUT_OF_RANGE answer with no records
+        batch = build_batch([Record(value=b"v" * 100, timestamp_ms=int(time.time() * 1000))])
         produced = _call(sock, PRODUCE, 9, ProduceRequest(
             transactional_id=None, acks=1, timeout_ms=30000, topic_data=[
                 TopicProduceData(name=TOPIC, partition_data=[
