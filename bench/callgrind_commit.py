@@ -192,13 +192,23 @@ def main() -> int:
     parser.add_argument("--calls", metavar="API")
     parser.add_argument("--bytecodes", metavar="API")
     parser.add_argument("--child", metavar="API", help=argparse.SUPPRESS)
+    parser.add_argument("--mode", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child or args.calls or args.bytecodes:
-        _child(args.child or args.calls or args.bytecodes,
-               calls="bytecodes" if args.bytecodes else "calls" if args.calls else "")
+    if args.child:
+        _child(args.child, calls=args.mode)
         return 0
     roots = [("kafka-emu", os.path.dirname(HERE))] + [
         (os.path.basename(d.rstrip("/")), os.path.abspath(d)) for d in args.emu_dir]
+    if args.calls or args.bytecodes:
+        # each tree in a child of its own, its kafka_emu first on the path: in this process the
+        # import would find the one installed in the venv, whichever tree this file is run from
+        mode = "bytecodes" if args.bytecodes else "calls"
+        for name, root in roots:
+            print(f"== {name} ({root})", flush=True)
+            subprocess.run([sys.executable, os.path.abspath(__file__), "--child",
+                            args.calls or args.bytecodes, "--mode", mode],
+                           check=True, env=dict(os.environ, PYTHONPATH=root), cwd=root)
+        return 0
     print(f"== instructions per request in process (handle_frame, {MEMBERS}-member classic "
           "group, callgrind, PYTHONHASHSEED=0)")
     with tempfile.TemporaryDirectory() as tmp:
