@@ -43,3 +43,41 @@ async def test_the_untyped_helpers_still_run_operations_on_both_handles():
     async with open_emulator(make_config(clock="manual")) as async_emu:
         assert (await async_emu._op("advance", ms=7))["advanced_ms"] == 7
         assert await async_emu._run(lambda: 3) == 3
+
+
+def _flat(error: BaseException) -> list[BaseException]:
+    """``error`` and what its exception groups hold, at any depth."""
+    return [error, *(e for inner in getattr(error, "exceptions", ()) for e in _flat(inner))]
+
+
+def test_a_call_after_the_loop_ended_on_an_error_says_which_error():
+    # a task of the server's nursery that fails ends the emulator's loop; the next call through
+    # the handle must name that failure, not only trio's "run() has exited" (a conformance
+    # scenario once failed with nothing else to go on)
+    import trio
+
+    from kafka_emu.testing import make_config, run_in_thread
+
+    class Boom(Exception):
+        pass
+
+    async def fail() -> None:
+        raise Boom("a server task failed")
+
+    with pytest.raises(BaseException) as raised:  # noqa: PT011 -- the loop's own error, below
+        with run_in_thread(make_config(clock="manual")) as emu:
+            emu._run(lambda: emu.broker.cluster_moves.nursery.start_soon(fail))
+            for _ in range(200):  # (the loop ends at its next scheduling round)
+                try:
+                    emu.clock()
+                except trio.RunFinishedError:
+                    raise AssertionError("the call said only that the loop had ended") from None
+                except RuntimeError as exc:
+                    assert "ended on an error" in str(exc)
+                    assert isinstance(exc.__cause__, BaseException)
+                    assert any(isinstance(e, Boom) for e in _flat(exc.__cause__)), exc.__cause__
+                    raise
+                import time
+                time.sleep(0.01)
+            raise AssertionError("the loop did not end")
+    assert "ended on an error" in str(raised.value)

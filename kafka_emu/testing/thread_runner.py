@@ -89,19 +89,36 @@ def run_in_thread(config: BrokerConfig | None = None, *,
         raise RuntimeError("kafka-emu failed to start") from box.get("error")
     token = box["token"]
 
+    def ended(finished: trio.RunFinishedError) -> BaseException:
+        """What to raise for a call made after the emulator's loop ended: the error that ended
+        it, when one did (else trio's RunFinishedError says only that it has ended)."""
+        thread.join(timeout=5)  # (the loop's error is stored as its thread ends)
+        error = box.get("error")
+        if error is None:
+            return finished
+        ended_by = RuntimeError(f"kafka-emu's event loop ended on an error: {error!r}")
+        ended_by.__cause__ = error
+        return ended_by
+
     def call(fn: Callable[[], Any]) -> Any:
-        return _from_any_thread(trio.from_thread.run_sync, fn, token)
+        try:
+            return _from_any_thread(trio.from_thread.run_sync, fn, token)
+        except trio.RunFinishedError as finished:
+            raise ended(finished)  # noqa: B904 -- ended() chains the loop's own error
 
     def acall(afn: Callable[[], Any]) -> Any:
-        return _from_any_thread(trio.from_thread.run, afn, token)
+        try:
+            return _from_any_thread(trio.from_thread.run, afn, token)
+        except trio.RunFinishedError as finished:
+            raise ended(finished)  # noqa: B904 -- ended() chains the loop's own error
 
     emulator = Emulator(box["bound"], config, call, acall, control=box["control"])
     try:
         yield emulator
     finally:
         errors = emulator.unexpected_errors() if thread.is_alive() else []
-        with contextlib.suppress(trio.RunFinishedError):
-            call(box["scope"].cancel)
+        with contextlib.suppress(trio.RunFinishedError):  # (ended already: nothing to stop)
+            _from_any_thread(trio.from_thread.run_sync, box["scope"].cancel, token)
         thread.join(timeout=10)
         if writer is not None:
             writer.close()
