@@ -32,6 +32,8 @@ import subprocess
 import sys
 import tempfile
 
+from _callgrind import count_bytecodes, instructions
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 MEMBERS = 16
 COUNT = 2000
@@ -119,7 +121,11 @@ def _child(api_name: str, calls: str) -> None:
             if errors_of(api_name, bytes(handle(k))[4:]) - {0}:
                 raise RuntimeError(f"{api_name} answered with an error")
         if calls == "bytecodes":
-            _count_bytecodes(api_name, lambda k: handle(k))
+            def run() -> None:
+                for k in range(COUNT):
+                    handle(k)
+            count_bytecodes(api_name, run, COUNT, 30,
+                            ignore=(__file__.split("kafka_emu/")[-1], "run"))
         elif calls:
             _count_calls(api_name, lambda k: handle(k))
         else:
@@ -151,39 +157,6 @@ def _count_calls(api_name: str, step) -> None:
         print(f"  {n / COUNT:6.2f}  {where}:{name}")
 
 
-def _count_bytecodes(api_name: str, step) -> None:
-    counts: collections.Counter = collections.Counter()
-
-    def tracer(frame, event, arg):
-        frame.f_trace_opcodes, frame.f_trace_lines = True, False
-        if event == "opcode":
-            code = frame.f_code
-            counts[(code.co_filename.split("kafka_emu/")[-1], code.co_name)] += 1
-        return tracer
-
-    sys.settrace(tracer)
-    for k in range(COUNT):
-        step(k)
-    sys.settrace(None)
-    counts.pop((__file__.split("kafka_emu/")[-1], "<lambda>"), None)
-    print(f"== {api_name}: {sum(counts.values()) / COUNT:.0f} bytecodes per request")
-    for (where, name), n in counts.most_common(30):
-        print(f"  {n / COUNT:8.1f}  {where}:{name}")
-
-
-def _instructions(api_name: str, root: str, out_dir: str) -> float:
-    """Instructions per request of ``api_name`` with ``root``'s kafka_emu, under callgrind."""
-    out = os.path.join(out_dir, f"{api_name}.{abs(hash(root))}.out")
-    env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=root)
-    subprocess.run(["valgrind", "--tool=callgrind", "--quiet", "--collect-atstart=no",
-                    "--toggle-collect=functools_reduce", f"--callgrind-out-file={out}",
-                    sys.executable, os.path.abspath(__file__), "--child", api_name],
-                   check=True, env=env, cwd=root)
-    with open(out) as f:
-        total = next(int(line.split()[1]) for line in f if line.startswith("summary:"))
-    return total / COUNT
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--apis", default=",".join(APIS))
@@ -213,7 +186,8 @@ def main() -> int:
           "group, callgrind, PYTHONHASHSEED=0)")
     with tempfile.TemporaryDirectory() as tmp:
         for api_name in args.apis.split(","):
-            figures = [(name, _instructions(api_name, root, tmp)) for name, root in roots]
+            figures = [(name, instructions(__file__, api_name, root, tmp, COUNT))
+                       for name, root in roots]
             first = figures[0][1]
             print(f"  {api_name:<13} " + "   ".join(
                 f"{name} {n / 1e3:7.1f}k" + (f" ({n / first:.3f}x)" if i else "")

@@ -28,12 +28,12 @@ functions, which callgrind cannot. Not a test: prints and exits 0.
 from __future__ import annotations
 
 import argparse
-import collections
 import functools
 import os
-import subprocess
 import sys
 import tempfile
+
+from _callgrind import count_bytecodes, instructions
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHAPES = {"produce1": 1000, "produce16": 300, "fetch1": 1000, "fetch16": 300}  # -> requests
@@ -100,43 +100,15 @@ def _child(shape: str, count: int, bytecodes: bool) -> None:
             if handle(frame) is None:
                 raise RuntimeError(f"{shape}: no response")
         if bytecodes:
-            _count_bytecodes(shape, count, lambda: handle(frame))
+            def run() -> None:
+                for _ in range(count):
+                    handle(frame)
+            count_bytecodes(shape, run, count, 25,
+                            ignore=(__file__.split("kafka_emu/")[-1], "run"))
         else:
             functools.reduce(lambda acc, _: (handle(frame), acc)[1], range(count), 0)
 
     trio.run(main)
-
-
-def _count_bytecodes(shape: str, count: int, step) -> None:
-    counts: collections.Counter = collections.Counter()
-
-    def tracer(frame, event, arg):
-        frame.f_trace_opcodes, frame.f_trace_lines = True, False
-        if event == "opcode":
-            code = frame.f_code
-            counts[(code.co_filename.split("kafka_emu/")[-1], code.co_name)] += 1
-        return tracer
-
-    sys.settrace(tracer)
-    for _ in range(count):
-        step()
-    sys.settrace(None)
-    print(f"== {shape}: {sum(counts.values()) / count:.0f} bytecodes per request")
-    for (where, name), n in counts.most_common(25):
-        print(f"  {n / count:8.1f}  {where}:{name}")
-
-
-def _instructions(shape: str, root: str, out_dir: str) -> float:
-    """Instructions per request of ``shape`` with ``root``'s kafka_emu, under callgrind."""
-    out = os.path.join(out_dir, f"{shape}.{abs(hash(root))}.out")
-    env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=root)
-    subprocess.run(["valgrind", "--tool=callgrind", "--quiet", "--collect-atstart=no",
-                    "--toggle-collect=functools_reduce", f"--callgrind-out-file={out}",
-                    sys.executable, os.path.abspath(__file__), "--child", shape],
-                   check=True, env=env, cwd=root)
-    with open(out) as f:
-        total = next(int(line.split()[1]) for line in f if line.startswith("summary:"))
-    return total / SHAPES[shape]
 
 
 def main() -> int:
@@ -157,7 +129,8 @@ def main() -> int:
           "PYTHONHASHSEED=0)")
     with tempfile.TemporaryDirectory() as tmp:
         for shape in args.shapes.split(","):
-            figures = [(name, _instructions(shape, root, tmp)) for name, root in roots]
+            figures = [(name, instructions(__file__, shape, root, tmp, SHAPES[shape]))
+                       for name, root in roots]
             first = figures[0][1]
             print(f"  {shape:<10} " + "   ".join(
                 f"{name} {n / 1e3:7.1f}k" + (f" ({n / first:.3f}x)" if i else "")

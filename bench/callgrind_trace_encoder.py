@@ -31,9 +31,9 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import subprocess
-import sys
 import tempfile
+
+from _callgrind import instructions
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHAPES = ("commit-same", "commit-moving", "commit-moving3", "commit-metadata", "fetch-same",
@@ -114,18 +114,6 @@ def _child(shape: str) -> None:
     functools.reduce(lambda acc, data: acc + step(data), measured, 0)
 
 
-def _instructions(shape: str, root: str, out_dir: str) -> float:
-    out = os.path.join(out_dir, f"{shape}.{abs(hash(root))}.out")
-    env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=root)
-    subprocess.run(["valgrind", "--tool=callgrind", "--quiet", "--collect-atstart=no",
-                    "--toggle-collect=functools_reduce", f"--callgrind-out-file={out}",
-                    sys.executable, os.path.abspath(__file__), "--child", shape],
-                   check=True, env=env, cwd=root)
-    with open(out) as f:
-        total = next(int(line.split()[1]) for line in f if line.startswith("summary:"))
-    return total / COUNT
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--shapes", default=",".join(SHAPES))
@@ -141,7 +129,7 @@ def main() -> int:
     print("== trace encoder instructions per request in process (callgrind, PYTHONHASHSEED=0)")
     with tempfile.TemporaryDirectory() as tmp:
         for shape in args.shapes.split(","):
-            figures = [(name, _instructions(shape, root, tmp)) for name, root in roots]
+            figures = [(name, instructions(__file__, shape, root, tmp, COUNT)) for name, root in roots]
             first = figures[0][1]
             print(f"  {shape:<15} " + "   ".join(
                 f"{name} {n / 1e3:7.1f}k" + (f" ({n / first:.3f}x)" if i else "")
