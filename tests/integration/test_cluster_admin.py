@@ -192,20 +192,37 @@ def test_confluent_elect_leaders_needs_no_election_with_one_replica(emu):
     assert errors == {0: "ELECTION_NOT_NEEDED", 5: "UNKNOWN_TOPIC_OR_PART"}
 
 
-def elect_after_a_broker_stopped(admin: AdminClient, tps: list) -> dict:
-    """A preferred election sent while the admin client may still think the stopped broker is
-    the controller: librdkafka fails a request whose connection dropped with _TRANSPORT, or
-    with _DESTROY_BROKER when new metadata (which no longer lists the stopped broker) retires
-    the broker handle the request waits on, and does not retry admin requests, as against
-    Kafka; a user retries once it has new metadata."""
+def elect_after_a_broker_stopped(admin: AdminClient, tps: list, stopped: int) -> dict:
+    """A preferred election sent right after a broker stopped. librdkafka sends admin requests
+    to the controller its cached metadata names; if that is the stopped broker, the request
+    waits for it until it times out (_TIMED_OUT, "Timed out waiting for controller"), or fails
+    with _TRANSPORT on the connection the stop dropped, or with _DESTROY_BROKER when new
+    metadata retires the broker handle it waits on; librdkafka does not retry admin requests,
+    as against Kafka. So first wait until the client's metadata names a live controller (a
+    user would), then retry the transient failures once more metadata is in."""
     from confluent_kafka import ElectionType, KafkaError
+    transient = (KafkaError._TRANSPORT, KafkaError._DESTROY_BROKER, KafkaError._TIMED_OUT)
+
+    def fresh_metadata():
+        try:
+            return admin.list_topics(timeout=10)
+        except KafkaException as exc:
+            if exc.args[0].code() not in transient:
+                raise
+            return None
+
+    def names_a_live_controller():
+        meta = fresh_metadata()
+        return meta is not None and stopped not in meta.brokers and meta.controller_id != stopped
+
+    wait_until(names_a_live_controller, message="metadata without the stopped broker")
     for _ in range(5):
         try:
             return admin.elect_leaders(ElectionType.PREFERRED, tps).result()
         except KafkaException as exc:
-            if exc.args[0].code() not in (KafkaError._TRANSPORT, KafkaError._DESTROY_BROKER):
+            if exc.args[0].code() not in transient:
                 raise
-            admin.list_topics(timeout=10)  # new metadata: the controller is a live broker
+            fresh_metadata()
     raise AssertionError("the election failed five times for a dropped connection")
 
 
@@ -237,7 +254,7 @@ def test_confluent_elect_leaders_on_a_cluster_moves_leadership_back_to_the_prefe
 
     # the preferred replica stopped: leadership went elsewhere and cannot come back yet
     emu.stop_broker(preferred)
-    result = elect_after_a_broker_stopped(admin, tps[:1])
+    result = elect_after_a_broker_stopped(admin, tps[:1], preferred)
     assert [e.name() for e in result.values()] == ["PREFERRED_LEADER_NOT_AVAILABLE"]
     emu.start_broker(preferred)
     result = admin.elect_leaders(ElectionType.PREFERRED, tps[:1]).result()
