@@ -141,7 +141,14 @@ class ClusterMoves:
     async def _load_at(self, partition: int, deadline: float) -> None:
         await trio.sleep_until(deadline)
         if self.cluster.loading.get(partition) == deadline:
-            self._finish_load(partition)
+            try:
+                self._finish_load(partition)
+            except Exception as exc:  # noqa: BLE001 - a bug: recorded; the others keep serving
+                # (this task runs in the server's own nursery: an error out of it would end
+                # the emulator's loop, every broker and connection with it)
+                log.exception("internal error loading the groups of __consumer_offsets-%d",
+                              partition)
+                self.broker.record_unexpected(exc)
 
     def _finish_due_loads(self, now: float) -> None:
         for partition, ends in list(self.cluster.loading.items()):
@@ -174,6 +181,12 @@ class ClusterMoves:
                             connections.start_soon(accept_loop, broker, listener, connections,
                                                    node.node_id)
                         await trio.sleep_forever()
+            except Exception as exc:  # noqa: BLE001 - a bug: this broker stops accepting,
+                # the others serve on (connections record their own errors; this is the
+                # accept loop's, out of the server's own nursery it would end the whole loop)
+                log.exception("internal error serving broker %d; it accepts no more "
+                              "connections", node.node_id)
+                broker.record_unexpected(exc)
             finally:
                 with trio.CancelScope(shield=True):
                     for listener in listeners:
