@@ -4,7 +4,8 @@ The server CPU per request of ``kafka-emu serve`` (a subprocess, so the load gen
 not share its interpreter) with tracing off and on (plain JSON Lines, and with gzip;
 ``BENCH_TRACE_CONFIGS`` picks among off, seam only, on (jsonl), on (gzip), and the diagnostic
 "off (busy)": untraced, with a process beside it as busy as the trace encoder -- see
-``NEIGHBOUR`` below), measured in the same
+``NEIGHBOUR`` below; ``BENCH_TRACE_PIN=1`` pins the server to a CPU of its own, see ``PIN``),
+measured in the same
 run and printed as ratios to "off". The load: one member joins a group over the wire, then four
 connections each keep 64 pipelined requests in flight for WINDOW_S seconds. Each configuration
 is measured ROUNDS times, interleaved (every configuration once per round), and compared by the
@@ -336,6 +337,12 @@ def settle(pid: int) -> None:
 # on a 2-vCPU machine (issue 40 item 3, trace3): that share of "on"'s ratio is the machine's,
 # not the recording's, and only a cheaper encoder can give it back.
 NEIGHBOUR = False
+# BENCH_TRACE_PIN=1, a diagnostic: the server alone on the first CPU, this load generator and
+# the trace encoder on the second. Unpinned on a 2-vCPU machine a traced run has three busy
+# processes on two CPUs (the server, the load, the encoder) where an untraced one has two, and
+# the server is switched out and back in among them: pinned, what is left of the ratio is the
+# recording's own work on the server's CPU.
+PIN = os.environ.get("BENCH_TRACE_PIN", "0") == "1" and len(os.sched_getaffinity(0)) >= 2
 _NEIGHBOUR_SOURCE = """
 import json, time
 rows = [{"kind": "request_handled", "seq": i, "at_ms": 1700000000000 + i, "api": "Heartbeat",
@@ -374,6 +381,12 @@ def heartbeats_per_s(host: str, port: int, pid: int | None = None) -> tuple[floa
         pending[s], outstanding[s] = bytearray(), IN_FLIGHT
     done = 0
     children = _children(pid) if pid is not None else []
+    everywhere = os.sched_getaffinity(0)
+    if PIN and pid is not None:
+        first, second = sorted(everywhere)[:2]
+        os.sched_setaffinity(pid, {first})
+        for each in (0, *children):
+            os.sched_setaffinity(each, {second})
 
     def encoders() -> Usage:
         return sum((usage(c) for c in children), Usage())
@@ -401,6 +414,7 @@ def heartbeats_per_s(host: str, port: int, pid: int | None = None) -> tuple[floa
         elapsed = time.perf_counter() - start
         server = usage(pid) - server_start
     finally:  # (never left running: it would load every later measurement)
+        os.sched_setaffinity(0, everywhere)
         if neighbour is not None:
             neighbour.kill()
             neighbour.wait()
@@ -523,7 +537,8 @@ def timed_main() -> int:
     shape = " (moving offsets)" if KIND == "OffsetCommit" and MOVING_COMMITS else ""
     print(f"== {KIND}{shape}: server CPU per request, tracing off vs on ({CONNECTIONS} "
           f"connections x "
-          f"{IN_FLIGHT} in flight, {WINDOW_S:g} s x {ROUNDS} rounds interleaved, medians)")
+          f"{IN_FLIGHT} in flight, {WINDOW_S:g} s x {ROUNDS} rounds interleaved, medians"
+          f"{'; the server pinned to a CPU of its own' if PIN else ''})")
     print(f"  {'tracing':<12} {'server µs':>9} {'user':>6} {'sys':>6} {'faults':>7} {'ratio':>6}"
           f" {'paired':>6} {'waits':>6} {'preempt':>7}   {'encoder µs':>10} {'incl. enc.':>10}"
           f" {'ratio':>6} {'wall/s':>8}")
