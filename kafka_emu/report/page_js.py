@@ -49,6 +49,10 @@ function options(id, values){
   }
   s.addEventListener('change', () => { F[s.dataset.key] = s.value; redraw(); });
 }
+// A chart's element made ready for Plotly.react: the note empty() left in it goes, a live plot
+// stays -- react updates a plot in place, and emptying its element under it (as every redraw
+// once did) left the chart blank after the first filter change or the second run opened.
+function plotArea(el){ if (!el._fullLayout) el.innerHTML = ''; return el; }
 function empty(id, text){ const e = document.getElementById(id); Plotly.purge(e);
   e.innerHTML = '<p class="note">' + text + '</p>'; }
 function durations(){
@@ -61,8 +65,7 @@ function durations(){
     text: by[k].map(r => r.run + ' / ' + r.group_id + ' g' + r.generation),
     hovertemplate:'%{x} ms<br>%{text}<extra>%{fullData.name}</extra>',
     customdata: by[k].map(r => r.run)}));
-  const el = document.getElementById('chart-durations');
-  el.innerHTML = '';
+  const el = plotArea(document.getElementById('chart-durations'));
   Plotly.react(el, traces, {
     title:'PreparingRebalance \u2192 Stable per client (click a point: its run)',
     xaxis:{title:'ms'}, showlegend:false, margin:{l:220}, height:140 + 40*traces.length}, CFG);
@@ -80,11 +83,12 @@ function generations(){
   const start = {};
   for (const r of rows) start[r.run] = Math.min(start[r.run] ?? Infinity, r.started_ms);
   const pick = rows.filter(r => laneSet.has(r.run + ' / ' + r.group_id));
-  const el = document.getElementById('chart-generations'); el.innerHTML = '';
+  const el = plotArea(document.getElementById('chart-generations'));
+  const base = pick.map(r => (r.started_ms - start[r.run]) / 1000);
+  const width = pick.map(r => Math.max(((r.stable_ms ?? r.started_ms) - r.started_ms) / 1000,
+                                       0.02));
   Plotly.react(el, [{type:'bar', orientation:'h', y: pick.map(r => r.run + ' / ' + r.group_id),
-    base: pick.map(r => (r.started_ms - start[r.run]) / 1000),
-    x: pick.map(r => Math.max(((r.stable_ms ?? r.started_ms) - r.started_ms) / 1000, 0.02)),
-    text: pick.map(r => 'g' + r.generation + ' (' + r.members_after + ')'),
+    base: base, x: width, text: barLabels(pick, base, width, el.clientWidth),
     textposition:'outside', cliponaxis:false, customdata: pick.map(r => r.run),
     hovertemplate: pick.map(r => 'generation ' + r.generation + ': ' + (r.reason || '') +
       '<br>members ' + r.members_before + ' \u2192 ' + r.members_after +
@@ -97,6 +101,41 @@ function generations(){
      type:'category'}, margin:{l:10}, height: 160 + 28*shown.length, barmode:'overlay'}, CFG);
   clickOpens(el);
 }
+// Each generation's bar is labelled after its end ('g7 (3)': generation, members after); where
+// a lane's generations follow each other closer than their labels are wide (a burst of
+// rebalances within a few ms), the first bar of the burst names the range ('g1\u2013g15 (3)')
+// and the others stay unlabelled (their hover still says all), so no labels overlap.
+function barLabels(pick, base, width, pixels){
+  let lo = Infinity, hi = -Infinity;
+  pick.forEach((r, i) => { lo = Math.min(lo, base[i]); hi = Math.max(hi, base[i] + width[i]); });
+  // a text's width in seconds of the axis: measured in Plotly's default font, with the plot
+  // about the chart's width less the lanes' names (the y axis) and Plotly's right margin
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = '12px "Open Sans", verdana, arial, sans-serif';
+  const names = Array.from(new Set(pick.map(r => r.run + ' / ' + r.group_id)));
+  const axis = Math.max(0, ...names.map(n => ctx.measureText(n).width)) + 30;
+  const seconds = Math.max(hi - lo, 0.001) / Math.max(pixels - axis - 80, 100);
+  const wide = text => (ctx.measureText(text).width + 6) * seconds;
+  const labels = pick.map(() => ''), lanes = {};
+  pick.forEach((r, i) => (lanes[r.run + ' / ' + r.group_id] ||= []).push(i));
+  for (const lane of Object.values(lanes)){
+    lane.sort((a, b) => base[a] - base[b]);
+    let first = -1, freeFrom = -Infinity;
+    for (const i of lane){
+      const r = pick[i];
+      if (first < 0 || base[i] >= freeFrom){
+        first = i;
+        labels[i] = 'g' + r.generation + ' (' + r.members_after + ')';
+      } else {
+        labels[first] = 'g' + pick[first].generation + '\u2013' + r.generation + ' (' +
+          r.members_after + ')';
+      }
+      freeFrom = Math.max(freeFrom, base[first] + width[first] + wide(labels[first]),
+                          base[i] + width[i]);
+    }
+  }
+  return labels;
+}
 function heat(id, rows, value, label, title, colors){
   rows = rows.filter(keep);
   if (!rows.length) return empty(id, 'nothing to draw');
@@ -107,7 +146,7 @@ function heat(id, rows, value, label, title, colors){
     const i = ys.indexOf(cl(r)), j = xs.indexOf(r.api);
     z[i][j] = value(z[i][j], r); t[i][j] = label(t[i][j], r);
   }
-  const el = document.getElementById(id); el.innerHTML = '';
+  const el = plotArea(document.getElementById(id));
   Plotly.react(el, [{type:'heatmap', x:xs, y:ys, z:z, text:t, colorscale:colors,
     hovertemplate:'%{y}<br>%{x}<br>%{text}<extra></extra>', hoverongaps:false,
     texttemplate: xs.length * ys.length <= 120 ? '%{z}' : '', xgap:1, ygap:1}],
@@ -231,7 +270,7 @@ function drawRun(el, rows, vio){
     x: vio.map(v => s(v.at_ms ?? t0)), y: vio.map(v => v.group_id || '(no group)'),
     marker:{symbol:'star', size:16, color:'#000'},
     text: vio.map(v => v.kind + ': ' + v.detail), hovertemplate:'%{text}<extra>violation</extra>'});
-  el.innerHTML = '';
+  plotArea(el);
   Plotly.react(el, traces, {barmode:'overlay', height: 220 + 60*Math.max(groups.length, 1),
     xaxis:{title:'seconds since the first event shown'}, yaxis:{type:'category',
     automargin:true}, legend:{orientation:'h'}, title:'Groups and generations'}, CFG);
@@ -248,6 +287,11 @@ document.getElementById('f-reset').addEventListener('click', () => {
     s.value = ''; F[s.dataset.key] = '';
   }
   redraw();
+});
+// the generations' labels are laid out for the chart's width (barLabels): again when it changes
+let resized = null;
+window.addEventListener('resize', () => {
+  clearTimeout(resized); resized = setTimeout(generations, 200);
 });
 sortable(); redraw();
 document.body.dataset.ready = '1';

@@ -72,6 +72,12 @@ def test_the_page_opens_offline_draws_filters_and_opens_a_run(report):
         assert set(kinds) == {"stale_after_rejoin"}
         ys = page.evaluate("document.getElementById('chart-errors').data[0].y")
         assert ys == ["aiokafka 0.12.0"]
+        # drawn again, not only given new data (emptied under react, they once went blank)
+        drawn = _charts(page)
+        for chart in CHARTS:  # (aiokafka has no rebalance that reached Stable: a note says so)
+            assert drawn[chart]["marks"] >= 1 if drawn[chart]["traces"] else page.evaluate(
+                f"document.querySelector('#{chart} .note').textContent"), drawn[chart]
+        assert drawn["chart-errors"]["traces"] == 1
         _select(page, "f-client", "")
         assert len(page.evaluate(VISIBLE + "('violations')")) == len(every)
         # the run view, from a rebalance of the clean run
@@ -94,6 +100,7 @@ def test_the_page_opens_offline_draws_filters_and_opens_a_run(report):
         run = json.loads(page.evaluate("""JSON.stringify(document.getElementById('chart-run')
             .data.map(t => t.name || ''))"""))
         assert "violations" in run
+        assert _charts(page)["chart-run"]["marks"] >= 1  # the second run's view is drawn too
         assert errors(page.events) == []
 
 
@@ -218,3 +225,41 @@ def test_a_verdict_without_its_scenario_or_client_is_a_blank_cell_not_a_failed_p
     matrix = page_html._conformance_matrix(rows)
     assert "<th>aiokafka 0.14</th>" in matrix and "fail (0/1)" in matrix
     assert "<tr><td></td><td class='fail'" in matrix
+
+
+def test_a_burst_of_generations_is_labelled_once_and_no_labels_overlap(tmp_path):
+    """Fifteen generations of a group within 45 ms (a rebalance storm) drew fifteen labels on
+    top of each other: the burst's first bar now names the range, the others stay unlabelled
+    (their hover says all), and no two labels of a lane overlap as drawn."""
+    results = large_results(rebalances=0, timeline=0)
+    t0 = 1_795_000_000_000
+
+    def generation(group: str, number: int, start: int, took: int) -> dict:
+        return {"run": "run-0000", "group_id": group, "generation": number,
+                "reason": "Adding new member", "started_ms": t0 + start,
+                "stable_ms": t0 + start + took, "duration_ms": took, "members_before": 2,
+                "members_after": 3, "joined": ["m3"], "left": [], "removed": None,
+                "client_name": "aiokafka", "client_version": "0.14.0"}
+    storm = [generation("g1", n + 1, n * 3, 2) for n in range(15)]
+    later = [generation("g1", 16, 5000, 40), generation("g1", 17, 8000, 30)]
+    steady = [generation("g2", n + 1, 2000 + n * 1000, 100) for n in range(3)]
+    results["rebalances"] = results["worst_run_rebalances"] = storm + later + steady
+    results["runs"] = results["runs"][:1]
+    path = tmp_path / "report.html"
+    path.write_text(page_html.render(results, worst_runs=["run-0000"], sources=["traces"]))
+    with browse(path) as page:
+        _offline_and_drawn(page)
+        drawn = page.evaluate("""Array.from(document.querySelectorAll(
+            '#chart-generations text.bartext')).filter(t => t.textContent).map(t => {
+              const b = t.getBoundingClientRect();
+              return [t.textContent, b.left, b.right, Math.round(b.top)]; })""")
+        assert sorted(text for text, *_ in drawn) == sorted([
+            "g1\u201315 (3)", "g16 (3)", "g17 (3)", "g1 (3)", "g2 (3)", "g3 (3)"])
+        for lane in {top for *_, top in drawn}:
+            boxes = sorted((left, right) for _, left, right, top in drawn if top == lane)
+            assert all(right <= next_left for (_, right), (next_left, _) in
+                       zip(boxes, boxes[1:])), boxes
+        hovers = page.evaluate("document.getElementById('chart-generations').data[0]"
+                               ".hovertemplate.length")
+        assert hovers == len(storm + later + steady)  # every bar keeps its hover
+        assert errors(page.events) == []
