@@ -1,7 +1,7 @@
-"""A bug in one of the server's own tasks (the timers, a coordinator's load after a move) is
-logged and recorded -- the test fixture re-raises what is recorded -- and the emulator keeps
-serving. Out of the server's nursery it would end the emulator's loop, every broker and
-connection with it, and leave a test only trio's "run() has exited"."""
+"""A bug in one of the server's own tasks (the timers, a coordinator's load after a move, a
+broker's accept loop) is logged and recorded -- the test fixture re-raises what is recorded --
+and the emulator keeps serving. Out of the server's nursery it would end the emulator's loop,
+every broker and connection with it, and leave a test only trio's "run() has exited"."""
 from __future__ import annotations
 
 from functools import partial
@@ -26,7 +26,7 @@ def join_request(group: str, member_id: str = "") -> jg.JoinGroupRequest:
 
 
 async def join(client: WireClient, group: str):
-    """A JoinGroup as a v3 client sends it: without a member id, then with the one given."""
+    """A JoinGroup as a v4+ client sends it: without a member id, then with the one given."""
     first = await client.request(BY_NAME["JoinGroup"], 4, join_request(group))
     if first.error_code != ErrorCode.MEMBER_ID_REQUIRED:
         return first
