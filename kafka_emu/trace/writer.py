@@ -183,27 +183,42 @@ class TraceWriter:
 
     # -- flushing ------------------------------------------------------------------------------
     async def flush_loop(self) -> None:
-        """Run as a task of the emulator's nursery: write what has queued, every interval."""
+        """Run as a task of the emulator's nursery: write what has queued, every interval. A bug
+        in a flush is logged once and recorded as the server records its own (the test fixture
+        re-raises it), and the next interval flushes again: out of this task it would end the
+        emulator's loop, and tracing never stops serving."""
+        reported = False
         while True:
             await trio.sleep(self.flush_interval_s)
-            self._drain()
-            feed = self._feed
-            if feed is not None:
-                if not feed.encoder.read_acks():  # (one read: how far the encoder got)
-                    self._encoder_failed("it exited")
-                else:
-                    self._log_errors(feed.encoder.acks.errors)
-            if self._feed is None:
-                for data, lines in self._formatted():  # formatted here, written by a thread
-                    await trio.to_thread.run_sync(self._write_bytes, data, lines)
-                continue
-            if self._queue:
-                self._pack()
-            if feed.packed:
-                try:
-                    await feed.send(self.flush_interval_s)
-                except EncoderGone as exc:
-                    self._encoder_failed(str(exc))
+            try:
+                await self._flush()
+            except Exception as exc:  # noqa: BLE001 - a bug: recorded, serving goes on
+                if not reported:
+                    reported = True
+                    log.exception("trace %s: a flush failed; the run goes on", self.path)
+                if self._broker is not None:
+                    self._broker.record_unexpected(exc)
+
+    async def _flush(self) -> None:
+        """One interval's flush (``flush_loop``)."""
+        self._drain()
+        feed = self._feed
+        if feed is not None:
+            if not feed.encoder.read_acks():  # (one read: how far the encoder got)
+                self._encoder_failed("it exited")
+            else:
+                self._log_errors(feed.encoder.acks.errors)
+        if self._feed is None:
+            for data, lines in self._formatted():  # formatted here, written by a thread
+                await trio.to_thread.run_sync(self._write_bytes, data, lines)
+            return
+        if self._queue:
+            self._pack()
+        if feed.packed:
+            try:
+                await feed.send(self.flush_interval_s)
+            except EncoderGone as exc:
+                self._encoder_failed(str(exc))
 
     def _take(self, limit: int) -> tuple[int, list]:
         """Take up to ``limit`` queued items as (first seq, items)."""

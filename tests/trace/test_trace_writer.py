@@ -264,3 +264,35 @@ def test_the_encoder_process_writes_what_this_process_would(tmp_path):
     acks.feed(done.stdout)
     assert done.returncode == 0 and (acks.written, acks.lost) == (len(items), 0), done.stderr
     assert out.read_text() == format_lines(10, items, "r")
+
+
+async def test_a_bug_in_a_flush_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch):
+    """The writer's flush runs as a task of the emulator's nursery: a bug in one used to end the
+    emulator's loop. It is logged and recorded (the fixture re-raises it), the emulator serves
+    on, the next interval flushes again, and the file has every event."""
+    async with open_emulator(make_config(topics={"orders": 3}), trace_dir=tmp_path) as emu:
+        broker = emu._bound.broker
+        writer = broker.observation.sinks[-1].__self__
+        assert isinstance(writer, TraceWriter)
+        real_drain, failed = writer._drain, []
+
+        def drain_failing_once():
+            if not failed:
+                failed.append(True)
+                raise RuntimeError("a bug in a flush")
+            real_drain()
+        monkeypatch.setattr(writer, "_drain", drain_failing_once)
+        with trio.fail_after(10):
+            while not failed:
+                await trio.sleep(writer.flush_interval_s)
+        await _one_member_group(emu._bound)  # still serving
+        await trio.sleep(3 * writer.flush_interval_s)  # flushed again since
+        assert [str(e) for e in broker.unexpected] == ["a bug in a flush"]
+        broker.unexpected.clear()  # seen: not for the fixture to raise
+    records = read_trace(only_file(tmp_path))
+    assert [r["seq"] for r in records] == list(range(len(records)))
+    end = records[-1]
+    assert end["kind"] == "run_end" and end["dropped"] == 0
+    assert [r["api"] for r in records if r["kind"] == "request_handled"] == [
+        "ApiVersions", "JoinGroup", "JoinGroup", "SyncGroup", "Heartbeat", "Heartbeat",
+        "Heartbeat"]
