@@ -103,7 +103,7 @@ function generations(){
 }
 // Each generation's bar is labelled after its end ('g7 (3)': generation, members after); where
 // a lane's generations follow each other closer than their labels are wide (a burst of
-// rebalances within a few ms), the first bar of the burst names the range ('g1\u2013g15 (3)')
+// rebalances within a few ms), the first bar of the burst names the range ('g1\u201315 (3)')
 // and the others stay unlabelled (their hover still says all), so no labels overlap.
 function barLabels(pick, base, width, pixels){
   let lo = Infinity, hi = -Infinity;
