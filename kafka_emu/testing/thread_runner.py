@@ -100,18 +100,15 @@ def run_in_thread(config: BrokerConfig | None = None, *,
         ended_by.__cause__ = error
         return ended_by
 
-    def call(fn: Callable[[], Any]) -> Any:
+    def into_loop(run: Callable[..., Any], fn: Callable[[], Any]) -> Any:
+        """``fn`` run in the emulator's loop by ``run`` (trio.from_thread's run_sync or run)."""
         try:
-            return _from_any_thread(trio.from_thread.run_sync, fn, token)
+            return _from_any_thread(run, fn, token)
         except trio.RunFinishedError as finished:
             raise ended(finished)  # noqa: B904 -- ended() chains the loop's own error
 
-    def acall(afn: Callable[[], Any]) -> Any:
-        try:
-            return _from_any_thread(trio.from_thread.run, afn, token)
-        except trio.RunFinishedError as finished:
-            raise ended(finished)  # noqa: B904 -- ended() chains the loop's own error
-
+    call = partial(into_loop, trio.from_thread.run_sync)
+    acall = partial(into_loop, trio.from_thread.run)
     emulator = Emulator(box["bound"], config, call, acall, control=box["control"])
     try:
         yield emulator
