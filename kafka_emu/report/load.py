@@ -29,6 +29,8 @@ from typing import Any, Callable
 import attrs
 
 from . import trace_jar
+from .kept import Kept
+from .kept import usable as kept_usable
 from .onepass import in_force, settings
 from .spark import ReportError, server_gone, struct_type
 
@@ -44,12 +46,24 @@ class Traces:
     # drops found outside Spark (gzip_tails(), for Spark's JSON reader): called once, at the end
     more_drops: Callable[[], list[dict]] = list
 
-    def read_now(self) -> None:
-        """Read the traces into the cached copy (or the one-partition checkpoint) now, by a
-        count over it, rather than in the first table's job; nothing when load() cached
-        nothing."""
+    # the leaves kept as rows (kept.py), when they are; also in ``cached``
+    kept: Kept | None = None
+
+    def read_now(self) -> int | None:
+        """Read the traces into the cached copy (or the one-partition checkpoint, or the kept
+        rows) now, rather than in the first table's job; how many lines were read (None when
+        load() cached nothing)."""
+        if self.kept is not None:
+            return self.kept.keep_all()
         if self.cached:
-            self.cached[0].count()
+            return self.cached[0].count()
+        return None
+
+    def ready(self) -> None:
+        """Before a job runs a plan over the traces: wait until the kept rows are there (a
+        cached copy or a checkpoint needs no wait: the job computes or waits for it)."""
+        if self.kept is not None:
+            self.kept.ready()
 
     def release(self) -> None:
         for df in self.cached:
@@ -355,8 +369,18 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
         F.when(F.coalesce(F.col("error_code"), F.lit(0)) != 0, F.col("error_code"))
         .when(F.size("partition_errors") > 0, first_partition_error)
         .otherwise(F.lit(0)).cast("long").alias("err"))
-    cached = []
-    if cache:
+    cached: list = []
+    store = Kept(spark) if cache and one_partition and kept_usable(spark) else None
+    if store is not None:
+        # small traces in a local session: the lines kept as rows in the driver's JVM
+        # (kept.py), one partition of them, as are the three leaves below; computed in the
+        # background from here (read_early), each as soon as it is planned. (The read's tasks,
+        # one per split of the files, keep their rows themselves: no shuffle into one.)
+        lines = store.frame(lines)
+        cached.append(store)
+        if read_early is not None:
+            read_early(store.keep_all)
+    elif cache:
         if one_partition:
             # small traces (onepass.py): read into one partition, kept as a local checkpoint
             # -- which, unlike a cached copy, tells the plans above it that the rows are in
@@ -376,60 +400,71 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
             lines = lines.repartition("run").sortWithinPartitions("api", "kind").cache()
             cached.append(lines)
 
-    # every run's events (the run_start lines among them): the selected runs come from here.
-    # Written as two ranges: Spark skips cached batches by a range, not by an inequality.
-    not_request = (F.col("kind") < "request_handled") | (F.col("kind") > "request_handled")
-    all_events = lines.where(not_request).select(
-        "kind", *(c for c in REQUEST_COLUMNS if c in EVENT_COLUMNS), "event.*")
-    runs = all_events.where(F.col("kind") == "run_start").select(
-        "run", F.col("at_ms").alias("started_ms"), "emu_version", "labels",
-        "broker_api_versions")
-    if since:
-        runs = runs.where(F.col("started_ms") >= _ms(since, end=False))
-    if until:
-        runs = runs.where(F.col("started_ms") < _ms(until, end=True))
-    for key, value in labels:
-        runs = runs.where(F.col("labels").getItem(key) == value)
-    runs = runs.dropDuplicates(["run"])
-    if cache and not one_partition:
-        runs = runs.cache()
-        cached.append(runs)
+    try:
+        # every run's events (the run_start lines among them): the selected runs come from here.
+        # Written as two ranges: Spark skips cached batches by a range, not by an inequality.
+        not_request = (F.col("kind") < "request_handled") | (F.col("kind") > "request_handled")
+        all_events = lines.where(not_request).select(
+            "kind", *(c for c in REQUEST_COLUMNS if c in EVENT_COLUMNS), "event.*")
+        runs = all_events.where(F.col("kind") == "run_start").select(
+            "run", F.col("at_ms").alias("started_ms"), "emu_version", "labels",
+            "broker_api_versions")
+        if since:
+            runs = runs.where(F.col("started_ms") >= _ms(since, end=False))
+        if until:
+            runs = runs.where(F.col("started_ms") < _ms(until, end=True))
+        for key, value in labels:
+            runs = runs.where(F.col("labels").getItem(key) == value)
+        runs = runs.dropDuplicates(["run"])
+        if cache and not one_partition:
+            runs = runs.cache()
+            cached.append(runs)
 
-    events = (all_events.join(F.broadcast(runs.select("run")), "run", "left_semi")
-              .select(*EVENT_COLUMNS))
-    # runs has one row per run: the inner join keeps the selected runs' requests and brings
-    # each its run's labels
-    requests = (lines.where(is_request)
-                .join(F.broadcast(runs.select("run", F.col("labels").alias("run_labels"))),
-                      "run")
-                .select(
-                    *REQUEST_COLUMNS,
-                    F.coalesce(F.col("client_software_name"),
-                               F.col("run_labels").getItem("client"), F.col("client_id"),
-                               F.lit("unknown")).alias("client_name"),
-                    F.coalesce(F.col("client_software_version"),
-                               _non_empty(F.col("run_labels").getItem("client_version")),
-                               _non_empty(F.regexp_extract(F.col("client_id"),
-                                                           CLIENT_ID_VERSION, 1)),
-                               F.lit("unknown")).alias("client_version"),
-                    "err"))
-    if one_partition:
-        # (a join's output names both sides' partitionings; Spark keeps a join above it in one
-        # partition only when each side is exactly "one partition": a coalesce says so)
-        events, requests = events.coalesce(1), requests.coalesce(1)
-        if cache:
-            # each a leaf of its own in every plan above it (computed in the first job that
-            # reads it, once): the report builds some 700 plans over these three, and Spark
-            # analyses each whole as it is built (and deduplicates a self-join's or a union's
-            # copies of a relation by rewriting the subtree) -- on the plans read from here
-            # rather than from the lines. (Each is planned as it is made, the three at once:
-            # planning is the driver JVM's work, one call at a time per thread.)
-            with ThreadPoolExecutor(3, thread_name_prefix="kafka-emu-plan") as pool:
-                runs, events, requests = pool.map(lambda df: df.localCheckpoint(eager=False),
-                                                  (runs, events, requests))
+        events = (all_events.join(F.broadcast(runs.select("run")), "run", "left_semi")
+                  .select(*EVENT_COLUMNS))
+        # runs has one row per run: the inner join keeps the selected runs' requests and brings
+        # each its run's labels
+        requests = (lines.where(is_request)
+                    .join(F.broadcast(runs.select("run", F.col("labels").alias("run_labels"))),
+                          "run")
+                    .select(
+                        *REQUEST_COLUMNS,
+                        F.coalesce(F.col("client_software_name"),
+                                   F.col("run_labels").getItem("client"), F.col("client_id"),
+                                   F.lit("unknown")).alias("client_name"),
+                        F.coalesce(F.col("client_software_version"),
+                                   _non_empty(F.col("run_labels").getItem("client_version")),
+                                   _non_empty(F.regexp_extract(F.col("client_id"),
+                                                               CLIENT_ID_VERSION, 1)),
+                                   F.lit("unknown")).alias("client_version"),
+                        "err"))
+        if one_partition:
+            # (a join's output names both sides' partitionings; Spark keeps a join above it in one
+            # partition only when each side is exactly "one partition": a coalesce says so)
+            events, requests = events.coalesce(1), requests.coalesce(1)
+            if store is not None:
+                try:  # (each planned as it is registered, the three at once, as below)
+                    with ThreadPoolExecutor(3, thread_name_prefix="kafka-emu-plan") as pool:
+                        runs, events, requests = pool.map(store.frame, (runs, events, requests))
+                finally:
+                    store.seal()
+            elif cache:
+                # each a leaf of its own in every plan above it (computed in the first job that
+                # reads it, once): the report builds some 700 plans over these three, and Spark
+                # analyses each whole as it is built (and deduplicates a self-join's or a union's
+                # copies of a relation by rewriting the subtree) -- on the plans read from here
+                # rather than from the lines. (Each is planned as it is made, the three at once:
+                # planning is the driver JVM's work, one call at a time per thread.)
+                with ThreadPoolExecutor(3, thread_name_prefix="kafka-emu-plan") as pool:
+                    runs, events, requests = pool.map(lambda df: df.localCheckpoint(eager=False),
+                                                      (runs, events, requests))
+    except BaseException:
+        if store is not None:
+            store.seal()  # (the background read, waiting for the leaves, then ends)
+        raise
     drops = (lines.where(F.col("drop_reason").isNotNull())
              .groupBy(F.col("drop_file").alias("file"), F.col("drop_reason").alias("reason"))
              .agg(F.count(F.lit(1)).alias("lines")))
     return Traces(events=events, runs=runs, requests=requests, drops=drops,
-                  cached=tuple(cached), more_drops=more_drops)
+                  cached=tuple(cached), more_drops=more_drops, kept=store)
 

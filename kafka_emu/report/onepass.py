@@ -158,7 +158,8 @@ def compute(spark: Any, t: Any, out: Path, csv: bool, stage: Callable, *, max_ro
                 "connections": analyses.connection_clients(counts)}
 
     with stage("reading, every table in one pass"):
-        frames, rows = build_and_collect(spark, job.table_groups(t, counts, absent) + [extra])
+        frames, rows = build_and_collect(spark, job.table_groups(t, counts, absent) + [extra],
+                                         ready=t.ready)
         schemas = {name: df.schema for name, df in frames.items()}
         for name, ddl in job.empty_tables(absent).items():
             schemas[name], rows[name] = StructType.fromDDL(ddl), []
@@ -183,12 +184,14 @@ def compute(spark: Any, t: Any, out: Path, csv: bool, stage: Callable, *, max_ro
     return results
 
 
-def build_and_collect(spark: Any, groups: list[Callable[[], dict[str, Any]]]
+def build_and_collect(spark: Any, groups: list[Callable[[], dict[str, Any]]],
+                      ready: Callable[[], None] = lambda: None
                       ) -> tuple[dict[str, Any], dict[str, list[dict]]]:
     """Every group's DataFrames built and their rows collected, COLLECT_JOBS groups at a
     time, each in a thread of its own: building a DataFrame is the driver JVM's work, one
     call at a time per thread, and a one-partition job runs as one task -- one core either
-    way. Returns the DataFrames (their schemas asked for already) and the rows by name.
+    way. ``ready()`` is called before each collect (Traces.ready: the kept rows are there).
+    Returns the DataFrames (their schemas asked for already) and the rows by name.
     When a group fails, the others' jobs are cancelled (a job may wait for task slots held
     by the background read) and the first failure comes out."""
     from . import job
@@ -201,6 +204,7 @@ def build_and_collect(spark: Any, groups: list[Callable[[], dict[str, Any]]]
             frames = group()
             for df in frames.values():
                 _ = df.schema  # (here, in the group's thread: the tables' writer needs it)
+            ready()
             done.append((frames, collect_all(frames)))
 
         job._tagged(spark, tag, build, "the tables")

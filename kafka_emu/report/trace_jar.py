@@ -32,7 +32,8 @@ FORMAT = "kafka-emu-traces"
 READER_ENV = "KAFKA_EMU_TRACE_READER"  # "json": Spark's JSON reader, never the jar
 SOURCES = Path(__file__).with_name("jvm")
 SERVICE = "META-INF/services/org.apache.spark.sql.sources.DataSourceRegister"
-PROVIDER = "kafka_emu.report.jvm.TraceSource"
+PROVIDERS = ("kafka_emu.report.jvm.TraceSource",  # format("kafka-emu-traces")
+             "kafka_emu.report.jvm.KeptRows")  # format("kafka-emu-kept"): kept.py
 JAVAC_TIMEOUT_S = 300
 
 
@@ -113,7 +114,7 @@ def build(into: Path) -> Path:
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as out:
             out.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
             # how Spark finds format("kafka-emu-traces"): Java's ServiceLoader
-            out.writestr(SERVICE, PROVIDER + "\n")
+            out.writestr(SERVICE, "".join(f"{p}\n" for p in PROVIDERS))
             for path in sorted(classes.rglob("*.class")):
                 out.write(path, path.relative_to(classes).as_posix())
         shutil.move(str(partial), str(target) + ".tmp")

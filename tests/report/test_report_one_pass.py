@@ -82,8 +82,15 @@ def test_the_read_starts_while_the_rest_is_planned(spark, fixture_traces, tmp_pa
 
     def start(self, read):
         if self.future is None:  # (the start that takes effect)
-            starts.append((planning[0], read()))
-        real_start(self, read)
+            planned = planning[0]
+
+            def counted():  # (in the read's thread: kept rows wait for load() to plan them)
+                lines = read()
+                starts.append((planned, lines))
+                return lines
+            real_start(self, counted)
+        else:
+            real_start(self, read)
     monkeypatch.setattr(job, "load", load)
     monkeypatch.setattr(job._BackgroundRead, "start", start)
     job.run(spark, [str(fixture_traces)], tmp_path, html_page=False, one_pass=True)
@@ -146,3 +153,70 @@ def test_heartbeats_at_the_configured_interval_are_not_too_fast(spark, configure
     duck.mkdir()
     bench.duck_job(bench.duck_source(str(configured), "json"), duck)
     assert bench.table_differences(tmp_path / "tables", duck) == []
+
+
+def test_a_local_session_keeps_the_leaves_as_rows_and_forgets_them(spark, fixture_traces,
+                                                                   tmp_path):
+    """kept.py: in a local session the one-pass leaves (the lines, runs, events, requests)
+    are rows kept in the JVM, which the plans scan without a copy; releasing the traces, or
+    the end of a report, forgets them."""
+    from kafka_emu.report import kept
+    from kafka_emu.report.load import load
+    rows = kept._rows_class(spark)
+    before = rows.held()
+    lines = sum(1 for f in Path(fixture_traces).rglob("*.jsonl") for _ in f.open())
+    with onepass.settings(spark, onepass.small_confs(1)):
+        t = load(spark, [str(fixture_traces)], one_partition=True)
+        assert t.read_now() == lines and t.read_now() == lines  # (read once)
+        assert rows.held() == before + 4
+        for df in (t.runs, t.events, t.requests):
+            plan = df._jdf.queryExecution().executedPlan().toString()
+            assert "BatchScan kafka-emu-kept" in plan and "Exchange" not in plan
+        assert t.requests.count() > 0 and t.events.count() > 0
+        t.release()
+    assert rows.held() == before
+    job.run(spark, [str(fixture_traces)], tmp_path, html_page=False, one_pass=True)
+    assert rows.held() == before
+
+
+def test_kept_rows_and_local_checkpoints_give_the_same_tables(spark, fixture_traces, report,
+                                                            tmp_path, monkeypatch):
+    """The way any other session keeps the leaves (local checkpoints: Spark Connect, a
+    cluster) writes the same tables as the kept rows of the fixture's local session."""
+    from kafka_emu.report import load as load_module
+    _whole, one = report
+    monkeypatch.setattr(load_module, "kept_usable", lambda _spark: False)
+    job.run(spark, [str(fixture_traces)], tmp_path, html_page=False, one_pass=True)
+    for name in TABLES:
+        assert _rows(tmp_path, name) == _rows(one, name), name
+
+
+def test_a_leaf_that_fails_to_be_kept_says_why_and_leaves_nothing(spark):
+    from pyspark.sql import functions as F
+
+    from kafka_emu.report import kept
+    rows = kept._rows_class(spark)
+    before = rows.held()
+    store = kept.Kept(spark)
+    store.frame(spark.range(3))
+    store.frame(spark.range(3).select(F.raise_error(F.lit("the leaf broke")).alias("x")))
+    store.seal()
+    with pytest.raises(Exception, match="the leaf broke"):
+        store.keep_all()
+    with pytest.raises(Exception, match="the leaf broke"):
+        store.ready()  # (what a table's collect waits on)
+    store.unpersist()
+    assert rows.held() == before
+
+
+def test_a_load_that_fails_after_the_read_started_ends_the_read(spark, fixture_traces,
+                                                                tmp_path):
+    """The read started by load() waits for the leaves it plans; load() failing before it
+    planned them all must not leave that read (nor the report) waiting."""
+    import threading
+
+    from kafka_emu.report.spark import ReportError
+    with pytest.raises(ReportError, match="expected a date"):
+        job.run(spark, [str(fixture_traces)], tmp_path, html_page=False, one_pass=True,
+                since="yesterday-ish")
+    assert [t.name for t in threading.enumerate() if t.name.startswith("kafka-emu-read")] == []

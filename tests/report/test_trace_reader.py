@@ -206,7 +206,7 @@ def test_the_jar_is_named_by_its_sources_and_registers_the_format(tmp_path, monk
     monkeypatch.setattr(trace_jar, "SOURCES", sources)
     first = trace_jar.build(sources)
     with zipfile.ZipFile(first) as built:
-        assert built.read(trace_jar.SERVICE).decode().strip() == trace_jar.PROVIDER
+        assert built.read(trace_jar.SERVICE).decode().split() == list(trace_jar.PROVIDERS)
         assert "kafka_emu/report/jvm/TraceSource.class" in built.namelist()
     # an edited source is a new jar, and the old one is gone
     reader = sources / "TraceReader.java"

@@ -21,10 +21,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.hadoop.conf.Configuration;
@@ -36,10 +34,7 @@ import org.apache.hadoop.io.compress.CompressionCodecFactory;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.broadcast.Broadcast;
-import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.Table;
-import org.apache.spark.sql.connector.catalog.TableCapability;
-import org.apache.spark.sql.connector.catalog.TableProvider;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
@@ -48,12 +43,11 @@ import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.internal.SQLConf;
-import org.apache.spark.sql.sources.DataSourceRegister;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.apache.spark.util.SerializableConfiguration;
 
-public final class TraceSource implements TableProvider, DataSourceRegister {
+public final class TraceSource extends GivenSchemaSource {
     public static final String NAME = "kafka-emu-traces";
     // The option naming a string column of the schema that, when read, gets a row per line
     // dropped, set to why (TraceReader.java); Spark's JSON reader has its corrupt-record column.
@@ -62,17 +56,6 @@ public final class TraceSource implements TableProvider, DataSourceRegister {
     @Override
     public String shortName() {
         return NAME;
-    }
-
-    @Override
-    public StructType inferSchema(CaseInsensitiveStringMap options) {
-        throw new IllegalArgumentException(NAME + " reads with the schema it is given: "
-                + "spark.read.format(\"" + NAME + "\").schema(...)");
-    }
-
-    @Override
-    public boolean supportsExternalMetadata() {
-        return true;
     }
 
     @Override
@@ -110,26 +93,14 @@ public final class TraceSource implements TableProvider, DataSourceRegister {
         return matched;
     }
 
-    static final class TraceTable implements SupportsRead {
-        private final StructType schema;
-
+    static final class TraceTable extends BatchTable {
         TraceTable(StructType schema) {
-            this.schema = schema;
+            super(schema);
         }
 
         @Override
         public String name() {
             return NAME;  // the plan shows "BatchScan kafka-emu-traces"
-        }
-
-        @Override
-        public StructType schema() {
-            return schema;
-        }
-
-        @Override
-        public Set<TableCapability> capabilities() {
-            return EnumSet.of(TableCapability.BATCH_READ);
         }
 
         @Override
