@@ -6,9 +6,10 @@ once and read by many plans. Kept as a local checkpoint, a leaf is copied row by
 column, each time a plan scans it (Spark's RDD scan). Kept here, a scan hands on the rows as
 they are: at 100,000 events those copies were over a quarter of the executor's time.
 
-The rows live in the JVM's memory, so only a local session (``local`` or ``local[N]``: tasks in
-the driver's JVM) with the trace reader's jar loaded keeps them here; any other session keeps
-local checkpoints, as before (load.py).
+The rows live in the JVM's heap, so only a local session (``local`` or ``local[N]``: tasks in
+the driver's JVM) with the trace reader's jar loaded keeps them here, and only traces whose rows
+fit in a share of its heap (``fits()``: a local checkpoint can spill to disk, kept rows cannot);
+any other report keeps local checkpoints, as before (load.py).
 
 The leaves are computed in order by ``keep_all()`` (the report's background read), each as soon
 as load() has planned it: the lines while the others are planned. A plan over a leaf must not
@@ -29,8 +30,40 @@ def _rows_class(spark: Any) -> Any:
     return spark._jvm.kafka_emu.report.jvm.KeptRows
 
 
-def usable(spark: Any) -> bool:
-    """Whether ``spark`` runs its tasks in this JVM and has KeptRows loaded."""
+# The four leaves kept of 100,001 events took 96 MB of heap for 46 MB of JSON Lines (measured
+# after a full collection): about 2.1 bytes per byte read; 3 leaves room for other traces.
+KEPT_BYTES_PER_INPUT_BYTE = 3
+HEAP_SHARE = 1 / 3  # the rest is the job's: its sorts, aggregations and collected rows
+
+
+def fits(input_bytes: int | None, max_heap: int) -> bool:
+    """Whether the rows of traces of ``input_bytes`` (None: not on this machine's disk) fit in
+    a JVM heap of ``max_heap`` bytes at most."""
+    return (input_bytes is not None
+            and input_bytes * KEPT_BYTES_PER_INPUT_BYTE <= max_heap * HEAP_SHARE)
+
+
+# A compressed trace file (.jsonl.gz, ...) or a Parquet one read as this many times its bytes:
+# the trace writer's JSON Lines compress about 8-10x.
+COMPRESSED_RATIO = 12
+
+
+def read_bytes(paths: list[str]) -> int | None:
+    """About how many bytes of JSON the traces under ``paths`` hold once decompressed (None:
+    not on this machine's disk)."""
+    import os
+
+    from .onepass import trace_files
+    files = trace_files(paths)
+    if files is None:
+        return None
+    return sum(os.path.getsize(f) * (1 if f.endswith(".jsonl") else COMPRESSED_RATIO)
+               for f in files)
+
+
+def usable(spark: Any, paths: list[str]) -> bool:
+    """Whether ``spark`` runs its tasks in this JVM, has KeptRows loaded, and has the heap for
+    the rows of the traces under ``paths``."""
     try:
         master = spark.sparkContext.master  # (a Spark Connect session has no SparkContext)
     except Exception:
@@ -41,7 +74,7 @@ def usable(spark: Any) -> bool:
         _rows_class(spark).held()
     except Exception:  # no jar (Spark's JSON reader reads the traces), or one without it
         return False
-    return True
+    return fits(read_bytes(paths), spark._jvm.java.lang.Runtime.getRuntime().maxMemory())
 
 
 class Kept:

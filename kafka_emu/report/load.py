@@ -370,7 +370,7 @@ def load(spark: Any, paths: list[str], *, since: str | None = None, until: str |
         .when(F.size("partition_errors") > 0, first_partition_error)
         .otherwise(F.lit(0)).cast("long").alias("err"))
     cached: list = []
-    store = Kept(spark) if cache and one_partition and kept_usable(spark) else None
+    store = Kept(spark) if cache and one_partition and kept_usable(spark, paths) else None
     if store is not None:
         # small traces in a local session: the lines kept as rows in the driver's JVM
         # (kept.py), one partition of them, as are the three leaves below; computed in the

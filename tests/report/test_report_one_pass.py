@@ -185,7 +185,7 @@ def test_kept_rows_and_local_checkpoints_give_the_same_tables(spark, fixture_tra
     cluster) writes the same tables as the kept rows of the fixture's local session."""
     from kafka_emu.report import load as load_module
     _whole, one = report
-    monkeypatch.setattr(load_module, "kept_usable", lambda _spark: False)
+    monkeypatch.setattr(load_module, "kept_usable", lambda _spark, _paths: False)
     job.run(spark, [str(fixture_traces)], tmp_path, html_page=False, one_pass=True)
     for name in TABLES:
         assert _rows(tmp_path, name) == _rows(one, name), name
@@ -220,3 +220,25 @@ def test_a_load_that_fails_after_the_read_started_ends_the_read(spark, fixture_t
         job.run(spark, [str(fixture_traces)], tmp_path, html_page=False, one_pass=True,
                 since="yesterday-ish")
     assert [t.name for t in threading.enumerate() if t.name.startswith("kafka-emu-read")] == []
+
+
+def test_traces_whose_rows_would_crowd_the_heap_keep_local_checkpoints(spark, fixture_traces):
+    """Kept rows cannot spill to disk as a checkpoint can: traces whose rows would take more
+    than a share of the JVM's heap (or whose size is unknown) keep local checkpoints."""
+    from kafka_emu.report import kept
+    heap = 3 * 2**30
+    assert kept.fits(100 * 2**20, heap) and not kept.fits(400 * 2**20, heap)
+    assert not kept.fits(None, heap)  # (hdfs://, s3a://: not measured)
+    assert kept.usable(spark, [str(fixture_traces)])
+    assert not kept.usable(spark, ["hdfs://nn/traces"])
+
+
+def test_compressed_traces_count_as_what_they_hold(tmp_path):
+    import gzip
+
+    from kafka_emu.report import kept
+    (tmp_path / "a.jsonl").write_bytes(b"x" * 1000)
+    with gzip.open(tmp_path / "b.jsonl.gz", "wb") as f:
+        f.write(b"y" * 100_000)
+    packed = (tmp_path / "b.jsonl.gz").stat().st_size
+    assert kept.read_bytes([str(tmp_path)]) == 1000 + packed * kept.COMPRESSED_RATIO
