@@ -31,7 +31,7 @@ def _rows_class(spark: Any) -> Any:
 
 
 # The four leaves kept of 100,001 events took 96 MB of heap for 46 MB of JSON Lines (measured
-# after a full collection): about 2.1 bytes per byte read; 3 leaves room for other traces.
+# after a full collection): about 2.1 bytes per byte of JSON; 3 leaves room for other traces.
 KEPT_BYTES_PER_INPUT_BYTE = 3
 HEAP_SHARE = 1 / 3  # the rest is the job's: its sorts, aggregations and collected rows
 
@@ -41,24 +41,6 @@ def fits(input_bytes: int | None, max_heap: int) -> bool:
     a JVM heap of ``max_heap`` bytes at most."""
     return (input_bytes is not None
             and input_bytes * KEPT_BYTES_PER_INPUT_BYTE <= max_heap * HEAP_SHARE)
-
-
-# A compressed trace file (.jsonl.gz, ...) or a Parquet one read as this many times its bytes:
-# the trace writer's JSON Lines compress about 8-10x.
-COMPRESSED_RATIO = 12
-
-
-def read_bytes(paths: list[str]) -> int | None:
-    """About how many bytes of JSON the traces under ``paths`` hold once decompressed (None:
-    not on this machine's disk)."""
-    import os
-
-    from .onepass import trace_files
-    files = trace_files(paths)
-    if files is None:
-        return None
-    return sum(os.path.getsize(f) * (1 if f.endswith(".jsonl") else COMPRESSED_RATIO)
-               for f in files)
 
 
 def usable(spark: Any, paths: list[str]) -> bool:
@@ -74,7 +56,8 @@ def usable(spark: Any, paths: list[str]) -> bool:
         _rows_class(spark).held()
     except Exception:  # no jar (Spark's JSON reader reads the traces), or one without it
         return False
-    return fits(read_bytes(paths), spark._jvm.java.lang.Runtime.getRuntime().maxMemory())
+    from .onepass import json_bytes
+    return fits(json_bytes(paths), spark._jvm.java.lang.Runtime.getRuntime().maxMemory())
 
 
 class Kept:

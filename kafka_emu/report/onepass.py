@@ -48,6 +48,21 @@ def input_bytes(paths: list[str]) -> int | None:
     return None if files is None else sum(os.path.getsize(f) for f in files)
 
 
+# A compressed trace file (.jsonl.gz, ...) or a Parquet one counts as this many times its
+# bytes of JSON: the trace writer's JSON Lines compress about 8-10x.
+COMPRESSED_RATIO = 12
+
+
+def json_bytes(paths: list[str]) -> int | None:
+    """About how many bytes of JSON Lines the traces under ``paths`` hold once decompressed
+    (None: not on this machine's disk): what the JVM's work and memory grow with."""
+    files = trace_files(paths)
+    if files is None:
+        return None
+    return sum(os.path.getsize(f) * (1 if f.endswith(".jsonl") else COMPRESSED_RATIO)
+               for f in files)
+
+
 def trace_files(paths: list[str]) -> list[str] | None:
     """The trace files under ``paths`` (each a file, or a directory of JSON Lines or Parquet
     files at any depth), or None when some path is not on this machine's disk."""

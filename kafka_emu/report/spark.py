@@ -152,18 +152,20 @@ def local_java_options(heap: str, reserve: bool = False) -> list[str]:
 # A report over small traces is a few seconds of a cold JVM planning one job: HotSpot's second
 # compiler (C2) then competes for the two cores with the work it would speed up, and finishes
 # its compilations about when the JVM exits. With the first compiler (C1) only, a 309-event
-# report took 19.8-22.7 s instead of 28.2-30.6 s (class archive mapped, interleaved, load 3-4.5);
-# at 100k events it was a wash (36-43 s either way, the job's own stage slower by C1's code), so
-# only traces up to SMALL_JOB_BYTES (about 17,000 events) get it.
+# report took 19.8-22.7 s instead of 28.2-30.6 s (class archive mapped, interleaved, load 3-4.5).
+# Since the one-pass job keeps its rows in the JVM (kept.py), C1 alone also wins at 100,001
+# events (46 MB of JSON: the job 8.8-9.0 s against 11.0-14.1 s; C2 took 4.3-4.7 CPU-s, the
+# executor 1.7-2 s more without it) and loses at 300,000 (139 MB: 23.7-25.5 s against 22.5-22.7
+# s), a crossover about 100 MB: traces of up to SMALL_JOB_BYTES of JSON get it.
 SMALL_JOB_FLAGS = ["-XX:TieredStopAtLevel=1"]
-SMALL_JOB_BYTES = 8 * 2**20
+SMALL_JOB_BYTES = 64 * 2**20
 
 
 def small_job(paths: list[str]) -> bool:
     """Whether a report over ``paths`` is small enough for SMALL_JOB_FLAGS (traces on this
-    machine's disk, up to SMALL_JOB_BYTES)."""
-    from .onepass import input_bytes
-    size = input_bytes(paths)
+    machine's disk, up to SMALL_JOB_BYTES of JSON once decompressed)."""
+    from .onepass import json_bytes
+    size = json_bytes(paths)
     return size is not None and size <= SMALL_JOB_BYTES
 
 

@@ -236,9 +236,8 @@ def test_traces_whose_rows_would_crowd_the_heap_keep_local_checkpoints(spark, fi
 def test_compressed_traces_count_as_what_they_hold(tmp_path):
     import gzip
 
-    from kafka_emu.report import kept
     (tmp_path / "a.jsonl").write_bytes(b"x" * 1000)
     with gzip.open(tmp_path / "b.jsonl.gz", "wb") as f:
         f.write(b"y" * 100_000)
     packed = (tmp_path / "b.jsonl.gz").stat().st_size
-    assert kept.read_bytes([str(tmp_path)]) == 1000 + packed * kept.COMPRESSED_RATIO
+    assert onepass.json_bytes([str(tmp_path)]) == 1000 + packed * onepass.COMPRESSED_RATIO
