@@ -72,7 +72,6 @@ class Kept:
         self._changed = threading.Condition()
         self._done = threading.Event()
         self._error: BaseException | None = None
-        self._keys: list[str] = []
         self._started = False
         self._count = 0
 
@@ -117,7 +116,6 @@ class Kept:
         try:
             at = 0
             while (entry := self._next(at)) is not None:
-                self._keys.append(entry[0])
                 if at == 0:
                     self._count = rows.keep(entry[0], entry[1]._jdf)
                 else:
@@ -153,5 +151,5 @@ class Kept:
     def unpersist(self) -> None:
         self.seal()
         rows = _rows_class(self.spark)
-        for key in self._keys:
+        for key, _df in self._pending:  # (a key never kept is forgotten as nothing)
             rows.forget(key)
