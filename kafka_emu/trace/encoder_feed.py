@@ -82,8 +82,9 @@ class EncoderFeed:
         shipped, seen = self._shipped, self._shipped_version
         if not self.answers:
             from ..broker.frame_rows import answer_reader
+            from ..broker.handlers.fetch import VOUCHED
             from ..protocol.messages.fetch import FetchRequest, FetchResponse
-            read = answer_reader(FetchRequest, FetchResponse, catalogue, seen)
+            read = answer_reader(FetchRequest, FetchResponse, catalogue, seen, VOUCHED)
             if read is not None:
                 self.answers[FetchRequest] = read
         if catalogue.version == seen[0]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import marshal
 import uuid
 
+import attrs
 import pytest
 import trio
 from hypothesis import HealthCheck, given, settings
@@ -113,6 +114,60 @@ def test_a_fetch_answered_without_error_reads_as_one_shared_tuple():
         assert answer == (*walk(r), r.throttle_time_ms or 0)
         assert (answer is read(request, response())) is (not kwargs)
     assert read(request, response()) == (0, (), 0)
+
+
+def test_an_answer_the_handler_vouched_for_reads_as_no_errors_without_the_walk():
+    """The reader trusts the Fetch handler's VOUCHED answer by identity (it is not walked: an
+    answer vouched for with an error in it -- which the handler never builds -- shows it), but
+    not while the encoder's names are behind the catalogue's."""
+    from kafka_emu.protocol.messages.fetch import (FetchableTopicResponse, FetchResponse,
+                                                   PartitionData)
+    tid = uuid.UUID(int=42)
+    catalogue = _Catalogue({tid: "t"})
+    seen, vouched = [catalogue.version], [None]
+    read = answer_reader(FetchRequest, FetchResponse, catalogue, seen, vouched)
+    request = _fetch(tid, 0)
+
+    def failed():
+        return FetchResponse(
+            throttle_time_ms=0, error_code=0, session_id=0, node_endpoints=[],
+            responses=[FetchableTopicResponse(topic="", topic_id=tid, partitions=[
+                PartitionData(partition_index=0, error_code=3, high_watermark=1, records=None)])])
+    walked = read(request, failed())
+    assert walked[1] == (("", 0, 3),)
+    vouched[0] = answer = failed()
+    assert read(request, answer) == (0, (), 0)  # (taken on trust: not walked)
+    assert read(request, failed()) == walked  # an equal answer, not the one vouched for
+    catalogue.version += 1  # a topic created or deleted since the names were shipped
+    assert read(request, answer) is None
+    seen[0] = catalogue.version
+    assert read(request, answer) == (0, (), 0)
+
+
+async def test_the_fetch_handler_vouches_only_for_an_answer_without_errors_naming_live_topics():
+    from kafka_emu.broker.handlers.fetch import VOUCHED
+    config = make_config({"emu.timeline.max.events": 0}, topics={"t": 2})
+    async with open_emulator(config) as emu:
+        broker = emu._bound.broker
+        client = await WireClient.connect(emu.host, emu.port, "vouched")
+        t = broker.topics.lookup("t").topic_id
+
+        async def fetch(topic_id, *partitions, wait_ms=0):
+            before = VOUCHED[0]
+            request = attrs.evolve(_fetch(topic_id, *partitions), max_wait_ms=wait_ms)
+            answer = await client.request(FETCH, 16, request)
+            vouched = VOUCHED[0]
+            if vouched is not before:  # (what the handler built, as the client got it)
+                assert [[p.error_code for p in r.partitions] for r in vouched.responses] == [
+                    [p.error_code for p in r.partitions] for r in answer.responses]
+            return vouched is not before
+        assert await fetch(t, 0, 1)
+        assert not await fetch(t, 0, 5)  # a partition error
+        assert not await fetch(uuid.UUID(int=5))  # no such topic, no partition asked for
+        assert not await fetch(uuid.UUID(int=5), 0)
+        assert await fetch(t, 1, wait_ms=20)  # caught up: max_wait_ms ran out, read again
+        assert not await fetch(t, 9, wait_ms=20)
+        await client.aclose()
 
 
 def test_learnt_names_follow_a_reused_id():
