@@ -8,7 +8,8 @@
                             (reports then run with --remote sc://HOST:PORT)
 
 Exit codes: 0 done, 1 the job failed (Spark's own log is in OUT/logs/spark.log), 2 bad input
-or something missing (pyspark, Java): one line on stderr either way. report-server: 0 stopped
+or something missing (pyspark, Java): one line on stderr either way; 130 interrupted (Ctrl-C),
+with one line too. report-server: 0 stopped
 by Ctrl-C or SIGTERM, 1 the port is taken or the server ended on its own, 2 as for report.
 """
 
@@ -90,6 +91,14 @@ def run_server(parser, args) -> int:
 
 
 def run_report(parser, args) -> int:
+    try:
+        return _run_report(parser, args)
+    except KeyboardInterrupt:  # (pyspark's handler cancelled the jobs; the session is stopped)
+        print("kafka-emu report: interrupted", file=sys.stderr)
+        return 130
+
+
+def _run_report(parser, args) -> int:
     from .load import parse_label
     from .spark import (CONNECT_GIVE_UP_S, ReportError, ServerGone, server_gone, session,
                         small_job)

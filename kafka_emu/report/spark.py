@@ -394,6 +394,16 @@ def quiet() -> None:
     warnings.filterwarnings("ignore", category=UserWarning, module=r"pyspark\..*")
     for name in ("DataFrameQueryContextLogger", "pyspark", "py4j"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
+    # py4j also logs to the root logger itself (logging.exception, with a traceback: "Exception
+    # while sending command.", and for a Ctrl-C "KeyboardInterrupt while sending command.")
+    root = logging.getLogger()
+    if _from_py4j not in root.filters:
+        root.addFilter(_from_py4j)
+
+
+def _from_py4j(record: Any) -> bool:
+    """A filter of the root logger: False for what py4j's own modules log there."""
+    return f"{os.sep}py4j{os.sep}" not in record.pathname
 
 
 def _warm_up() -> None:

@@ -1,11 +1,15 @@
 """``kafka-emu report`` refusing bad input or a missing Java: one line, exit code 2, before
-any Spark starts."""
+any Spark starts; stopped by Ctrl-C: one line, exit code 130."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
+
+import pytest
 
 
 def report(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -31,3 +35,28 @@ def test_bad_label_and_missing_traces_are_one_line_each(tmp_path):
 def test_out_is_required():
     proc = report("traces")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("at", ["[1/4] planning the read", "[2/4] reading"])
+def test_ctrl_c_stops_the_report_with_one_line(fixture_traces, tmp_path, at):
+    """Ctrl-C while the read is planned (a JVM call in flight in this thread) or while the
+    tables are collected (in threads): the report stops, says so in one line, exits 130. With
+    pyspark's own handler the first printed py4j's tracebacks, or was lost (its handler calls
+    the JVM from inside the call it interrupted)."""
+    proc = subprocess.Popen([sys.executable, "-m", "kafka_emu", "report", str(fixture_traces),
+                             "--master", "local[2]", "--out", str(tmp_path / "out")],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    said = []
+    try:
+        for line in proc.stderr:
+            said.append(line)
+            if at in line:
+                time.sleep(0.3)  # (into the stage: its JVM calls under way)
+                proc.send_signal(signal.SIGINT)
+                break
+        said += proc.stderr.read().splitlines(keepends=True)
+        assert proc.wait(timeout=60) == 130, "".join(said)
+    finally:
+        proc.kill()
+    assert said[-1] == "kafka-emu report: interrupted\n", "".join(said)
+    assert all(line.startswith("kafka-emu report: ") for line in said), "".join(said)
