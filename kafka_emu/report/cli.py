@@ -15,10 +15,14 @@ by Ctrl-C or SIGTERM, 1 the port is taken or the server ended on its own, 2 as f
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 
 def add_commands(sub) -> None:
@@ -93,9 +97,31 @@ def run_server(parser, args) -> int:
 def run_report(parser, args) -> int:
     try:
         return _run_report(parser, args)
-    except KeyboardInterrupt:  # (pyspark's handler cancelled the jobs; the session is stopped)
+    except KeyboardInterrupt:  # (the session stopped, its jobs with it: see _run_report)
         print("kafka-emu report: interrupted", file=sys.stderr)
         return 130
+
+
+@contextlib.contextmanager
+def _held_interrupt() -> Iterator[list]:
+    """A Ctrl-C while the block runs is held until it ends (the list yielded says whether one
+    came); a second one raises at once. The block starts the local JVM: interrupted before its
+    gateway answered, that JVM (which ignores Ctrl-C: pyspark starts it so) lost its handshake
+    file, never learnt that its Python had gone, and outlived the report for good."""
+    came: list = []
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # (started so: nothing to hold)
+        yield came
+        return
+
+    def hold(signum: int, frame: Any) -> None:
+        if came:
+            raise KeyboardInterrupt
+        came.append(signum)
+    previous = signal.signal(signal.SIGINT, hold)
+    try:
+        yield came
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _run_report(parser, args) -> int:
@@ -104,18 +130,29 @@ def _run_report(parser, args) -> int:
                         small_job)
 
     remote = args.remote or os.environ.get("SPARK_REMOTE")
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # (e.g. `&` in a script)
     try:
         labels = [parse_label(text) for text in args.labels]
         missing = [p for p in args.traces if not Path(p).exists() and "://" not in p]
         if missing and not args.remote:
             raise ReportError(f"no such trace file or directory: {missing[0]}")
-        spark = session(master=args.master, remote=args.remote, log_dir=args.out / "logs",
-                        memory=args.memory, reserve=args.reserve_memory,
-                        small=small_job([str(p) for p in args.traces]))
+        with _held_interrupt() as interrupted:
+            spark = session(master=args.master, remote=args.remote, log_dir=args.out / "logs",
+                            memory=args.memory, reserve=args.reserve_memory,
+                            small=small_job([str(p) for p in args.traces]))
     except ServerGone as exc:
         parser.exit(1, f"kafka-emu report: error: {exc}\n")
     except ReportError as exc:
         parser.exit(2, f"kafka-emu report: error: {exc}\n")
+    # pyspark's own Ctrl-C handler cancels the jobs through the JVM's gateway from inside
+    # whatever gateway call this thread was in: a reentrant call on the same connection, which
+    # fails, and once in some 25 tries here the Ctrl-C was lost (the report ran to its end).
+    # Ours only raises; spark.stop() below cancels what is running. (A report started with
+    # Ctrl-C ignored ignores it still, whatever pyspark installed.)
+    signal.signal(signal.SIGINT, signal.SIG_IGN if ignored else signal.default_int_handler)
+    if interrupted:
+        spark.stop()
+        raise KeyboardInterrupt
     from . import job
 
     def progress(message: str) -> None:
