@@ -57,7 +57,8 @@ _Building = mutable_twin(PartitionData)
 # walking it again (frame_rows.answer_reader's ``vouched``; a Fetch traced costs that walk --
 # loops, isinstance calls -- on every request). Compared by identity: an answer changed after
 # the handler (an ACL's denials merged, a fault) is a new object, and a stale entry is never
-# equal to a later answer.
+# equal to a later answer. It keeps that one answer alive until the next (its records are the
+# logs' own bytes, not copies).
 VOUCHED: list = [None]
 # and, once per request, each topic's answer and the response itself, the same way
 _BuildingTopic = mutable_twin(FetchableTopicResponse)
