@@ -128,10 +128,12 @@ CODEC_KEYS = GROUP_KEYS + (3,)
 # ... but these are, in later steps ahead of the group path's other versions: the data path's
 # versions the clients of the day send (captured from each client's requests: librdkafka 2.16
 # Produce v10, Fetch v16, ListOffsets v7; kafka-python 3.0 v9, v12, v11; kafkajs 2.2 and aiokafka
-# 0.14 v7, v11, v3; @platformatic/kafka v11, v17, v9; Java 4.x and franz-go the newest). Left to
+# 0.14 v7, v11, v3; @platformatic/kafka v11, v17, v9; Java 4.x and franz-go the newest; an
+# idempotent producer's InitProducerId: librdkafka and kafka-python v4, aiokafka v0). Left to
 # first use, a fresh emulator's first Produce paid about 2.5 ms and its first consumer's
 # ListOffsets and Fetch about 4 ms, with every connection waiting meanwhile
-DATA_VERSIONS = {0: (10, 9, 7, 11, 12, 13), 1: (16, 12, 11, 17, 18), 2: (7, 11, 3, 9, 10)}
+DATA_VERSIONS = {0: (10, 9, 7, 11, 12, 13), 1: (16, 12, 11, 17, 18), 2: (7, 11, 3, 9, 10),
+                 22: (4, 0, 5)}
 
 # the last of MODULES the group path needs (the rest: the log package, for Metadata and data)
 GROUP_MODULES_END = "encodings.utf_16_le"
