@@ -182,12 +182,11 @@ def later_steps() -> Iterator[None]:
         yield
     _compile_all_inits()  # (those of the modules loaded since the group path: a few ms)
     yield
-    for key, wanted in DATA_VERSIONS.items():
-        if key in HANDLERS:
-            handler = HANDLERS[key]
-            versions = [version for version in wanted if version in handler.supported]
-            for version in versions:  # one a step (a Fetch version 3-5 ms)
-                warm_codec(handler.api, version)
+    for key, versions in DATA_VERSIONS.items():
+        handler = HANDLERS.get(key)
+        for version in versions:
+            if handler is not None and version in handler.supported:
+                warm_codec(handler.api, version)  # one a step (a Fetch version 3-8 ms)
                 yield
     for key in CODEC_KEYS:
         if key in HANDLERS:

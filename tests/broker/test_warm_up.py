@@ -115,11 +115,15 @@ trio.run(main, sys.argv[1])
 """
 
 
-def first_group(wait: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", FIRST_GROUP, wait], capture_output=True,
-                         text=True, timeout=120)
+def _in_a_fresh_interpreter(script: str, wait: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", script, wait], capture_output=True, text=True,
+                         timeout=120)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.splitlines()[-1])
+
+
+def first_group(wait: str) -> dict:
+    return _in_a_fresh_interpreter(FIRST_GROUP, wait)
 
 
 def test_the_first_group_on_an_idle_server_loads_nothing():
@@ -294,10 +298,7 @@ trio.run(main, sys.argv[1])
 
 
 def first_records(wait: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", FIRST_RECORDS, wait], capture_output=True,
-                         text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.splitlines()[-1])
+    return _in_a_fresh_interpreter(FIRST_RECORDS, wait)
 
 
 def test_the_first_produce_and_fetch_on_an_idle_server_load_nothing():
@@ -313,7 +314,7 @@ def test_the_first_produce_and_fetch_on_an_idle_server_load_nothing():
 
 def test_a_server_that_does_not_warm_up_loads_the_data_path_on_first_use():
     # what the check above measures: the same requests on a server that leaves it all to first
-    # use import the crc32c binding at the first batch and compile the three APIs' functions
+    # use import the crc32c binding at the first batch and compile the four APIs' functions
     found = first_records("cold")
     assert found["value"] == "first"
     assert "crc32c" in found["imported"]
