@@ -18,12 +18,16 @@ by topic id, one partition; ``heartbeat`` Heartbeat v4):
 * ``commit-moving3`` / ``fetch-moving3``: three partitions, every offset moving;
 * ``commit-metadata``: a moving offset with a moving metadata string of the same length (as a
   Kafka Streams task commits its partition time): frames no table of the encoder's can find;
+* ``commit-same-both`` / ``commit-moving-both``: ``commit-same`` / ``commit-moving`` with the
+  commit's offsets_committed line too, as a traced server now hands it over (``COMMIT_FRAME``,
+  the record inside it) -- or, for a checkout from before that (``--emu-dir``), as the
+  coordinator's row: both lines of a commit, before and after;
 * ``heartbeat``: for reference.
 
     python bench/callgrind_trace_encoder.py [--shapes commit-moving,fetch-moving] [--emu-dir DIR]
 
-Not a test: prints and exits 0. The offsets_committed line a commit also makes (a row of the
-coordinator's, not frames) is not part of this count.
+Not a test: prints and exits 0. The offsets_committed line a commit also makes is part of the
+count only in the ``-both`` shapes.
 """
 
 from __future__ import annotations
@@ -36,8 +40,9 @@ import tempfile
 from _callgrind import instructions
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SHAPES = ("commit-same", "commit-moving", "commit-moving3", "commit-metadata", "fetch-same",
-          "fetch-moving", "fetch-moving3", "heartbeat")
+SHAPES = ("commit-same", "commit-moving", "commit-moving3", "commit-metadata",
+          "commit-same-both", "commit-moving-both", "fetch-same", "fetch-moving", "fetch-moving3",
+          "heartbeat")
 COUNT, WARM, PACK, CONNECTIONS = 2560, 1280, 64, 4
 
 
@@ -46,7 +51,9 @@ def records(shape: str, first: int, count: int) -> list:
     a moving shape, offset i (per partition)."""
     import uuid
 
+    from kafka_emu.broker import event_rows
     from kafka_emu.broker.event_rows import REQUEST_FRAME
+    COMMIT_FRAME = getattr(event_rows, "COMMIT_FRAME", None)  # (None: a checkout from before)
     from kafka_emu.protocol import BY_NAME
     from kafka_emu.protocol.headers import encode_request, encode_response
     from kafka_emu.protocol.messages import fetch, heartbeat, offset_commit as oc
@@ -89,8 +96,13 @@ def records(shape: str, first: int, count: int) -> list:
         started = 100.0 + i * 1e-4
         done = started + 3.7e-5
         connection = i % CONNECTIONS
-        out.append((REQUEST_FRAME, frame, answer, started, done, (1_764_000_000_000, 12.5, 90.0),
-                    (connection, f"127.0.0.1:{40000 + connection}", "librdkafka", "2.16.0")))
+        record = (REQUEST_FRAME, frame, answer, started, done, (1_764_000_000_000, 12.5, 90.0),
+                  (connection, f"127.0.0.1:{40000 + connection}", "librdkafka", "2.16.0"))
+        if shape.endswith("-both"):  # (its offsets_committed first, as the server emits it)
+            at_ms = 1_764_000_000_000 + i // 10
+            out.append((COMMIT_FRAME, record, at_ms) if COMMIT_FRAME is not None else
+                       ("OffsetsCommitted", at_ms, "bench", member, 3, (("t", 0, offset),)))
+        out.append(record)
     return out
 
 

@@ -34,7 +34,8 @@ from .clock import perf_now
 from .connection_io import CloseConnection, Connection
 from .context import ConnectionInfo, RequestContext
 from .error_response import error_response
-from .event_rows import REQUEST_FRAME, REQUEST_REFS, REQUEST_ROWS, request_row_maker
+from .event_rows import (COMMIT_FRAME, REQUEST_FRAME, REQUEST_REFS, REQUEST_ROWS, committed_row,
+                         request_row_maker)
 from .fault_actions import FaultClose, carry_out
 from .handlers import HANDLERS
 from .handlers.api_versions import unsupported_version_response
@@ -154,10 +155,20 @@ async def handle_frame(broker: Broker, conn: Connection, info: ConnectionInfo,
                 and fault is None):  # (a Heartbeat, a commit, traced alone: frame_rows.py)
             data = encode_response(api, version, correlation_id, response)
             if len(data) + len(frame) <= FRAME_RECORD_LIMIT:
-                emit((REQUEST_FRAME, frame, data, started, done,  # (at_ms, latency when read)
-                      broker.clock.ms_constants or broker.clock.ms_at(done),
-                      info.trace_identity or _identity(conn, info)))
+                record = (REQUEST_FRAME, frame, data, started, done,  # (at_ms, latency when read)
+                          broker.clock.ms_constants or broker.clock.ms_at(done),
+                          info.trace_identity or _identity(conn, info))
+                if observation.commit_at is not None:
+                    # a commit whose OffsetsCommitted the coordinator left to this record: it
+                    # comes first, as the coordinator's row would, the same record inside it
+                    # (marshal writes it once, then a reference)
+                    emit((COMMIT_FRAME, record, observation.commit_at))
+                    observation.commit_at = None
+                emit(record)
                 return data
+        if observation.commit_at is not None:  # (such a commit, its frames past the limit)
+            emit(committed_row(request, observation.commit_at))
+            observation.commit_at = None
         if type(request) in observation.by_reference:  # (a Heartbeat, with the timeline alone)
             emit((REQUEST_REFS, request, response, started, done,  # (ms_later: at_ms when read)
                   broker.clock.ms_later or broker.clock.ms_at(done), conn.id, conn.peer,

@@ -21,7 +21,9 @@ result, its error worked out when read). For a sink that must ship its events ou
 (``REQUEST_FRAME``: the request's frame and the response's, both bytes already made), which
 marshal carries at a third of a row's cost, and the row is made from them by decoding them
 (``row_of``, in the trace's encoder process). While any other sink listens, rows are made as
-before. A sink that never keeps the coordinator's ReplyEmitted (the trace writer) says so
+before. While the trace alone listens, a one-partition commit's OffsetsCommitted goes with
+the commit's record by frames too (``COMMIT_FRAME``): the coordinator makes no row for it. A
+sink that never keeps the coordinator's ReplyEmitted (the trace writer) says so
 (``replies=False``): while no sink wants them the coordinator builds none; while one does, every
 sink gets them.
 
@@ -71,6 +73,7 @@ def row_class(tag: str) -> type:
         _CLASSES[REQUEST_REFS] = _CLASSES[_REQUEST_HANDLED]
         _CLASSES[REPLY_REFS] = _CLASSES["ReplyEmitted"]
         _CLASSES[REQUEST_FRAME] = _CLASSES[_REQUEST_HANDLED]
+        _CLASSES[COMMIT_FRAME] = _CLASSES[_OFFSETS_COMMITTED]
         cls = _CLASSES[tag]
     return cls
 
@@ -109,6 +112,25 @@ BY_FRAME: dict[type, int] = {}
 # one decoded, and such a response (scalars only, built by a handler) holds nothing its version
 # does not carry but what the row does not read.
 REQUEST_FRAME = sys.intern("RequestHandled/frame")
+# A one-partition commit's OffsetsCommitted by the record of its request's frames, while the trace
+# alone listens (Coordinator.set_observer's ``frame_commits``): ``(COMMIT_FRAME, record, at_ms)``,
+# ``record`` the commit's ``REQUEST_FRAME`` record (emitted next, the same tuple) and ``at_ms``
+# the coordinator's clock reading when it committed. Everything else the row holds is in the
+# request: ``committed_row`` makes it from the request, ``frame_rows.commit_row`` from the
+# frame. A commit's row cost the request path about as much as its record; this costs a tuple.
+COMMIT_FRAME = sys.intern("OffsetsCommitted/frame")
+_OFFSETS_COMMITTED = "OffsetsCommitted"  # the tag of its rows (the class's name)
+
+
+def committed_row(request: Any, at_ms: int) -> tuple:
+    """The OffsetsCommitted row of a one-partition OffsetCommit request (v2-9: topics by name)
+    the coordinator committed at ``at_ms``: the row it makes of the command the handler builds
+    from the request (handlers/offset_commit.py)."""
+    topic = request.topics[0]
+    partition = topic.partitions[0]
+    return (_OFFSETS_COMMITTED, at_ms, request.group_id, request.member_id,
+            request.generation_id_or_member_epoch,
+            ((topic.name, partition.partition_index, partition.committed_offset),))
 
 
 def row_of(event: Any) -> Any:
@@ -122,6 +144,9 @@ def row_of(event: Any) -> Any:
         if event[0] == REQUEST_FRAME:  # (==: a record through marshal holds an equal string)
             from .frame_rows import frame_row
             return frame_row(event)
+        if event[0] == COMMIT_FRAME:
+            from .frame_rows import commit_row
+            return commit_row(event)
         return event
     (_, q, r, started, done, at, connection, peer, api, key, version, correlation, client,
      software, software_version) = event
@@ -231,7 +256,8 @@ def as_event(event: Any) -> Any:
     """The event object of an event in either form."""
     if type(event) is not tuple:
         return event
-    if event[0] is REQUEST_REFS or event[0] is REPLY_REFS or event[0] == REQUEST_FRAME:
+    if (event[0] is REQUEST_REFS or event[0] is REPLY_REFS or event[0] == REQUEST_FRAME
+            or event[0] == COMMIT_FRAME):
         event = row_of(event)
     build = _BUILDERS.get(event[0])
     if build is None:

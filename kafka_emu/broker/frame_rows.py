@@ -28,8 +28,9 @@ from ..protocol.primitives import Reader
 from ..protocol.schema import fields_of
 from .clock import ms_from
 from .handlers import HANDLERS
-from .event_rows import _REQUEST_HANDLED, NO_TOPIC_IDS, request_row_maker
-from .frame_spans import free_spans
+from .event_rows import (_OFFSETS_COMMITTED, _REQUEST_HANDLED, NO_TOPIC_IDS, committed_row,
+                         request_row_maker)
+from .frame_spans import commit_offset_at, free_spans
 from .frame_spans import slicer as frame_slicer
 from .request_walk import (_FORGOTTEN, _emit_errors, _names, _struct_arrays, _topic_of,
                            compiled_errors)
@@ -41,9 +42,12 @@ _PEEK = struct.Struct(">ii").unpack_from
 # or, for a shape of frame with free spans, (its slicer, the request frame's pieces outside
 # them, the response's part) -- -> [row maker, api name, client id, request, response, the
 # row's parts (_parts: None until made), what the trace encoder keeps of the lines it formats
-# from them (trace/frame_lines.py: None until it formats one)]. An entry kept by pieces holds
-# the request of the frame it was decoded from: its free fields -- a commit's offsets, a fetch's
-# -- are that frame's, not those of a frame that finds it. Read only the row of it.
+# from them (trace/frame_lines.py: None until it formats one), where a one-partition commit's
+# offset sits in the frame (commit_row: None until looked for, False where not shown), what
+# the encoder keeps of that commit's offsets_committed line (frame_lines.commit_line)]. An
+# entry kept by pieces holds the request of the frame it was decoded from: its free fields -- a
+# commit's offsets, a fetch's -- are that frame's, not those of a frame that finds it. Read only
+# the row of it (and the offset of a commit, from the frame: commit_row).
 _DECODED: dict[tuple, list] = {}
 _DECODED_LIMIT = 4096
 _ERROR_AT = 16  # where error_code, partition_errors, throttle_time_ms sit in a RequestHandled row
@@ -78,14 +82,19 @@ def decoded_frames(frame: bytes, answer) -> tuple[list, int, int, int]:
     and correlation id."""
     frame = bytes(frame)
     kv, correlation = _PEEK(frame)
-    part = answer if type(answer) is tuple else bytes(answer[8:])  # (a bytearray here)
-    shapes = _SLICERS.get(kv)
-    slicer = shapes.get(len(frame)) if shapes is not None else None
-    cache_key = (kv, frame[8:], part) if slicer is None else (slicer, slicer(frame), part)
-    decoded = _DECODED.get(cache_key)
-    if decoded is None:
-        decoded = keep_decoded(cache_key, frame, answer)
-    return (decoded, *_PEEK_API(frame), correlation)
+    return (decoded_entry(frame, answer, kv), *_PEEK_API(frame), correlation)
+
+
+def decoded_entry(frame: bytes, answer, kv: int) -> list:
+    """``decoded_frames``' entry alone, ``kv`` the frame's api key and version as one int."""
+    # (the answer: bytes through marshal, a bytearray in the emulator's process; or a tuple,
+    # answer_reader's)
+    part = answer if type(answer) is tuple else bytes(answer[8:])
+    by_shape = _SLICERS.get(kv)
+    cut = by_shape.get(len(frame)) if by_shape is not None else None
+    key = (kv, frame[8:], part) if cut is None else (cut, cut(frame), part)
+    found = _DECODED.get(key)
+    return found if found is not None else keep_decoded(key, frame, answer)
 
 
 def keep_decoded(cache_key: tuple, frame: bytes, answer) -> list:
@@ -151,6 +160,39 @@ def _same_row(decoded: list, key: int, version: int, answer) -> Callable[[Any], 
     return lambda request: row(request) == row(q)
 
 
+_INT64 = struct.Struct(">q").unpack_from
+_OFFSET_AT = 7  # where a decoded entry keeps where a commit's offset sits (commit_row)
+
+
+def commit_row(event: tuple) -> tuple:
+    """The OffsetsCommitted row of a ``COMMIT_FRAME`` record (event_rows.py)."""
+    record = event[1]
+    return decoded_commit_row(event, decoded_frames(record[1], record[2])[0])
+
+
+def decoded_commit_row(event: tuple, decoded: list) -> tuple:
+    """``commit_row`` with the record's frames decoded already: the request's group, member,
+    generation, topic and partition from its decoded entry, and the offset from the frame
+    itself -- an entry found by a frame's pieces holds the offset of the frame it was decoded
+    from (frame_spans.py) -- where ``commit_offset_at`` says it sits."""
+    _, record, at_ms = event
+    frame = record[1]
+    q, at = decoded[3], decoded[_OFFSET_AT]
+    if at is None:  # the first commit to find this entry: where its offset sits, once
+        key, version = _PEEK_API(frame)
+        api = HANDLERS[key].api
+        _, own, _ = decode_request(api, version, bytes(frame))
+        at = decoded[_OFFSET_AT] = commit_offset_at(api, version, bytes(frame), decoded[2],
+                                                    own) or False
+    if at is False:  # (not shown: this frame's own request, decoded every time)
+        _, q, _ = decode_request(HANDLERS[_PEEK_API(frame)[0]].api, _PEEK_API(frame)[1],
+                                 bytes(frame))
+        return committed_row(q, at_ms)
+    topic = q.topics[0]
+    return (_OFFSETS_COMMITTED, at_ms, q.group_id, q.member_id, q.generation_id_or_member_epoch,
+            ((topic.name, topic.partitions[0].partition_index, _INT64(frame, at)[0]),))
+
+
 def frame_row(event: tuple) -> tuple:
     """The RequestHandled row of a ``REQUEST_FRAME`` record."""
     return decoded_row(event, *decoded_frames(event[1], event[2]))
@@ -159,7 +201,7 @@ def frame_row(event: tuple) -> tuple:
 def decoded_row(event: tuple, decoded: list, key: int, version: int, correlation: int) -> tuple:
     """``frame_row`` with the record's frames decoded already (``decoded_frames``)."""
     (_, frame, answer, started, done, at, (connection, peer, software, software_version)) = event
-    make, name, client, q, r, parts, _ = decoded
+    make, name, client, q, r, parts, _, _, _ = decoded
     latency = (done - started) * 1000
     at_ms = at if type(at) is int else ms_from(at, done)
     if parts:  # (what the row reads of the two frames, made once: _parts)
@@ -207,12 +249,12 @@ def _decode(key: int, version: int, frame: bytes, answer: bytes) -> tuple:
     header, request, _ = decode_request(api, version, bytes(frame))
     if type(answer) is tuple:  # (no response frame: answer_reader)
         return [request_row_maker(type(request), type(None)), api.name, header.client_id,
-                request, None, None, None]
+                request, None, None, None, None, None]
     reader = Reader(bytes(answer), 4)  # (after the size)
     read_from(ResponseHeader, response_header_version(api, version), reader)
     response = read_from(api.response, version, reader)
     return [request_row_maker(type(request), type(response)), api.name, header.client_id,
-            request, response, None, None]
+            request, response, None, None, None, None]
 
 
 # -- requests recorded by their frame and the row's share of the response ---------------------

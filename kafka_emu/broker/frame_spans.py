@@ -122,3 +122,28 @@ def slicer(spans: tuple[tuple[int, int], ...]) -> Callable[[bytes], tuple[bytes,
     cuts = [8, *(edge for span in spans for edge in span)]
     return operator.itemgetter(*(slice(start, end) for start, end in
                                  zip(cuts[::2], [*cuts[1::2], None])))
+
+
+def commit_offset_at(api: Any, version: int, frame: bytes, client_id: str | None,
+                     request: Any) -> int | None:
+    """Where the committed offset of ``request`` -- a one-partition OffsetCommit, decoded from
+    ``frame`` -- sits in ``frame`` (its first byte), found as ``free_spans`` finds spans: the
+    request encoded again is the frame, and with that offset's bits flipped differs from it in
+    exactly 8 bytes, all flipped. None where not shown. A frame that finds the same entry in
+    ``frame_rows``'s table has it in the same place (the same bytes but in fixed-width fields)."""
+    correlation = int.from_bytes(frame[4:8], "big", signed=True)
+    if encode_request(api, version, correlation, client_id, request)[4:] != frame:
+        return None
+    topic = request.topics[0]
+    partition = topic.partitions[0]
+    flipped = attrs.evolve(request, topics=[attrs.evolve(topic, partitions=[
+        attrs.evolve(partition, committed_offset=~partition.committed_offset)])])
+    other = encode_request(api, version, correlation, client_id, flipped)[4:]
+    if len(other) != len(frame):
+        return None
+    size = len(frame)
+    differ = (int.from_bytes(frame, "big") ^ int.from_bytes(other, "big")).to_bytes(size, "big")
+    spans = [m.span() for m in _RUN.finditer(differ)]
+    if len(spans) != 1 or spans[0][1] - spans[0][0] != 8 or differ.count(b"\xff") != 8:
+        return None
+    return spans[0][0] if spans[0][0] >= 8 else None

@@ -62,6 +62,10 @@ class Observation:
         # one clock reading per observed request (broker/connection.py); None while the batch
         # it belongs to began unobserved.
         self.mark: float | None = None
+        # The clock reading of the commit the request being served made, while the coordinator
+        # left its OffsetsCommitted to the request's record by frames (``tell``, the trace alone:
+        # dispatch.py records both, event_rows.COMMIT_FRAME); None otherwise.
+        self.commit_at: int | None = None
         # True while a connection's task serves a batch of requests: it delivers what the batch
         # emits itself, by ``release()`` before it next waits (Connection.flush), so deferred
         # events do not wake the delivery task meanwhile
@@ -105,9 +109,11 @@ class Observation:
     def tell(self, coordinator: Any) -> None:
         """Hand the coordinator the emitting callable and what the sinks take: rows; no
         ReplyEmitted while none wants them; ReplyEmitted by reference while every sink takes
-        references (``REPLY_REFS``)."""
+        references (``REPLY_REFS``); while every sink takes frames, the place a commit
+        recorded by its frames notes its clock reading (``commit_at``)."""
         coordinator.set_observer(self.emit, rows=True, replies=self.replies,
-                                 reply_refs=self.all_refs)
+                                 reply_refs=self.all_refs,
+                                 frame_commits=self if self.by_frame is BY_FRAME else None)
 
     def _failed(self, exc: Exception) -> None:  # a broken sink must not break serving
         if self._on_error is not None:

@@ -14,7 +14,7 @@ backwards: a ``now_ms`` earlier than the latest one seen is treated as that late
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import attrs
 
@@ -109,7 +109,8 @@ class Coordinator:
         return self._core.config
 
     def set_observer(self, observer: Observer | None, *, rows: bool = False,
-                     replies: bool = True, reply_refs: bool = False) -> None:
+                     replies: bool = True, reply_refs: bool = False,
+                     frame_commits: Any = None) -> None:
         """Replace the observer (None: observation off, no event is built). With ``rows`` the
         observer also takes the events emitted once per request (``ReplyEmitted``) as rows:
         ``("ReplyEmitted", at_ms, group_id, request_id, api, error)``, the fields in declaration
@@ -117,12 +118,18 @@ class Coordinator:
         (the broker's observer seam takes rows; see broker/event_rows.py). With ``replies=False``
         the observer does not want ReplyEmitted: none is built (every other event is). With
         ``reply_refs`` it takes them by reference: ``(events.REPLY_REFS, at_ms, group_id,
-        request_id, api, result)``, the error left for the reader to work out."""
+        request_id, api, result)``, the error left for the reader to work out. With
+        ``frame_commits`` (the broker's observation, while the trace alone listens, by frames) a
+        one-partition commit the request path records by its frames (``OffsetCommit.by_frame``)
+        makes no OffsetsCommitted row: its clock reading goes to ``frame_commits.commit_at``, and
+        the request path records the commit with the request (broker/event_rows.py's
+        COMMIT_FRAME)."""
         self._core.observer = observer
         self._core.observing = observer is not None
         self._core.observing_replies = observer is not None and replies
         self._core.observer_rows = rows
         self._core.reply_refs = reply_refs
+        self._core.frame_commits = frame_commits if observer is not None else None
 
     def swap_observer(self, observer: Observer) -> None:
         """Replace the observer's callable only: the same observer, the same forms (the broker's

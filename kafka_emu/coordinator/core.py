@@ -9,7 +9,7 @@ runs, a timer's deadline while that timer's work runs.
 from __future__ import annotations
 
 import uuid
-from typing import Callable, Hashable
+from typing import Any, Callable, Hashable
 
 from ..frozen import mutable_twin
 from .config import CoordinatorConfig
@@ -54,6 +54,9 @@ class Core:
         self.observing_replies = self.observing  # (Coordinator.set_observer(replies=False))
         self.observer_rows = False  # Coordinator.set_observer(..., rows=True)
         self.reply_refs = False  # Coordinator.set_observer(..., reply_refs=True)
+        # Coordinator.set_observer(..., frame_commits=): where a commit the request path records
+        # by its frames notes its clock reading (OffsetCommit.by_frame), else None
+        self.frame_commits: Any = None
         self.new_member_uuid = new_member_uuid or default_member_uuid
         self.groups: dict[str, Group] = {}
         self.consumer_groups: dict = {}  # group id -> consumer.ConsumerGroup (KIP-848)

@@ -101,7 +101,11 @@ def handle_commit(core: Core, cmd: OffsetCommit) -> None:
             stored.__class__ = StoredOffset
             core.offsets.put(group_id, topic, partition, stored)
             if core.observing:
-                if core.observer_rows:  # as a row (broker/event_rows.py): one per commit, so cheap
+                if cmd.by_frame and core.frame_commits is not None:
+                    # the trace alone, by frames: the request path records this commit with its
+                    # request's frames, which hold the rest of the row (event_rows.COMMIT_FRAME)
+                    core.frame_commits.commit_at = now
+                elif core.observer_rows:  # as a row (broker/event_rows.py): one per commit, so cheap
                     core.observer((_OFFSETS_COMMITTED, now, group_id, cmd.member_id,  # type: ignore[misc]
                                    cmd.generation_id, ((topic, partition, o.offset),)))
                 else:

@@ -9,18 +9,19 @@ the same compiled encoders (``schema.line_encoder``), compresses them if asked, 
 to the run's file: the whole messages of what it could read at once (a flush, usually) in one
 write of whole lines (a gzip member per write).
 
-A message is a 4-byte big-endian length and ``marshal.dumps((first_seq, items))``: each item is
-a row, a request by its frames (``REQUEST_FRAME``, made into its row here by decoding them:
-``broker/frame_rows.py``), a dict (``topics_known``) or a line the writer formatted itself;
-item i gets sequence number ``first_seq + i``. A message ``("topic_names", {id: name})``
-(``names_message``) holds no lines: it adds to the topic names a request recorded by its frame
-is read with (``broker/frame_rows.py``), ahead of every such record that names those ids. The process ends at end of input -- when the
-writer closes the pipe, or when the emulator dies (a crash leaves every line of every whole
-message received complete; a message cut short is dropped). It appends through an ``Appender``
-(``appender.py``): a write that fails (a full disk) is rolled back to the last whole line or gzip
-member and its lines counted, and the next chunk is tried again. On its stdout it acknowledges
-each chunk (``appender.py``, "acknowledgements"), so the writer knows what reached the file even
-if this process is killed with events still in its pipe.
+A message is a 4-byte big-endian length and ``marshal.dumps((first_seq, items))``: each item is a
+row, a request by its frames (``REQUEST_FRAME``, made into its row here by decoding them:
+``broker/frame_rows.py``; a commit's OffsetsCommitted too, ``COMMIT_FRAME``), a dict
+(``topics_known``) or a line the writer formatted itself; item i gets sequence number
+``first_seq + i``. A message ``("topic_names", {id: name})`` (``names_message``) holds no lines: it adds to
+the topic names a request recorded by its frame is read with (``broker/frame_rows.py``), ahead of
+every such record that names those ids. The process ends at end of input -- when the writer closes
+the pipe, or when the emulator dies (a crash leaves every line of every whole message received
+complete; a message cut short is dropped). It appends through an ``Appender`` (``appender.py``): a
+write that fails (a full disk) is rolled back to the last whole line or gzip member and its lines
+counted, and the next chunk is tried again. On its stdout it acknowledges each chunk
+(``appender.py``, "acknowledgements"), so the writer knows what reached the file even if this
+process is killed with events still in its pipe.
 
 Run as ``main([FD, RUN_ID, "gzip" or "", END])`` in a fresh interpreter
 (``writer.ENCODER_MAIN``), FD being the open trace file and END the offset of its last whole line.
@@ -37,9 +38,9 @@ import sys
 from typing import Any
 
 from ..broker.frame_rows import learn_topic_names
-from ..broker.event_rows import REQUEST_FRAME
+from ..broker.event_rows import COMMIT_FRAME, REQUEST_FRAME
 from .appender import Appender
-from .frame_lines import frame_line
+from .frame_lines import commit_line, frame_line
 from .schema import encode_run, line_encoder
 
 HEADER = struct.Struct(">I")
@@ -79,6 +80,9 @@ def format_lines(first_seq: int, items: list, run: str) -> str:
         if type(item) is tuple:
             if item[0] == REQUEST_FRAME:  # a request by its frames (broker/frame_rows.py)
                 out.append(frame_line(item, run_json, seq))
+                continue
+            if item[0] == COMMIT_FRAME:  # a commit's OffsetsCommitted by its request's frames
+                out.append(commit_line(item, run_json, seq))
                 continue
             encode = encoders.get(item[0])
             if encode is None:

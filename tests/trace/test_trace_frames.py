@@ -32,7 +32,7 @@ from kafka_emu.testing.strategies import messages
 from kafka_emu.testing.wire import WireClient
 from kafka_emu.trace.encoder import format_lines
 
-from test_trace_writer import only_file, read_trace
+from test_trace_writer import only_file, read_trace, spy_on_the_writer
 
 HEARTBEAT = BY_NAME["Heartbeat"]
 CASES = [(version, client) for version in HEARTBEAT.valid for client in ("frames", None, "")]
@@ -86,19 +86,7 @@ def test_a_request_by_its_frames_makes_the_rows_line(api, version, data, started
 async def _heartbeats(tmp_path, extra_sink: bool) -> list[dict]:
     config = make_config({"emu.timeline.max.events": 0})
     async with open_emulator(config, trace_dir=tmp_path) as emu:
-        observation = emu._bound.broker.observation
-        seen: list = []
-        writer_many = observation._sinks[-1][2]  # (the trace writer's, the only sink)
-        assert writer_many is not None
-
-        def spy(events):  # the writer's batches, as the seam hands them over
-            seen.extend(e[0] for e in events if type(e) is tuple)
-            writer_many(events)
-        observation._sinks[-1] = (observation._sinks[-1][0], True, spy,
-                                  *observation._sinks[-1][3:])
-        observation._rebuild()
-        if extra_sink:
-            observation.subscribe(lambda event: None, rows=True)
+        seen = spy_on_the_writer(emu, extra_sink)
         client = await WireClient.connect(emu.host, emu.port, "frames")
         frames = b"".join(encode_request(HEARTBEAT, version, 100 + i, client_id, HeartbeatRequest(
             group_id="g", generation_id=i, member_id=f"m{i}",
@@ -139,16 +127,7 @@ async def test_a_record_by_frame_names_the_software_its_connection_announced_las
     api_versions = BY_NAME["ApiVersions"]
     config = make_config({"emu.timeline.max.events": 0})
     async with open_emulator(config, trace_dir=tmp_path) as emu:
-        observation = emu._bound.broker.observation
-        seen: list = []
-        writer_many = observation._sinks[-1][2]  # (the trace writer's, the only sink)
-
-        def spy(events):  # the writer's batches, as the seam hands them over
-            seen.extend(e[0] for e in events if type(e) is tuple)
-            writer_many(events)
-        observation._sinks[-1] = (observation._sinks[-1][0], True, spy,
-                                  *observation._sinks[-1][3:])
-        observation._rebuild()
+        seen = spy_on_the_writer(emu)
         client = await WireClient.connect(emu.host, emu.port, "software")
         announced = [None, ("first", "1.0"), ("second", "2.0"), ("second", "2.1")]
         for i, software in enumerate(announced):
@@ -161,7 +140,7 @@ async def test_a_record_by_frame_names_the_software_its_connection_announced_las
                     group_id="g", generation_id=i, member_id="m"))).error_code == (
                     ErrorCode.UNKNOWN_MEMBER_ID)
         await client.aclose()
-        observation.drain()
+        emu._bound.broker.observation.drain()
     assert seen.count(REQUEST_FRAME) >= 8  # (the Heartbeats went by their frames)
     records = read_trace(only_file(tmp_path))
     assert records[-1]["kind"] == "run_end" and records[-1]["dropped"] == 0

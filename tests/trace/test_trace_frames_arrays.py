@@ -34,7 +34,7 @@ from kafka_emu.testing.strategies import messages
 from kafka_emu.testing.wire import WireClient
 from kafka_emu.trace.encoder import format_lines
 
-from test_trace_writer import only_file, read_trace
+from test_trace_writer import only_file, read_trace, spy_on_the_writer
 
 COMMIT = BY_NAME["OffsetCommit"]
 WITH_ARRAYS = [(api, version) for api in APIS.values() for version in api.valid
@@ -80,18 +80,7 @@ def test_a_request_with_arrays_by_its_frames_makes_the_rows_line(api, version, d
 async def _commits(tmp_path, extra_sink: bool) -> tuple[list[dict], set]:
     config = make_config({"emu.timeline.max.events": 0}, topics={"t": 1, "wide": 400})
     async with open_emulator(config, trace_dir=tmp_path) as emu:
-        observation = emu._bound.broker.observation
-        seen: set = set()
-        writer_many = observation._sinks[-1][2]  # (the trace writer's, the only sink)
-
-        def spy(events):  # the writer's batches, as the seam hands them over
-            seen.update(e[0] if type(e) is tuple else type(e) for e in events)
-            writer_many(events)
-        observation._sinks[-1] = (observation._sinks[-1][0], True, spy,
-                                  *observation._sinks[-1][3:])
-        observation._rebuild()
-        if extra_sink:
-            observation.subscribe(lambda event: None, rows=True)
+        seen = spy_on_the_writer(emu, extra_sink)
         client = await WireClient.connect(emu.host, emu.port, "frames")
         # simple commits (no generation: as an admin's), one partition, then 400: a frame
         # past the limit
@@ -120,7 +109,7 @@ async def _commits(tmp_path, extra_sink: bool) -> tuple[list[dict], set]:
     records = read_trace(only_file(tmp_path))
     assert records[-1]["kind"] == "run_end" and records[-1]["dropped"] == 0
     return [r for r in records if r["kind"] == "request_handled"
-            and r["api"] == "OffsetCommit"], seen
+            and r["api"] == "OffsetCommit"], set(seen)
 
 
 async def test_commits_by_frames_are_written_as_rows_are(tmp_path):

@@ -39,6 +39,25 @@ def read_trace(path: Path) -> list[dict]:
         return [json.loads(line) for line in f]
 
 
+def spy_on_the_writer(emu, extra_sink: bool = False) -> list:
+    """What the observer seam hands the trace writer (its only sink) from now on, as it hands it
+    over: a row's tag, or an event object's class. With ``extra_sink``, a row sink subscribes
+    beside it, so that the request path makes rows rather than records by frames."""
+    observation = emu._bound.broker.observation
+    seen: list = []
+    sink, _, writer_many, *rest = observation._sinks[-1]
+    assert writer_many is not None
+
+    def spy(events):
+        seen.extend(e[0] if type(e) is tuple else type(e) for e in events)
+        writer_many(events)
+    observation._sinks[-1] = (sink, True, spy, *rest)
+    observation._rebuild()
+    if extra_sink:
+        observation.subscribe(lambda event: None, rows=True)
+    return seen
+
+
 def only_file(trace_dir: Path) -> Path:
     files = sorted(trace_dir.glob("date=*/run=*.jsonl*"))
     assert len(files) == 1, files

@@ -124,10 +124,15 @@ async def offset_commit(ctx, request) -> OffsetCommitResponse:
                 command.offsets, command.retention_time_ms = (offset,), request.retention_time_ms
                 command.missing_group_is_not_found = missing_is_not_found
                 command.supports_member_epochs = member_epochs
-                command.__class__ = OffsetCommit
                 broker = ctx.broker
                 if broker.cluster.multi:  # only the group's coordinator serves it
+                    command.by_frame = False
+                    command.__class__ = OffsetCommit
                     return await ctx.submit(command, answer)
+                # recorded by its frames with its OffsetsCommitted, if traced so (dispatch.py),
+                # unless a fault rule acts on it (its action may still run after this)
+                command.by_frame = ctx.deferrable
+                command.__class__ = OffsetCommit
                 # ctx.submit(command, answer) written out for one broker: the coordinator
                 # answers a commit at once, and awaiting a coroutine of ours for that cost
                 # about a Python call more per commit (making and driving the coroutine).
