@@ -10,8 +10,8 @@ These tests check that its line is the one the coordinator's row gave, character
   records) are those of a run where another sink makes the coordinator build its rows, every
   field but the connection's and the latency, for commits of every version, repeated and moving
   offsets, an error, and a commit whose frames are past the record limit;
-- with a real client (confluent-kafka), each commit's offsets_committed line is followed by its
-  request's line, with the offset the client committed.
+- with a real client (confluent-kafka, in a classic group and in a consumer group), each commit's
+  offsets_committed line is followed by its request's line, with the offset the client committed.
 """
 
 from __future__ import annotations
@@ -165,15 +165,22 @@ async def test_commits_by_frames_give_the_coordinators_lines(tmp_path):
 
 # -- a real client ---------------------------------------------------------------------------------
 
-def test_a_confluent_consumers_commits_are_traced_with_its_offsets(tmp_path):
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+def test_a_confluent_consumers_commits_are_traced_with_its_offsets(tmp_path, protocol):
+    """Either group protocol: a classic group's commits and a consumer group's (KIP-848), whose
+    generation is the member's epoch."""
     from confluent_kafka import Consumer, Producer, TopicPartition
-    with run_in_thread(make_config(topics={"t": 1}), trace_dir=tmp_path) as emu:
+    # (no timeline: the trace the only sink, so commits go by their frames)
+    config = make_config({"emu.timeline.max.events": 0,
+                          "group.consumer.heartbeat.interval.ms": 500}, topics={"t": 1})
+    with run_in_thread(config, trace_dir=tmp_path) as emu:
         producer = Producer({"bootstrap.servers": emu.bootstrap_servers})
         for i in range(5):
             producer.produce("t", value=b"%d" % i)
         assert producer.flush(30) == 0
         consumer = Consumer({"bootstrap.servers": emu.bootstrap_servers, "group.id": "cg",
-                             "auto.offset.reset": "earliest", "enable.auto.commit": False})
+                             "group.protocol": protocol, "auto.offset.reset": "earliest",
+                             "enable.auto.commit": False})
         consumer.subscribe(["t"])
         committed = []
         try:

@@ -28,7 +28,7 @@ from ..commands import (Heartbeat, JoinGroup, LeaveGroup, OffsetCommit, OffsetDe
                         OffsetFetch, SyncGroup)
 from ..core import Core, heartbeat_key, join_key, sync_key
 from ..events import GroupDeleted, OffsetsCommitted, OffsetsRemoved
-from ..offsets import _java_length, fetched_or_unstable
+from ..offsets import _OFFSETS_COMMITTED, _java_length, fetched_or_unstable
 from ..offsets_store import StoredOffset
 from ..results import (FetchedOffset, HeartbeatResult, LeaveGroupResult,
                        LeaveMemberResult, ListedGroup, OffsetCommitResult, OffsetDeleteResult,
@@ -71,8 +71,15 @@ def handle_commit(core: Core, cmd: OffsetCommit) -> None:
         results.append(PartitionError(topic=o.topic, partition=o.partition, error=ErrorCode.NONE))
         committed.append((o.topic, o.partition, o.offset))
     if committed and core.observing:
-        core.emit(OffsetsCommitted(at_ms=now, group_id=cmd.group_id, member_id=cmd.member_id,
-                                   generation_id=cmd.generation_id, offsets=tuple(committed)))
+        if cmd.by_frame and core.frame_commits is not None and len(cmd.offsets) == 1:
+            # the trace alone, by frames: recorded with the request (offsets.handle_commit)
+            core.frame_commits.commit_at = now
+        elif core.observer_rows:  # as a row (broker/event_rows.py), as the classic commit's
+            core.observer((_OFFSETS_COMMITTED, now, cmd.group_id, cmd.member_id,  # type: ignore[misc]
+                           cmd.generation_id, tuple(committed)))
+        else:
+            core.emit(OffsetsCommitted(at_ms=now, group_id=cmd.group_id, member_id=cmd.member_id,
+                                       generation_id=cmd.generation_id, offsets=tuple(committed)))
     core.reply(cmd.request_id, "OffsetCommit", cmd.group_id,
                OffsetCommitResult(partitions=tuple(results)))
 
