@@ -177,20 +177,21 @@ def decoded_commit_row(event: tuple, decoded: list) -> tuple:
     from (frame_spans.py) -- where ``commit_offset_at`` says it sits."""
     _, record, at_ms = event
     frame = record[1]
-    q, at = decoded[3], decoded[_OFFSET_AT]
-    if at is None:  # the first commit to find this entry: where its offset sits, once
+    offset_at = decoded[_OFFSET_AT]
+    if offset_at is None or offset_at is False:
+        # the frame's own request: the first commit to find this entry (where its offset sits
+        # is found then, once), or every commit where that could not be shown
         key, version = _PEEK_API(frame)
         api = HANDLERS[key].api
         _, own, _ = decode_request(api, version, bytes(frame))
-        at = decoded[_OFFSET_AT] = commit_offset_at(api, version, bytes(frame), decoded[2],
-                                                    own) or False
-    if at is False:  # (not shown: this frame's own request, decoded every time)
-        _, q, _ = decode_request(HANDLERS[_PEEK_API(frame)[0]].api, _PEEK_API(frame)[1],
-                                 bytes(frame))
-        return committed_row(q, at_ms)
+        if offset_at is None:
+            decoded[_OFFSET_AT] = commit_offset_at(api, version, bytes(frame), decoded[2],
+                                                   own) or False
+        return committed_row(own, at_ms)
+    q = decoded[3]
     topic = q.topics[0]
     return (_OFFSETS_COMMITTED, at_ms, q.group_id, q.member_id, q.generation_id_or_member_epoch,
-            ((topic.name, topic.partitions[0].partition_index, _INT64(frame, at)[0]),))
+            ((topic.name, topic.partitions[0].partition_index, _INT64(frame, offset_at)[0]),))
 
 
 def frame_row(event: tuple) -> tuple:
