@@ -97,9 +97,10 @@ class OffsetCommit:
     # v9+: may commit for a consumer group (KIP-848) member; older versions get UNSUPPORTED_VERSION
     supports_member_epochs: bool = True
     # Set by the request path for a commit it can record with its request's frames (one broker,
-    # no fault rule: handlers/offset_commit.py): while the trace is the only sink, the classic
-    # coordinator then leaves a one-partition commit's OffsetsCommitted to that record
-    # (broker/event_rows.py's COMMIT_FRAME) instead of making its row.
+    # no fault rule: handlers/offset_commit.py): while the trace is the only sink, the
+    # coordinator (a classic group's commit, or a consumer group's) then leaves a one-partition
+    # commit's OffsetsCommitted to that record (broker/event_rows.py's COMMIT_FRAME) instead of
+    # making its row.
     by_frame: bool = False
 
 
