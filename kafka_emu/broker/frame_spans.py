@@ -98,22 +98,33 @@ def free_spans(api: Any, version: int, frame: bytes, client_id: str | None, requ
     flipped makes ``request``'s row."""
     if not _plan(type(request), version):
         return ()
-    correlation = int.from_bytes(frame[4:8], "big", signed=True)
-    if encode_request(api, version, correlation, client_id, request)[4:] != frame:
-        return ()
     widths: list[int] = []
     flipped = _flipped(request, version, widths)
-    other = encode_request(api, version, correlation, client_id, flipped)[4:]
-    if not widths or len(other) != len(frame) or not same_row(flipped):
+    spans = _flipped_bytes(api, version, frame, client_id, request, flipped, sum(widths))
+    if not widths or spans is None or not same_row(flipped):
         return ()
+    return spans
+
+
+def _flipped_bytes(api: Any, version: int, frame: bytes, client_id: str | None, request: Any,
+                   flipped: Any, width: int) -> tuple[tuple[int, int], ...] | None:
+    """The runs of bytes in which ``flipped`` (``request`` with fields' bits flipped, ``width``
+    bytes of them) encodes otherwise than ``frame`` -- or None unless ``request`` encodes as
+    ``frame`` byte for byte, ``flipped`` to as many bytes, and they differ in exactly ``width``
+    bytes, every bit of each flipped, none in the header's first 8 bytes (the key leaves those
+    out: frame_rows)."""
+    correlation = int.from_bytes(frame[4:8], "big", signed=True)
+    if encode_request(api, version, correlation, client_id, request)[4:] != frame:
+        return None
+    other = encode_request(api, version, correlation, client_id, flipped)[4:]
+    if len(other) != len(frame):
+        return None
     size = len(frame)
     differ = (int.from_bytes(frame, "big") ^ int.from_bytes(other, "big")).to_bytes(size, "big")
     spans = tuple(m.span() for m in _RUN.finditer(differ))
-    # every differing byte all ones (every bit flipped), as many as the fields' widths, and
-    # none in the header's first 8 bytes (the key leaves those out: frame_rows)
-    if (sum(end - start for start, end in spans) != sum(widths) or spans[0][0] < 8
-            or differ.count(b"\xff") != sum(widths)):
-        return ()
+    if (not spans or sum(end - start for start, end in spans) != width or spans[0][0] < 8
+            or differ.count(b"\xff") != width):
+        return None
     return spans
 
 
@@ -127,23 +138,13 @@ def slicer(spans: tuple[tuple[int, int], ...]) -> Callable[[bytes], tuple[bytes,
 def commit_offset_at(api: Any, version: int, frame: bytes, client_id: str | None,
                      request: Any) -> int | None:
     """Where the committed offset of ``request`` -- a one-partition OffsetCommit, decoded from
-    ``frame`` -- sits in ``frame`` (its first byte), found as ``free_spans`` finds spans: the
-    request encoded again is the frame, and with that offset's bits flipped differs from it in
-    exactly 8 bytes, all flipped. None where not shown. A frame that finds the same entry in
-    ``frame_rows``'s table has it in the same place (the same bytes but in fixed-width fields)."""
-    correlation = int.from_bytes(frame[4:8], "big", signed=True)
-    if encode_request(api, version, correlation, client_id, request)[4:] != frame:
-        return None
+    ``frame`` -- sits in ``frame`` (its first byte), found as ``free_spans`` finds spans, with
+    only that offset's bits flipped: 8 bytes, all flipped. None where not shown. A frame that
+    finds the same entry in ``frame_rows``'s table has it in the same place (the same bytes but
+    in fixed-width fields)."""
     topic = request.topics[0]
     partition = topic.partitions[0]
     flipped = attrs.evolve(request, topics=[attrs.evolve(topic, partitions=[
         attrs.evolve(partition, committed_offset=~partition.committed_offset)])])
-    other = encode_request(api, version, correlation, client_id, flipped)[4:]
-    if len(other) != len(frame):
-        return None
-    size = len(frame)
-    differ = (int.from_bytes(frame, "big") ^ int.from_bytes(other, "big")).to_bytes(size, "big")
-    spans = [m.span() for m in _RUN.finditer(differ)]
-    if len(spans) != 1 or spans[0][1] - spans[0][0] != 8 or differ.count(b"\xff") != 8:
-        return None
-    return spans[0][0] if spans[0][0] >= 8 else None
+    spans = _flipped_bytes(api, version, frame, client_id, request, flipped, 8)
+    return spans[0][0] if spans is not None and len(spans) == 1 else None

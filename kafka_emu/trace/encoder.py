@@ -13,15 +13,15 @@ A message is a 4-byte big-endian length and ``marshal.dumps((first_seq, items))`
 row, a request by its frames (``REQUEST_FRAME``, made into its row here by decoding them:
 ``broker/frame_rows.py``; a commit's OffsetsCommitted too, ``COMMIT_FRAME``), a dict
 (``topics_known``) or a line the writer formatted itself; item i gets sequence number
-``first_seq + i``. A message ``("topic_names", {id: name})`` (``names_message``) holds no lines: it adds to
-the topic names a request recorded by its frame is read with (``broker/frame_rows.py``), ahead of
-every such record that names those ids. The process ends at end of input -- when the writer closes
-the pipe, or when the emulator dies (a crash leaves every line of every whole message received
-complete; a message cut short is dropped). It appends through an ``Appender`` (``appender.py``): a
-write that fails (a full disk) is rolled back to the last whole line or gzip member and its lines
-counted, and the next chunk is tried again. On its stdout it acknowledges each chunk
-(``appender.py``, "acknowledgements"), so the writer knows what reached the file even if this
-process is killed with events still in its pipe.
+``first_seq + i``. A message ``("topic_names", {id: name})`` (``names_message``) holds no lines:
+it adds to the topic names a request recorded by its frame is read with
+(``broker/frame_rows.py``), ahead of every such record that names those ids. The process ends at
+end of input -- when the writer closes the pipe, or when the emulator dies (a crash leaves every
+line of every whole message received complete; a message cut short is dropped). It appends through
+an ``Appender`` (``appender.py``): a write that fails (a full disk) is rolled back to the last
+whole line or gzip member and its lines counted, and the next chunk is tried again. On its stdout
+it acknowledges each chunk (``appender.py``, "acknowledgements"), so the writer knows what reached
+the file even if this process is killed with events still in its pipe.
 
 Run as ``main([FD, RUN_ID, "gzip" or "", END])`` in a fresh interpreter
 (``writer.ENCODER_MAIN``), FD being the open trace file and END the offset of its last whole line.
