@@ -11,10 +11,11 @@ partition's records lie in the frame. The request is still a ProduceRequest; its
 rule, an ACL check, a trace row, a test -- gets the declared elements, decoded from the frame
 by the generated reader on first use, equal to what that reader would have given at once.
 
-Anything else (a transactional id, a null records value, a varint past two bytes, tagged
-fields) goes through the generated reader, which also gives every DecodeError: a malformed
-frame makes this scanner fail or stop at the same place, and ``decode_request`` then reads it
-again the generic way for the error. Nothing here knows logs or topics.
+Anything else (a transactional id, a null records value, a count or a name's length past one
+varint byte, a records length past four -- 256 MB --, tagged fields) goes through the generated
+reader, which also gives every DecodeError: a malformed frame makes this scanner fail or stop at
+the same place, and ``decode_request`` then reads it again the generic way for the error.
+Nothing here knows logs or topics.
 """
 
 from __future__ import annotations
@@ -113,6 +114,8 @@ def scanner(version: int, generic: Callable) -> Callable:
                 name = buf[start:pos]
                 if len(name) != 16:
                     return generic(buf, body, end)
+                if name.__class__ is not bytes:  # (a large frame's own buffer: uuid wants bytes)
+                    name = bytes(name)
                 name_end = pos
             else:
                 n = buf[pos]  # the name's length plus one
@@ -128,13 +131,16 @@ def scanner(version: int, generic: Callable) -> Callable:
             parts = []
             for _ in RANGES[n - 1]:
                 index, = _INT32(buf, pos)
-                n = buf[pos + 4]  # the records' length plus one, one or two bytes
+                n = buf[pos + 4]  # the records' length plus one, one to four bytes
                 if n > 127:
                     high = buf[pos + 5]
-                    if high > 127:
+                    if high > 127:  # a batch of 16 KB or more: a third byte, or a fourth
+                        n, pos = _long_length(buf, pos + 4)
+                    else:
+                        n = (n & 127) | (high << 7)
+                        pos += 6
+                    if n < 1:  # (null records written in more bytes than needed, or too long)
                         return generic(buf, body, end)
-                    n = (n & 127) | (high << 7)
-                    pos += 6
                 elif n:
                     pos += 5
                 else:  # null records
@@ -192,6 +198,20 @@ def _classic_scanner(generic: Callable, twin: type) -> Callable:
         return _request(twin, acks, timeout_ms, buf, body, generic, topics), pos
 
     return read_at
+
+
+def _long_length(buf, start: int) -> tuple[int, int]:
+    """The unsigned varint at ``start`` of three or four bytes (a records length below 256 MB;
+    socket.request.max.bytes is 100 MB) and the position after it; -1 for anything longer
+    (left to the generic reader)."""
+    n = shift = 0
+    for at in range(start, start + 4):
+        byte = buf[at]
+        n |= (byte & 127) << shift
+        if byte < 128:
+            return n, at + 1
+        shift += 7
+    return -1, start
 
 
 def _request(twin: type, acks: int, timeout_ms: int, buf, body: int, generic: Callable,

@@ -240,3 +240,15 @@ async def test_each_kind_of_partition_in_one_fast_request(monkeypatch):
         assert _state(fast) == _state(generic)
         assert [p[2] for p in _state(fast)[:3]] == [6, 1, 0]  # hwm of a-0, a-1, a-2
     assert taken == [True] * 5
+
+
+async def test_a_frame_in_a_bytearray_reads_as_bytes(monkeypatch):
+    """A frame read into a buffer of its own (protocol/framing.py's ``room``: a bytearray)
+    answers as the same frame in bytes, v13's topic ids included (a slice of a bytearray is
+    one; ``uuid.UUID`` takes bytes only)."""
+    for version in (9, 13):
+        as_bytes, in_buffer = _broker(), _broker()
+        frame = _frame(as_bytes, version, 1, None, _usual(version, [0, 1, 2]), 3)
+        assert bytes(_send(in_buffer, bytearray(frame))) == bytes(_send(as_bytes, frame))
+        assert _state(in_buffer) == _state(as_bytes)
+        assert [p[2] for p in _state(in_buffer)[:3]] == [1, 1, 1]

@@ -1,7 +1,7 @@
 """The Produce scanner (protocol/produce_scan.py) against the generated reader: for any
-ProduceRequest body at v3-13 -- usual or not (a transactional id, null records, records longer
-than two varint bytes' worth, many topics) -- ``decode_request`` gives a request equal to the one
-the generated reader gives, and the same number of trailing bytes; a frame cut anywhere, or
+ProduceRequest body at v3-13 -- usual or not (a transactional id, null records, records whose
+length takes one to four varint bytes, many topics) -- ``decode_request`` gives a request equal
+to the one the generated reader gives, and the same number of trailing bytes; a frame cut anywhere, or
 followed by junk, fails or reads exactly as the generic reader does (the same DecodeError
 message). The usual shape (v7+, no transactional id, non-null records) is left in its frame."""
 
@@ -23,7 +23,8 @@ PRODUCE = BY_NAME["Produce"]
 
 partitions = st.builds(pr.PartitionProduceData, index=st.integers(-2, 2**31 - 1),
                        records=st.one_of(st.none(), st.binary(max_size=300),
-                                         st.just(b"r" * 16400)))  # a three-byte length
+                                         st.just(b"r" * 16400),  # a three-byte length
+                                         st.just(b"r" * (1 << 21))))  # a four-byte one
 
 
 @st.composite
@@ -71,10 +72,10 @@ def test_scanner_reads_as_the_generated_reader(case, data):
     got, want = _scanned(version, frame), _generic(version, frame)
     assert got == want
     request = got[0]
-    # (v9+: every length in one byte, a records length in two; a longer one goes the generic
-    # way; v7-8 have fixed-width lengths)
+    # (v9+: every length in one byte, a records length in up to four (a batch below 256 MB); a
+    # longer one goes the generic way; v7-8 have fixed-width lengths)
     usual = (version >= 7 and body.transactional_id is None and all(
-        p.records is not None and (version < 9 or len(p.records) + 1 < 1 << 14)
+        p.records is not None and (version < 9 or len(p.records) + 1 < 1 << 28)
         for t in body.topic_data for p in t.partition_data) and all(
         version >= 13 or version < 9 or len(t.name.encode()) + 1 < 128
         for t in body.topic_data))
@@ -100,3 +101,42 @@ def test_undecoded_topics_read_as_the_declared_list(version):
     assert undecoded == [topic] and [topic] == undecoded and list(undecoded) == [topic]
     assert undecoded[0].partition_data[0].records == b"x" * 200
     assert request == body
+
+
+def _padded(n: int, size: int) -> bytes:
+    """``n`` as an unsigned varint of ``size`` bytes (padded with continuation bytes)."""
+    out = bytearray()
+    for _ in range(size - 1):
+        out.append((n & 127) | 128)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+@pytest.mark.parametrize("size", [3, 4, 5])
+def test_a_padded_records_length_reads_as_the_generic_reader(size):
+    """A records length written in more bytes than it needs (no client does; the varint is
+    still valid): three or four bytes are scanned, five go the generic way, and both read the
+    same request."""
+    records = b"x" * 300  # its compact length, 301, takes two bytes
+    body = pr.ProduceRequest(acks=1, timeout_ms=5, topic_data=[pr.TopicProduceData(
+        name="t", partition_data=[pr.PartitionProduceData(index=0, records=records)])])
+    frame = encode_request(PRODUCE, 9, 1, "c", body)[4:]
+    at = frame.index(_padded(301, 2) + records)
+    padded = frame[:at] + _padded(301, size) + frame[at + 2:]
+    got = _scanned(9, padded)
+    assert got == _generic(9, padded) and got[0] == body
+    assert (type(got[0].topic_data) is UndecodedTopics) == (size < 5)
+
+
+@pytest.mark.parametrize("size", [2, 3, 4])
+def test_padded_null_records_read_as_the_generic_reader(size):
+    """Null records (compact length 0) written in more than one byte: the generic reader's."""
+    body = pr.ProduceRequest(acks=1, timeout_ms=5, topic_data=[pr.TopicProduceData(
+        name="t", partition_data=[pr.PartitionProduceData(index=0, records=None)])])
+    frame = encode_request(PRODUCE, 9, 1, "c", body)[4:]
+    at = frame.index(b"\x00\x00\x00\x00\x00\x00") + 4  # index 0, then the null length
+    padded = frame[:at] + _padded(0, size) + frame[at + 1:]
+    got = _scanned(9, padded)
+    assert got == _generic(9, padded) and got[0] == body
+    assert type(got[0].topic_data) is not UndecodedTopics
