@@ -79,6 +79,7 @@ from kafka_emu.log.producers import NO_TXN, ProducerStateTable
 from kafka_emu.log.records import (KeylessRecords, Record, build_batch, keyless_records,
                                    record_timestamps)
 from kafka_emu.log.txn_index import AbortedTxn, TxnIndex
+from kafka_emu.owned_bytes import OwnedBytes
 
 # ListOffsets special timestamps (ListOffsetsRequest).
 LATEST_TIMESTAMP = -1
@@ -221,9 +222,15 @@ class PartitionLog:
             max_ts = append_time = now_ms
         else:
             # with_base_offset, written out: the new prefix, then the batch from its magic on
-            # (both rewritten fields are outside the CRC)
-            stored = _PREFIX.pack(base, len(records) - LOG_OVERHEAD, self.leader_epoch) + (
-                records if records.__class__ is memoryview else memoryview(records))[16:]
+            # (both rewritten fields are outside the CRC); in place where the records are a
+            # large frame's own buffer (OwnedBytes: kept, not copied)
+            if records.__class__ is memoryview and records.obj.__class__ is OwnedBytes:
+                _PREFIX.pack_into(records, 0, base, len(records) - LOG_OVERHEAD,
+                                  self.leader_epoch)
+                stored = records
+            else:
+                stored = _PREFIX.pack(base, len(records) - LOG_OVERHEAD, self.leader_epoch) + (
+                    records if records.__class__ is memoryview else memoryview(records))[16:]
             max_ts, append_time = header[8], NO_TIMESTAMP
         # _store, written out (the marker path calls it)
         size = len(stored)
@@ -262,7 +269,11 @@ class PartitionLog:
                 or crc != crc32c.crc32c(view[start + 21:end])):
             return -1
         base = self.high_watermark
-        stored = _PREFIX.pack(base, length, self.leader_epoch) + view[start + 16:end]
+        if view.obj.__class__ is OwnedBytes:  # the frame's own buffer: kept, not copied
+            _PREFIX.pack_into(view, start, base, length, self.leader_epoch)
+            stored = view[start:end]
+        else:
+            stored = _PREFIX.pack(base, length, self.leader_epoch) + view[start + 16:end]
         size = len(stored)
         position = self._position = self._position + size
         self._size += size

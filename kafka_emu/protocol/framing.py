@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
+from ..owned_bytes import OwnedBytes
 from .errors import DecodeError
 
 DEFAULT_MAX_FRAME = 104857600
@@ -151,7 +152,7 @@ class FrameBuffer:
             parts = self._parts
             if parts is None or self._need - self._have < least:
                 return None
-            into = self._into = bytearray(self._need)
+            into = self._into = OwnedBytes(self._need)
             pos = 0
             for piece in parts:
                 into[pos:pos + len(piece)] = piece

@@ -5,7 +5,9 @@ and answered by the generic handler) -- must get the same response bytes and lea
 logs. The requests are random: versions 3-13, known, unknown and internal topics, partitions in
 and out of range, several batches, idempotent sequences in and out of order, damaged CRCs,
 keyless records on a compacted topic, transactional batches without a transactional id, acks
-0/1/-1/2, null records."""
+0/1/-1/2, null records. The same holds between frames the log copies batches from (``bytes``, a
+plain ``bytearray``) and frames it keeps batches of as views (``OwnedBytes``, a large frame's
+own buffer: kafka_emu/owned_bytes.py)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from kafka_emu.broker.handlers import produce as produce_handler
 from kafka_emu.broker.handlers import produce_fast
 from kafka_emu.broker.state import Broker
 from kafka_emu.log.records import Record, build_batch
+from kafka_emu.owned_bytes import OwnedBytes
 from kafka_emu.protocol import BY_NAME
 from kafka_emu.protocol.codec import top_plan
 from kafka_emu.protocol.headers import encode_request
@@ -252,3 +255,67 @@ async def test_a_frame_in_a_bytearray_reads_as_bytes(monkeypatch):
         assert bytes(_send(in_buffer, bytearray(frame))) == bytes(_send(as_bytes, frame))
         assert _state(in_buffer) == _state(as_bytes)
         assert [p[2] for p in _state(in_buffer)[:3]] == [1, 1, 1]
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.lists(st.tuples(requests(), st.integers(0, 2)), min_size=1, max_size=6),
+       st.integers(0, 3), st.sampled_from([1, 1, 3]), st.booleans())
+def test_batches_kept_in_their_frame_read_as_copies(monkeypatch, sequence, before, brokers,
+                                                    generic):
+    """Each frame its own buffer (OwnedBytes), batches kept as views of it with their offsets
+    written in place, on the fast path or the generic one: the same answers, logs (every batch
+    checked again after each later request) and rows as a broker copying from ``bytes``."""
+    trio.run(_compare_owned, monkeypatch, sequence, before, brokers, generic)
+
+
+async def _compare_owned(monkeypatch, sequence, before, brokers, generic):
+    owned, copied = _broker(brokers), _broker(brokers)
+    owned_rows, copied_rows = _rows(owned), _rows(copied)
+
+    def send(broker: Broker, frame, node: int):
+        return _generic(broker, frame, monkeypatch, node) if generic else _send(broker, frame, node)
+
+    for i in range(before):
+        usual = _frame(copied, 9, 1, None, _usual(9, [0, 1, 0, 2]), 1000 + i)
+        send(owned, OwnedBytes(usual), i)
+        send(copied, usual, i)
+    for correlation, ((version, acks, tid, topics), node) in enumerate(sequence):
+        frame = _frame(copied, version, acks, tid, topics, correlation)
+        got = send(owned, OwnedBytes(frame), node)
+        want = send(copied, frame, node)
+        assert (None if got is None else bytes(got)) == (None if want is None else bytes(want))
+        assert _state(owned) == _state(copied)
+    assert _timeless(owned_rows) == _timeless(copied_rows)
+
+
+def _kept(broker: Broker) -> list:
+    """The frames the logs keep batches of (one entry per batch kept as a view)."""
+    return [batch.obj for topic in broker.topics.catalogue for log in topic.partitions
+            for batch in log._batches if type(batch) is memoryview]
+
+
+async def test_a_frame_of_its_own_is_kept_and_a_plain_buffer_copied(monkeypatch):
+    """The property above means something only if batches are kept: from an OwnedBytes frame
+    each plain batch is a view of that frame, on either path; from a plain bytearray (which its
+    sender may reuse, as this test does) each batch is a copy, and sending the buffer again
+    leaves the first batch as it was."""
+    for generic in (False, True):
+        def send(broker: Broker, frame, generic: bool = generic) -> None:
+            (_generic(broker, frame, monkeypatch) if generic else _send(broker, frame))
+
+        owned = _broker()
+        first, second = (OwnedBytes(_frame(owned, 9, 1, None, _usual(9, [0, 1]), i))
+                         for i in range(2))
+        send(owned, first)
+        send(owned, second)
+        assert sorted(map(id, _kept(owned))) == sorted([id(first)] * 2 + [id(second)] * 2)
+        log = owned.topics.catalogue.get("a").partitions[1]
+        assert [int.from_bytes(b[:8], "big") for b in log._batches] == [0, 1]
+        reused = _broker()
+        buffer = bytearray(_frame(reused, 9, 1, None, _usual(9, [0]), 1))
+        send(reused, buffer)
+        send(reused, buffer)
+        log = reused.topics.catalogue.get("a").partitions[0]
+        assert _kept(reused) == [] and log.high_watermark == 2
+        assert [int.from_bytes(b[:8], "big") for b in log._batches] == [0, 1]

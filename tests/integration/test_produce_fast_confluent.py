@@ -115,3 +115,55 @@ def test_aiokafka_classic_produce_round_trips_through_the_fast_path(kafka_emu_fa
     assert sorted(got) == [(part, i, b"%d-%d" % (part, i)) for part in range(PARTITIONS)
                            for i in range(5)]
     assert versions and all(v in ((7, True), (8, True)) for v in versions), versions
+
+
+def test_large_batches_are_kept_in_their_frames_and_read_back(kafka_emu_factory, monkeypatch):
+    """Batches of hundreds of KB (a records length of three varint bytes; frames read straight
+    into a buffer of their own, protocol/framing.py's ``room``) take the fast path, and the log
+    keeps each as a view of its frame (kafka_emu/owned_bytes.py) rather than a copy -- a plain
+    producer's through ``append_plain``, an idempotent one's through the full ``append`` --
+    and a consumer reads every record back, dense offsets, values in order."""
+    from kafka_emu.owned_bytes import OwnedBytes
+
+    outcomes: list[bool] = []
+    real = produce_handler.fast_answer
+
+    def counting(ctx, request, undecoded):
+        answer = real(ctx, request, undecoded)
+        outcomes.append(answer is not produce_fast.NOT_TAKEN)
+        return answer
+
+    monkeypatch.setattr(produce_handler, "fast_answer", counting)
+    topic, partitions, per_round = unique("large"), 2, 3000
+    emu = kafka_emu_factory(topics={topic: partitions})
+    for acks, idempotent in (("1", False), ("all", True)):
+        p = Producer({"bootstrap.servers": emu.bootstrap_servers, "linger.ms": 200,
+                      "batch.size": 1_000_000, "acks": acks, "enable.idempotence": idempotent})
+        for i in range(per_round):
+            for part in range(partitions):
+                p.produce(topic, value=b"%s-%d-%d-" % (acks.encode(), part, i) + b"x" * 200,
+                          partition=part)
+            p.poll(0)
+        assert p.flush(30) == 0, "producer did not deliver everything within 30s"
+    assert outcomes and all(outcomes), outcomes
+    logs = emu.broker.topics.catalogue.get(topic).partitions
+    kept = [type(b) is memoryview and b.obj.__class__ is OwnedBytes
+            for log in logs for b in log._batches]
+    assert sum(kept) >= 2 * partitions, kept  # (both producers' large batches, at least)
+
+    c = Consumer({"bootstrap.servers": emu.bootstrap_servers, "group.id": unique("g"),
+                  "enable.auto.commit": False, "fetch.wait.max.ms": 100})
+    c.assign([TopicPartition(topic, part, OFFSET_BEGINNING) for part in range(partitions)])
+    got: dict[int, list] = {part: [] for part in range(partitions)}
+
+    def tick():
+        for m in c.consume(num_messages=2000, timeout=0.1):
+            assert m.error() is None, m.error()
+            got[m.partition()].append((m.offset(), m.value()))
+    wait_until(lambda: sum(map(len, got.values())) >= 2 * partitions * per_round, tick=tick,
+               timeout=30, message="every record back")
+    c.close()
+    for part, records in got.items():
+        want = [(i, b"%s-%d-%d-" % (b"1" if i < per_round else b"all", part, i % per_round)
+                 + b"x" * 200) for i in range(2 * per_round)]
+        assert records == want, part

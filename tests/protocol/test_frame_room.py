@@ -72,3 +72,23 @@ def test_announced_size_over_the_maximum_fails_before_any_room():
     with pytest.raises(FrameTooLarge):
         fb.split(struct.pack(">i", 1001) + b"z" * 100)
     assert fb.room(1) is None
+
+
+def test_a_frame_read_into_its_own_buffer_is_owned_bytes():
+    """The frame ``room`` gives a buffer to comes out as OwnedBytes (kafka_emu/owned_bytes.py:
+    the log may keep batches as views of it); frames cut from a chunk are bytes, which it
+    copies from."""
+    from kafka_emu.owned_bytes import OwnedBytes
+
+    payload = bytes(range(256)) * 600
+    data = _stream([payload, b"small"])
+    fb = FrameBuffer(1 << 20)
+    assert fb.split(data[:1000]) == []
+    room = fb.room(1000)
+    assert room is not None
+    n = len(data) - 1000 - 9  # the rest of the large frame, not the small one after it
+    room[:n] = data[1000:1000 + n]
+    room.release()
+    frame = fb.filled(n)
+    assert type(frame) is OwnedBytes and frame == payload
+    assert [type(f) for f in fb.split(data[1000 + n:])] == [bytes]
