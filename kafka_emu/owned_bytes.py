@@ -5,10 +5,9 @@ A frame longer than one read is read straight into a buffer of its announced siz
 Produce's batch from such a frame as a view of the buffer, its base offset and leader epoch
 written in place (log/partition.py's ``append`` and ``append_plain``), instead of copying it
 into a new bytes object. A large Produce (a confluent-kafka producer's batches run to hundreds
-of KB) then touches its bytes' memory once, not twice: the copy cost a memcpy and, since the
-log keeps every record, a fresh page -- a page fault, about 1.5-2.5 µs on this project's
-virtual machines -- every 4 KB; measured, a third fewer page faults and 4% less server CPU per
-record for one producer (docs/performance-history.md).
+of KB) then skips a memcpy of its records: 3-4% of its CPU in process for a 500 KB request
+(docs/performance-history.md). The page faults of keeping the bytes -- a fresh page every 4 KB,
+since the log keeps every record -- stay: they move from the copy to the frame's buffer.
 
 What that costs: the frame's first bytes of each kept batch are the log's from then on (the
 decoded request's records read the offset the log gave them); and a frame of several
