@@ -55,7 +55,7 @@ class FrameBuffer:
                 self._have += len(chunk)
                 return
             self._into, self._have, self._need = None, 0, -1
-            yield into  # type: ignore[misc]
+            yield _whole(into)  # type: ignore[misc]
             pos = rest
         parts = self._parts
         if parts is not None:  # the frame's size is known: its pieces until it is whole
@@ -161,15 +161,15 @@ class FrameBuffer:
             self._parts = None
         return memoryview(into)[self._have:]
 
-    def filled(self, n: int) -> bytearray | None:
+    def filled(self, n: int) -> bytes | OwnedBytes | None:
         """``n`` more bytes were read into ``room``'s view (released by the caller): the whole
-        frame once it is complete, else None."""
+        frame once it is complete (``_whole``), else None."""
         self._have += n
         if self._have < self._need:
             return None
         frame = self._into
         self._into, self._have, self._need = None, 0, -1
-        return frame
+        return _whole(frame)  # type: ignore[arg-type]
 
     @property
     def buffered(self) -> int:
@@ -178,3 +178,18 @@ class FrameBuffer:
             return 4 + self._have
         buf = self._buf
         return 0 if buf is None else len(buf)
+
+
+def _whole(frame: OwnedBytes) -> bytes | OwnedBytes:
+    """A frame read into a buffer of its own, as the request path takes it: a Produce's as it
+    is (the log keeps its batches as views of it: kafka_emu/owned_bytes.py), any other's as
+    bytes, one copy. Decoded from a bytearray, a request's BYTES fields would be bytearrays --
+    mutable and unhashable: a leader's SyncGroup read so (a consumer assigned 40,000 partitions:
+    160 KB) closed its connection on the coordinator's lookup of equal assignments."""
+    if frame[:2] == _PRODUCE:  # (the api key, int16 at the frame's start)
+        return frame
+    return bytes(frame)
+
+
+_PRODUCE = b"\x00\x00"  # ApiKeys.PRODUCE as the frame starts with it
+

@@ -74,21 +74,30 @@ def test_announced_size_over_the_maximum_fails_before_any_room():
     assert fb.room(1) is None
 
 
-def test_a_frame_read_into_its_own_buffer_is_owned_bytes():
-    """The frame ``room`` gives a buffer to comes out as OwnedBytes (kafka_emu/owned_bytes.py:
-    the log may keep batches as views of it); frames cut from a chunk are bytes, which it
-    copies from."""
+
+@pytest.mark.parametrize("api_key, kept", [(0, True), (14, False), (1, False)])
+def test_a_frame_read_into_its_own_buffer(api_key, kept):
+    """The frame ``room`` gives a buffer to comes out as that buffer (OwnedBytes: the log may
+    keep batches as views of it, kafka_emu/owned_bytes.py) for a Produce (api key 0), as bytes
+    for any other API (SyncGroup 14, Fetch 1): decoded from a bytearray, its BYTES fields would
+    be bytearrays, unhashable. Frames cut from a chunk are bytes either way."""
     from kafka_emu.owned_bytes import OwnedBytes
 
-    payload = bytes(range(256)) * 600
+    payload = struct.pack(">hh", api_key, 0) + bytes(range(256)) * 600
     data = _stream([payload, b"small"])
-    fb = FrameBuffer(1 << 20)
-    assert fb.split(data[:1000]) == []
-    room = fb.room(1000)
-    assert room is not None
-    n = len(data) - 1000 - 9  # the rest of the large frame, not the small one after it
-    room[:n] = data[1000:1000 + n]
-    room.release()
-    frame = fb.filled(n)
-    assert type(frame) is OwnedBytes and frame == payload
-    assert [type(f) for f in fb.split(data[1000 + n:])] == [bytes]
+    for fed in (False, True):  # the rest read into the buffer, or a chunk fed the usual way
+        fb = FrameBuffer(1 << 20)
+        assert fb.split(data[:1000]) == []
+        room = fb.room(1000)
+        assert room is not None
+        n = len(data) - 1000 - 9  # the rest of the large frame, not the small one after it
+        if fed:
+            room.release()
+            frames = fb.split(data[1000:])
+            frame, rest = frames[0], frames[1:]
+        else:
+            room[:n] = data[1000:1000 + n]
+            room.release()
+            frame, rest = fb.filled(n), fb.split(data[1000 + n:])
+        assert frame == payload and type(frame) is (OwnedBytes if kept else bytes)
+        assert [type(f) for f in rest] == [bytes] and rest == [b"small"]
