@@ -20,9 +20,9 @@ PARTITIONS = 16
 PER_PARTITION = 40
 
 
-@pytest.mark.parametrize("brokers", [1, 3])
-def test_sixteen_partitions_round_trip_through_the_fast_path(kafka_emu_factory, monkeypatch,
-                                                             brokers):
+@pytest.fixture
+def fast_path_outcomes(monkeypatch) -> list[bool]:
+    """Whether the fast path answered each Produce the server got (True) or declined it."""
     outcomes: list[bool] = []
     real = produce_handler.fast_answer
 
@@ -32,6 +32,13 @@ def test_sixteen_partitions_round_trip_through_the_fast_path(kafka_emu_factory, 
         return answer
 
     monkeypatch.setattr(produce_handler, "fast_answer", counting)
+    return outcomes
+
+
+@pytest.mark.parametrize("brokers", [1, 3])
+def test_sixteen_partitions_round_trip_through_the_fast_path(kafka_emu_factory,
+                                                             fast_path_outcomes, brokers):
+    outcomes = fast_path_outcomes
     topic = unique("fast")
     emu = kafka_emu_factory(topics={topic: PARTITIONS}, brokers=brokers)
     for acks, idempotent in (("1", False), ("all", True)):
@@ -117,7 +124,8 @@ def test_aiokafka_classic_produce_round_trips_through_the_fast_path(kafka_emu_fa
     assert versions and all(v in ((7, True), (8, True)) for v in versions), versions
 
 
-def test_large_batches_are_kept_in_their_frames_and_read_back(kafka_emu_factory, monkeypatch):
+def test_large_batches_are_kept_in_their_frames_and_read_back(kafka_emu_factory,
+                                                             fast_path_outcomes):
     """Batches of hundreds of KB (a records length of three varint bytes; frames read straight
     into a buffer of their own, protocol/framing.py's ``room``) take the fast path, and the log
     keeps each as a view of its frame (kafka_emu/owned_bytes.py) rather than a copy -- a plain
@@ -125,15 +133,7 @@ def test_large_batches_are_kept_in_their_frames_and_read_back(kafka_emu_factory,
     and a consumer reads every record back, dense offsets, values in order."""
     from kafka_emu.owned_bytes import OwnedBytes
 
-    outcomes: list[bool] = []
-    real = produce_handler.fast_answer
-
-    def counting(ctx, request, undecoded):
-        answer = real(ctx, request, undecoded)
-        outcomes.append(answer is not produce_fast.NOT_TAKEN)
-        return answer
-
-    monkeypatch.setattr(produce_handler, "fast_answer", counting)
+    outcomes = fast_path_outcomes
     topic, partitions, per_round = unique("large"), 2, 3000
     emu = kafka_emu_factory(topics={topic: partitions})
     for acks, idempotent in (("1", False), ("all", True)):
