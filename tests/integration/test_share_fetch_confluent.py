@@ -200,3 +200,28 @@ def test_the_delivery_limit_archives_a_poison_record(limit):
             assert part["in_flight"] == []  # archived at the limit, then passed by the start
         finally:
             c.close()
+
+
+def test_a_large_batch_kept_in_its_frame_is_shared_whole(emu):
+    """A producer's batch of hundreds of KB, which the log keeps as a view of the request's own
+    buffer (kafka_emu/owned_bytes.py): a ShareConsumer gets every record once, values intact."""
+    from kafka_emu.owned_bytes import OwnedBytes
+
+    group, count = unique("sg"), 3000
+    c = consumer(emu, group)
+    try:
+        started(emu, group, [c])
+        p = Producer({"bootstrap.servers": emu.bootstrap_servers, "linger.ms": 200,
+                      "batch.size": 1_000_000})
+        for i in range(count):
+            p.produce("t", value=b"%d-" % i + b"x" * 200)
+        assert p.flush(30) == 0
+        log = emu.broker.topics.catalogue.get("t").partitions[0]
+        assert any(type(b) is memoryview and b.obj.__class__ is OwnedBytes for b in log._batches)
+        values = {}
+        poll_until([c], lambda g: len(values) >= count,
+                   on_message=lambda _, m: values.setdefault(m.offset(), m.value()))
+        start = min(values)
+        assert values == {start + i: b"%d-" % i + b"x" * 200 for i in range(count)}
+    finally:
+        c.close()
