@@ -171,6 +171,11 @@ def parse_header(data: bytes | bytearray | memoryview, pos: int = 0) -> BatchHea
     return _new_tuple(BatchHeader, _HEADER.unpack_from(data, pos))
 
 
+def max_timestamp(batch: bytes | bytearray | memoryview) -> int:
+    """The batch header's maxTimestamp (what retention and a ListOffsets by time read)."""
+    return _INT64.unpack_from(batch, MAX_TIMESTAMP_OFFSET)[0]
+
+
 def compute_crc(batch: bytes | bytearray | memoryview) -> int:
     view = batch if isinstance(batch, memoryview) else memoryview(batch)
     return crc32c.crc32c(view[ATTRIBUTES_OFFSET:])

@@ -63,11 +63,11 @@ from kafka_emu.errors import ErrorCode, KafkaError
 from kafka_emu.log.batch import (
     COMPRESSION_MASK,
     LOG_OVERHEAD,
-    MAX_TIMESTAMP_OFFSET,
     NO_TIMESTAMP,
     TIMESTAMP_TYPE_MASK,
     BatchHeader,
     TimestampType,
+    max_timestamp,
     parse_header,
     usual_produce_batch,
     validate_produce_records,
@@ -77,7 +77,7 @@ from kafka_emu.log.config import LogConfig
 from kafka_emu.log.crc import crc32c
 from kafka_emu.log.producers import NO_TXN, ProducerStateTable
 from kafka_emu.log.records import (KeylessRecords, Record, build_batch, keyless_records,
-                                   record_timestamps)
+                                   record_timestamps_or_none)
 from kafka_emu.log.txn_index import AbortedTxn, TxnIndex
 from kafka_emu.owned_bytes import OwnedBytes
 
@@ -99,7 +99,6 @@ ABORT_MARKER, COMMIT_MARKER = 0, 1
 _CONTROL_KEY = struct.Struct(">hh")
 _MARKER_VALUE = struct.Struct(">hi")
 
-_INT64 = struct.Struct(">q")
 _PREFIX = struct.Struct(">qii")  # baseOffset, batchLength, partitionLeaderEpoch (batch.py's)
 # batch.py's header in a frame, without the fields append_plain does not read (leader epoch,
 # first timestamp, producer epoch, base sequence)
@@ -429,10 +428,10 @@ class PartitionLog:
         batches, log_start = self._batches, self.log_start_offset
         for i in range(bisect_left(self._pmax, target, self._head), len(batches)):
             batch = batches[i]
-            if _max_timestamp(batch) < target:
+            if max_timestamp(batch) < target:
                 continue
             header = parse_header(batch)
-            stamps = _record_timestamps(batch, header)
+            stamps = record_timestamps_or_none(batch, header)
             if stamps is None:  # compressed: batch granularity
                 if header.last_offset >= log_start:
                     return TimestampAndOffset(
@@ -453,7 +452,7 @@ class PartitionLog:
         largest = pmax[-1]
         batch = self._batches[bisect_left(pmax, largest, self._head)]
         header = parse_header(batch)
-        stamps = _record_timestamps(batch, header) or ()
+        stamps = record_timestamps_or_none(batch, header) or ()
         offset = next((o for o, ts in stamps if ts == largest), header.last_offset)
         return TimestampAndOffset(largest, offset, header.partition_leader_epoch)
 
@@ -461,7 +460,7 @@ class PartitionLog:
         pmax = self._pmax
         running = -(2**63)
         for i in range(self._head, len(self._batches)):
-            ts = _max_timestamp(self._batches[i])
+            ts = max_timestamp(self._batches[i])
             if ts > running:
                 running = ts
             pmax[i] = running
@@ -546,7 +545,7 @@ class PartitionLog:
         end = len(self._batches)
         if config.retention_ms >= 0:
             batches, limit = self._batches, config.retention_ms
-            while keep_from < end and now_ms - _max_timestamp(batches[keep_from]) > limit:
+            while keep_from < end and now_ms - max_timestamp(batches[keep_from]) > limit:
                 keep_from += 1
         if config.retention_bytes >= 0 and keep_from < end:
             ends, base = self._ends, self._ends[keep_from] - len(self._batches[keep_from])
@@ -582,21 +581,3 @@ class PartitionLog:
             del self._pmax[:keep_from]
             self._head = 0
 
-
-def _max_timestamp(batch: bytes) -> int:
-    return _INT64.unpack_from(batch, MAX_TIMESTAMP_OFFSET)[0]
-
-
-def _record_timestamps(batch: bytes, header: BatchHeader) -> list[tuple[int, int]] | None:
-    """(offset, timestamp) per record, or None when only batch granularity is possible.
-
-    That is for compressed batches, and for an uncompressed one whose records section does not
-    parse: Kafka walks every record on produce and would have refused it; we do not, so a lookup
-    must not fail on it later.
-    """
-    if header.attributes & COMPRESSION_MASK:
-        return None
-    try:
-        return list(record_timestamps(batch))
-    except (IndexError, ValueError):
-        return None

@@ -40,6 +40,7 @@ from kafka_emu.log.batch import (
     RECORD_BATCH_OVERHEAD,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_MASK,
+    BatchHeader,
     Compression,
     TimestampType,
     parse_header,
@@ -194,6 +195,22 @@ def record_timestamps(batch: bytes | memoryview) -> Iterator[tuple[int, int]]:
         timestamp = header.max_timestamp if log_append else header.base_timestamp + ts_delta
         yield header.base_offset + offset_delta, timestamp
         pos = end
+
+
+def record_timestamps_or_none(batch: bytes | memoryview,
+                              header: BatchHeader) -> list[tuple[int, int]] | None:
+    """``record_timestamps`` as a list, or None when only batch granularity is possible.
+
+    That is for compressed batches, and for an uncompressed one whose records section does not
+    parse: Kafka walks every record on produce and would have refused it; we do not, so a lookup
+    must not fail on it later.
+    """
+    if header.attributes & COMPRESSION_MASK:
+        return None
+    try:
+        return list(record_timestamps(batch))
+    except (IndexError, ValueError):
+        return None
 
 
 def keyless_records(batch: bytes | memoryview) -> list[int]:
