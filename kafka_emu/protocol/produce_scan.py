@@ -26,6 +26,7 @@ from typing import Any, Callable
 from .builder_twin import builder_twin
 from .generated_source import RANGES
 from .messages.produce import ProduceRequest
+from .primitives import uvarint_at
 
 _INT32 = struct.Struct(">i").unpack_from
 _ACKS_TIMEOUT = struct.Struct(">hi").unpack_from
@@ -135,11 +136,12 @@ def scanner(version: int, generic: Callable) -> Callable:
                 if n > 127:
                     high = buf[pos + 5]
                     if high > 127:  # a batch of 16 KB or more: a third byte, or a fourth
-                        n, pos = _long_length(buf, pos + 4)
+                        # (past four, DecodeError: decode_request reads it the generic way)
+                        n, pos = uvarint_at(buf, pos + 4, end, 4)
                     else:
                         n = (n & 127) | (high << 7)
                         pos += 6
-                    if n < 1:  # (null records written in more bytes than needed, or too long)
+                    if n < 1:  # (null records written in more bytes than needed)
                         return generic(buf, body, end)
                 elif n:
                     pos += 5
@@ -198,20 +200,6 @@ def _classic_scanner(generic: Callable, twin: type) -> Callable:
         return _request(twin, acks, timeout_ms, buf, body, generic, topics), pos
 
     return read_at
-
-
-def _long_length(buf, start: int) -> tuple[int, int]:
-    """The unsigned varint at ``start`` of three or four bytes (a records length below 256 MB;
-    socket.request.max.bytes is 100 MB) and the position after it; -1 for anything longer
-    (left to the generic reader)."""
-    n = shift = 0
-    for at in range(start, start + 4):
-        byte = buf[at]
-        n |= (byte & 127) << shift
-        if byte < 128:
-            return n, at + 1
-        shift += 7
-    return -1, start
 
 
 def _request(twin: type, acks: int, timeout_ms: int, buf, body: int, generic: Callable,
