@@ -33,6 +33,7 @@ BROKER_CONFIG_TYPES: dict[str, T] = {
     "default.replication.factor": T.INT, "min.insync.replicas": T.INT,
     "log.retention.bytes": T.LONG, "log.retention.ms": T.LONG,
     "log.retention.check.interval.ms": T.LONG, "log.initial.task.delay.ms": T.LONG,
+    "max.incremental.fetch.session.cache.slots": T.INT,
     # group coordinator
     "offsets.topic.num.partitions": T.INT, "offsets.topic.replication.factor": T.SHORT,
     "offset.metadata.max.bytes": T.INT, "offsets.retention.minutes": T.INT,

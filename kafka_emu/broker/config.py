@@ -115,6 +115,8 @@ class BrokerConfig:
     frame_read_timeout_ms: int = 60000  # kafka-emu's own: a started frame must finish in time
     max_connections: int = 2**31 - 1  # Kafka's default: no cap
     max_connections_per_ip: int = 2**31 - 1
+    # KIP-227 fetch sessions a broker keeps (broker/fetch_sessions.py); 0: none, every fetch full
+    fetch_session_cache_slots: int = 1000
     num_partitions: int = 1
     auto_create_topics_enable: bool = True
     log_retention_bytes: int = -1
@@ -170,6 +172,8 @@ class BrokerConfig:
         "emu.frame.read.timeout.ms": ("frame_read_timeout_ms", _int(1, 2**63 - 1)),
         "max.connections": ("max_connections", _int(1, 2**31 - 1)),
         "max.connections.per.ip": ("max_connections_per_ip", _int(1, 2**31 - 1)),
+        "max.incremental.fetch.session.cache.slots": ("fetch_session_cache_slots",
+                                                      _int(0, 2**31 - 1)),
         "num.partitions": ("num_partitions", _int(1, 100000)),
         "auto.create.topics.enable": ("auto_create_topics_enable", _bool),
         "log.retention.bytes": ("log_retention_bytes", _int(-1)),

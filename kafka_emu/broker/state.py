@@ -144,6 +144,8 @@ class Broker:
         self._slot_freed = trio.Event()
         from .idle import IdleConnections
         self.idle = IdleConnections()  # closes connections.max.idle.ms idle ones (server runs it)
+        from .fetch_sessions import FetchSessionCache
+        self.fetch_sessions = FetchSessionCache(config.fetch_session_cache_slots)  # KIP-227
         # control/faults.py: the rules (kept once created) and, only while one of them can
         # still fire, ``faults`` -- the one attribute a connection checks per request
         self.fault_rules: Any = None

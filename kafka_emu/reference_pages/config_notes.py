@@ -40,6 +40,8 @@ BROKER: dict[str, Note] = {
     "connections.max.idle.ms": Note("a connection idle this long is closed"),
     "max.connections": Note("connections the broker accepts at once; more are closed at accept"),
     "max.connections.per.ip": Note("connections one client address may hold at once"),
+    "max.incremental.fetch.session.cache.slots": Note(
+        "fetch sessions (KIP-227) the broker keeps; 0: none, every fetch is a full one"),
     "num.partitions": Note("partitions of an auto-created topic"),
     "auto.create.topics.enable": Note("create a topic on Metadata / Produce for it"),
     "log.retention.bytes": Note("topics' default `retention.bytes`: a per-partition size cap, "

@@ -1,5 +1,5 @@
-"""Fetch v4-18: v5 log start offset; v7 sessions (answered sessionless: session id 0, which
-KIP-227 clients treat as "no session", so every fetch is a full one); v11 rack / preferred
+"""Fetch v4-18: v5 log start offset; v7 fetch sessions (KIP-227: incremental fetches, as
+Kafka answers them; broker/fetch_sessions.py); v11 rack / preferred
 replica; v12 flexible; v13 topic ids instead of names; v15 replica state; v18 a follower's
 high watermark (KIP-1166), which a consumer leaves at its default and the leader has no use for here.
 
@@ -24,6 +24,8 @@ empty list. read_uncommitted gets null. last_stable_offset is reported at either
 
 from __future__ import annotations
 
+from time import monotonic
+
 from ...errors import ErrorCode, KafkaError
 from ...frozen import mutable_twin
 from ...protocol.codegen import shared_default
@@ -31,6 +33,8 @@ from ...protocol.messages.fetch import (API, AbortedTransaction, EpochEndOffset,
                                         FetchableTopicResponse, FetchResponse, LeaderIdAndEpoch,
                                         PartitionData, SnapshotId)
 from ...protocol.spliced import RecordsParts
+from ..fetch_sessions import (FINAL_EPOCH, INITIAL_EPOCH, NO_SESSION, SessionRequest,
+                              next_epoch)
 from . import Handler
 
 READ_COMMITTED = 1
@@ -76,14 +80,14 @@ def _topic_answer(topic: str, topic_id, parts: list) -> FetchableTopicResponse:
     return answer
 
 
-def _response(responses: list) -> FetchResponse:
+def _response(responses: list, session_id: int = 0) -> FetchResponse:
     if _BuildingResponse is None:
-        return FetchResponse(throttle_time_ms=0, error_code=_NONE, session_id=0,
+        return FetchResponse(throttle_time_ms=0, error_code=_NONE, session_id=session_id,
                              responses=responses, node_endpoints=[])
     answer = _BuildingResponse()
     answer.throttle_time_ms = 0
     answer.error_code = _NONE
-    answer.session_id = 0
+    answer.session_id = session_id
     answer.responses = responses
     answer.node_endpoints = []
     answer.__class__ = FetchResponse
@@ -281,6 +285,60 @@ def _read_changed(ctx, request, slots: list, seen: list) -> int | None:
 
 
 async def fetch(ctx, request) -> FetchResponse:
+    if request.session_epoch == FINAL_EPOCH and request.session_id == NO_SESSION:
+        return await _fetch_all(ctx, request)  # sessionless (and every v4-6 fetch)
+    return await _in_session(ctx, request)
+
+
+async def _in_session(ctx, request) -> FetchResponse:
+    """A fetch that opens, uses or closes a fetch session (broker/fetch_sessions.py)."""
+    cache = ctx.broker.fetch_sessions
+    node_id = ctx.connection.node_id
+    epoch, session_id = request.session_epoch, request.session_id
+    by_ids = uses_topic_ids(ctx.version)
+    if epoch == FINAL_EPOCH or epoch == INITIAL_EPOCH:  # a full fetch
+        if session_id != NO_SESSION:
+            cache.remove(node_id, session_id)
+        answer = await _fetch_all(ctx, request)
+        if epoch == FINAL_EPOCH:
+            return answer
+        session = cache.create(node_id, by_ids, sum(len(t.partitions) for t in request.topics))
+        if session is None:  # no room: the client goes on without one
+            return answer
+        session.update(request.topics, ())
+        session.remember(answer.responses, [session.partitions[(session.key(t), p.partition)]
+                                            for t in request.topics for p in t.partitions])
+        return _in_answer(answer, session.id, answer.responses)
+    session = cache.get(node_id, session_id)
+    if session is None:
+        return _session_error(ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
+    if epoch != session.epoch:
+        return _session_error(ErrorCode.INVALID_FETCH_SESSION_EPOCH)
+    if session.by_ids != by_ids:  # (a client that changed versions within the session)
+        return _session_error(ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR)
+    session.update(request.topics, request.forgotten_topics_data)
+    session.epoch = next_epoch(epoch)
+    session.last_used_ms = monotonic() * 1000
+    topics, order = session.topics()
+    answer = await _fetch_all(ctx, SessionRequest(request, topics))
+    return _in_answer(answer, session.id, session.changed(answer.responses, order))
+
+
+def _in_answer(answer: FetchResponse, session_id: int, responses: list) -> FetchResponse:
+    """``answer`` as a session's: its id, and the topics given (a vouched answer stays so)."""
+    made = _response(responses, session_id)
+    if VOUCHED[0] is answer:
+        VOUCHED[0] = made
+    return made
+
+
+def _session_error(code: ErrorCode) -> FetchResponse:
+    return FetchResponse(throttle_time_ms=0, error_code=code, session_id=NO_SESSION,
+                         responses=[], node_endpoints=[])
+
+
+async def _fetch_all(ctx, request) -> FetchResponse:
+    """The answer to a full fetch of ``request``'s partitions (a session's: all of its)."""
     topics = ctx.broker.topics
     wanted = request.min_bytes if request.min_bytes > 1 else 1
     slots: list = []
