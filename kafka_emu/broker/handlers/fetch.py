@@ -159,12 +159,16 @@ def _read_all(ctx, request, slots: list | None = None, seen: list | None = None
                 limit = budget
             offset = p.fetch_offset
             hwm = log.high_watermark
-            if committed or _Building is None or not log.log_start_offset <= offset <= hwm:
+            if (committed and offset != hwm and (log.txns.ongoing or log.txns.aborted)) \
+                    or _Building is None or not log.log_start_offset <= offset <= hwm:
                 answer, size = _read_one(log, p, committed, limit, min_one)
             else:
                 # _read_one's usual case written out (a Python call with its tuple is about 750
-                # instructions, once per partition): read_uncommitted, an offset in range, so
-                # the read cannot fail
+                # instructions, once per partition): an offset in range, so the read cannot
+                # fail; at read_committed (librdkafka's default) also nothing to read, or a log
+                # that never had a transaction open or aborted: its last stable offset is its
+                # high watermark and no aborted transaction can overlap, so read_committed's
+                # read is this one, with an empty aborted list
                 if offset == hwm:  # caught up: nothing to read
                     size = 0
                 else:
@@ -178,7 +182,7 @@ def _read_all(ctx, request, slots: list | None = None, seen: list | None = None
                 answer.diverging_epoch = _NO_DIVERGING_EPOCH
                 answer.current_leader = _NO_CURRENT_LEADER
                 answer.snapshot_id = _NO_SNAPSHOT
-                answer.aborted_transactions = None
+                answer.aborted_transactions = [] if committed else None
                 answer.preferred_read_replica = -1
                 if size:
                     records = _new(RecordsParts)
