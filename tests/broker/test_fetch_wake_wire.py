@@ -129,3 +129,34 @@ async def test_a_fetch_woken_below_min_bytes_reads_everything_on_the_next_wake(
     assert woken == full
     assert [(t.topic, p.partition_index) for t in woken.responses for p in t.partitions
             if p.records] == [("a", 2), ("b", 0)]
+
+
+@pytest.mark.parametrize("change", [_nothing, _delete_records, _delete_topic])
+async def test_a_long_poll_fetch_that_times_out_answers_as_a_full_read(start_broker,
+                                                                       autojump_clock, change):
+    # nothing wakes it (a log start that moves, a topic deleted: no append): at max_wait_ms it
+    # answers what a full read gives then
+    bound = await start_broker(topics=LAYOUT)
+    consumer = await WireClient.connect(bound.host, bound.port)
+    checker = await WireClient.connect(bound.host, bound.port)
+    producer = await WireClient.connect(bound.host, bound.port)
+    await producer.request(PRODUCE, 9, _produce(*((t, p) for t, n in LAYOUT.items()
+                                                  for p in range(n)), count=3))
+    ends = {(t, p): 3 for t, n in LAYOUT.items() for p in range(n)}
+    result = {}
+
+    async def poll():
+        start = trio.current_time()
+        result["resp"] = await consumer.request(FETCH, 12, _fetch(ends, 5_000))
+        result["waited"] = trio.current_time() - start
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(poll)
+        await trio.sleep(1)
+        await change(bound.broker, producer)
+    full = await checker.request(FETCH, 12, _fetch(ends, 0))
+    assert 5 <= result["waited"] < 5.5
+    assert result["resp"] == full
+    if change is _delete_records:
+        a0 = [p for t in full.responses for p in t.partitions if t.topic == "a"][0]
+        assert a0.log_start_offset == 3

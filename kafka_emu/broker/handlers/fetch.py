@@ -360,6 +360,11 @@ async def _fetch_all(ctx, request) -> FetchResponse:
             while True:
                 await ctx.park(watch)  # until an append to one of them, or max_wait_ms
                 if not watch.woken:  # max_wait_ms is up: whatever is there now
+                    # after an empty read, as after a wake-up: only the logs that moved since
+                    # (an idle consumer of many partitions is answered thus twice a second)
+                    if changed_only and not total and \
+                            _read_changed(ctx, request, slots, seen) is not None:
+                        break
                     seen = []
                     responses, _, failed = _read_all(ctx, request, None, seen)
                     break
