@@ -41,7 +41,10 @@ INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
 NO_SESSION = 0
 EVICTION_MS = 120_000  # Kafka's fetch session eviction time (KafkaServer: a constant)
-DEFAULT_SLOTS = 1000  # max.incremental.fetch.session.cache.slots
+
+
+def _now_ms() -> float:
+    return time.monotonic() * 1000  # wall time: sessions expire on it, not on the test clock
 
 
 def next_epoch(epoch: int) -> int:
@@ -100,10 +103,18 @@ class FetchSession:
     def key(self, topic: Any) -> Any:
         return topic.topic_id if self.by_ids else topic.topic
 
-    def update(self, topics: Iterable, forgotten: Iterable) -> None:
+    def used(self, epoch: int) -> None:
+        """An incremental fetch at ``epoch`` taken: the next one expected, and the session's
+        last use (for eviction)."""
+        self.epoch = next_epoch(epoch)
+        self.last_used_ms = _now_ms()
+
+    def update(self, topics: Iterable, forgotten: Iterable = ()) -> list[Cached]:
         """The request's partitions added or updated, then its forgotten ones removed (Kafka's
-        order: a partition both sent and forgotten is gone)."""
+        order: a partition both sent and forgotten is gone); the entries of the partitions
+        sent, in the request's order (as its answer lists them)."""
         partitions, names = self.partitions, self.names
+        sent = []
         for t in topics:
             key = self.key(t)
             names.setdefault(key, (t.topic, t.topic_id))
@@ -111,13 +122,15 @@ class FetchSession:
                 place = (key, p.partition)
                 cached = partitions.get(place)
                 if cached is None:
-                    partitions[place] = Cached(place, p)
+                    cached = partitions[place] = Cached(place, p)
                 else:
                     cached.request = p
+                sent.append(cached)
         for f in forgotten:
             key = self.key(f)
             for index in f.partitions:
                 partitions.pop((key, index), None)
+        return sent
 
     def topics(self) -> tuple[list[SessionTopic], list[Cached]]:
         """The session's partitions as fetch topics (one per run of a topic, in order), and
@@ -163,8 +176,13 @@ class FetchSession:
                     cached.high_watermark = -1  # answered again once the error is gone
                 if must:
                     parts.append(part)
-            if parts:
-                out.append(_with_partitions(topic, parts))
+            if len(parts) == len(topic.partitions):
+                out.append(topic)
+            elif parts:
+                # (imported here: the broker makes its cache at start, before any Fetch)
+                from ..protocol.messages.fetch import FetchableTopicResponse
+                out.append(FetchableTopicResponse(topic=topic.topic, topic_id=topic.topic_id,
+                                                  partitions=parts))
         if moved:
             partitions = self.partitions
             for cached in moved:
@@ -182,17 +200,10 @@ class FetchSession:
                 cached.log_start_offset = part.log_start_offset
 
 
-def _with_partitions(topic: Any, parts: list) -> Any:
-    if len(parts) == len(topic.partitions):
-        return topic
-    from .handlers.fetch import _topic_answer  # (the handler imports this module)
-    return _topic_answer(topic.topic, topic.topic_id, parts)
-
-
 class FetchSessionCache:
     """A broker's sessions, by (node id, session id)."""
 
-    def __init__(self, slots: int = DEFAULT_SLOTS, rng: random.Random | None = None) -> None:
+    def __init__(self, slots: int, rng: random.Random | None = None) -> None:
         self.slots = slots
         self.sessions: dict[tuple[int, int], FetchSession] = {}
         self._rng = rng or random.Random()
@@ -208,7 +219,7 @@ class FetchSessionCache:
         """A new session for ``size`` partitions, or None when there is no room for it."""
         if self.slots <= 0:
             return None
-        now_ms = time.monotonic() * 1000 if now_ms is None else now_ms
+        now_ms = _now_ms() if now_ms is None else now_ms
         if len(self.sessions) >= self.slots and not self._evict(size, now_ms):
             return None
         while True:

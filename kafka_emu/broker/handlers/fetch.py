@@ -24,8 +24,6 @@ empty list. read_uncommitted gets null. last_stable_offset is reported at either
 
 from __future__ import annotations
 
-from time import monotonic
-
 from ...errors import ErrorCode, KafkaError
 from ...frozen import mutable_twin
 from ...protocol.codegen import shared_default
@@ -33,8 +31,7 @@ from ...protocol.messages.fetch import (API, AbortedTransaction, EpochEndOffset,
                                         FetchableTopicResponse, FetchResponse, LeaderIdAndEpoch,
                                         PartitionData, SnapshotId)
 from ...protocol.spliced import RecordsParts
-from ..fetch_sessions import (FINAL_EPOCH, INITIAL_EPOCH, NO_SESSION, SessionRequest,
-                              next_epoch)
+from ..fetch_sessions import FINAL_EPOCH, INITIAL_EPOCH, NO_SESSION, SessionRequest
 from . import Handler
 
 READ_COMMITTED = 1
@@ -309,9 +306,7 @@ async def _in_session(ctx, request) -> FetchResponse:
         session = cache.create(node_id, by_ids, sum(len(t.partitions) for t in request.topics))
         if session is None:  # no room: the client goes on without one
             return answer
-        session.update(request.topics, ())
-        session.remember(answer.responses, [session.partitions[(session.key(t), p.partition)]
-                                            for t in request.topics for p in t.partitions])
+        session.remember(answer.responses, session.update(request.topics))
         return _in_answer(answer, session.id, answer.responses)
     session = cache.get(node_id, session_id)
     if session is None:
@@ -321,8 +316,7 @@ async def _in_session(ctx, request) -> FetchResponse:
     if session.by_ids != by_ids:  # (a client that changed versions within the session)
         return _session_error(ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR)
     session.update(request.topics, request.forgotten_topics_data)
-    session.epoch = next_epoch(epoch)
-    session.last_used_ms = monotonic() * 1000
+    session.used(epoch)
     topics, order = session.topics()
     answer = await _fetch_all(ctx, SessionRequest(request, topics))
     return _in_answer(answer, session.id, session.changed(answer.responses, order))
